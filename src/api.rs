@@ -1,0 +1,249 @@
+//! JSON for scripts: status, the message list, one message with its part tree, uploads and deletes.
+
+use std::sync::atomic::Ordering;
+
+use axum::body::Bytes;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{FromRequest, Multipart, Path, Query, Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::{Deserialize, Serialize};
+
+use crate::app::{blocking, ApiError, AppState};
+use crate::archive::Loaded;
+use crate::error::Error;
+use crate::files::load_message;
+use crate::ids::encode_segment;
+use crate::index::{Entry, Location};
+use crate::model::{Message, PartIdx};
+use crate::route;
+
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+pub struct Status {
+    /// True once every given path has been indexed.
+    pub ready: bool,
+    /// Messages in the list.
+    pub messages: usize,
+    /// Files looked at so far.
+    pub indexed: usize,
+    /// Files found so far.
+    pub total: usize,
+}
+
+/// `GET /api/status`.
+pub async fn status(State(state): State<AppState>) -> Json<Status> {
+    let p = &state.archive.progress;
+    Json(Status {
+        ready: p.ready.load(Ordering::Acquire),
+        messages: state.archive.index().listed_count(),
+        indexed: p.indexed.load(Ordering::Relaxed),
+        total: p.total.load(Ordering::Relaxed),
+    })
+}
+
+#[derive(Debug, Serialize, Deserialize, Clone, PartialEq)]
+pub struct MessageSummary {
+    /// The message's path segment: `/message/<id>`, `/api/messages/<id>`.
+    pub id: String,
+    pub message_id: Option<String>,
+    pub subject: Option<String>,
+    pub from: Option<String>,
+    pub date: Option<String>,
+    /// The message's page.
+    pub url: String,
+}
+
+impl MessageSummary {
+    fn of(e: &Entry) -> Self {
+        MessageSummary {
+            id: encode_segment(&e.key),
+            message_id: e.message_id.clone(),
+            subject: e.summary.subject.clone(),
+            from: e.summary.from.clone(),
+            date: e.summary.date.clone(),
+            url: route::message_url(&e.key),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct MessageList {
+    pub total: usize,
+    pub messages: Vec<MessageSummary>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct ListQuery {
+    offset: Option<usize>,
+    limit: Option<usize>,
+}
+
+/// Most messages one list request returns.
+const MAX_LIMIT: usize = 1000;
+
+/// `GET /api/messages?offset=&limit=`.
+pub async fn list_messages(State(state): State<AppState>, Query(q): Query<ListQuery>) -> Json<MessageList> {
+    let index = state.archive.index();
+    let limit = q.limit.unwrap_or(50).min(MAX_LIMIT);
+    let messages = index
+        .page(q.offset.unwrap_or(0), limit)
+        .map(|(_, e)| MessageSummary::of(e))
+        .collect();
+    Json(MessageList { total: index.listed_count(), messages })
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PartNode {
+    pub content_type: String,
+    pub content_id: Option<String>,
+    pub content_location: Option<String>,
+    pub filename: Option<String>,
+    pub disposition: Option<String>,
+    /// Decoded size in bytes.
+    pub size: usize,
+    pub url: String,
+    pub parts: Vec<PartNode>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct MessageDetail {
+    #[serde(flatten)]
+    pub summary: MessageSummary,
+    pub to: Option<String>,
+    pub cc: Option<String>,
+    pub in_reply_to: Vec<String>,
+    pub references: Vec<String>,
+    /// The file it came from, relative to the PATH given (null for enclosed messages).
+    pub source: Option<String>,
+    pub uploaded: bool,
+    pub html_url: Option<String>,
+    pub text_url: Option<String>,
+    pub raw_url: String,
+    pub parts: Vec<PartNode>,
+}
+
+fn part_node(key: &str, msg: &Message, idx: PartIdx) -> PartNode {
+    let p = &msg.parts[idx];
+    PartNode {
+        content_type: p.content_type.clone(),
+        content_id: p.content_id.clone(),
+        content_location: p.content_location.clone(),
+        filename: p.filename.clone(),
+        disposition: p.disposition.clone(),
+        size: p.size(),
+        url: route::part_url(key, msg, idx),
+        parts: p.children.iter().map(|&c| part_node(key, msg, c)).collect(),
+    }
+}
+
+pub fn detail(loaded: &Loaded) -> MessageDetail {
+    let msg = loaded.message();
+    let e = &loaded.entry;
+    let key = &e.key;
+    let (source, uploaded) = match &e.location {
+        Location::Top { display, uploaded, .. } => (Some(display.clone()), *uploaded),
+        Location::Nested { .. } => (None, false),
+    };
+    MessageDetail {
+        summary: MessageSummary::of(e),
+        to: msg.summary.to.clone(),
+        cc: msg.summary.cc.clone(),
+        in_reply_to: msg.summary.in_reply_to.clone(),
+        references: msg.summary.references.clone(),
+        source,
+        uploaded,
+        html_url: msg.html_body.map(|i| route::part_url(key, msg, i)),
+        text_url: msg.text_body.map(|i| route::part_url(key, msg, i)),
+        raw_url: route::raw_url(key),
+        parts: if msg.parts.is_empty() { Vec::new() } else { vec![part_node(key, msg, 0)] },
+    }
+}
+
+/// `GET /api/messages/<id>`.
+pub async fn get_message(
+    State(state): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<Json<MessageDetail>, ApiError> {
+    let Path(id) = path.map_err(|_| Error::BadId)?;
+    let loaded = load_message(&state, id).await?;
+    Ok(Json(detail(&loaded)))
+}
+
+/// `POST /api/messages`: one raw message (`Content-Type: message/rfc822`) or a multipart form of
+/// files (messages or mbox files). Answers 201 with the messages' JSON once they are on disk.
+pub async fn upload(State(state): State<AppState>, req: Request) -> Result<Response, ApiError> {
+    let limit = state.config.max_upload;
+    let ct = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let mut files: Vec<Vec<u8>> = Vec::new();
+    if ct.starts_with("multipart/form-data") {
+        let mut form = Multipart::from_request(req, &state)
+            .await
+            .map_err(|e| Error::BadRequest(format!("unreadable form: {}", e.body_text())))?;
+        loop {
+            match form.next_field().await {
+                Ok(Some(field)) => {
+                    let bytes = field.bytes().await.map_err(|e| too_large_or_bad(e.status(), e.body_text()))?;
+                    files.push(bytes.to_vec());
+                }
+                Ok(None) => break,
+                Err(e) => return Err(too_large_or_bad(e.status(), e.body_text()).into()),
+            }
+        }
+    } else {
+        let bytes = Bytes::from_request(req, &state)
+            .await
+            .map_err(|e| too_large_or_bad(e.status(), e.body_text()))?;
+        files.push(bytes.to_vec());
+    }
+    if files.iter().map(Vec::len).sum::<usize>() > limit {
+        return Err(Error::TooLarge.into());
+    }
+    let archive = state.archive.clone();
+    let loaded = blocking(move || {
+        let mut out = Vec::new();
+        for f in files {
+            for id in archive.store_upload(f)? {
+                out.push(archive.load(id)?);
+            }
+        }
+        Ok(out)
+    })
+    .await?;
+    let body: Vec<MessageDetail> = loaded.iter().map(detail).collect();
+    let mut res = (StatusCode::CREATED, Json(&body)).into_response();
+    if let Some(first) = body.first() {
+        if let Ok(v) = HeaderValue::from_str(&format!("/api/messages/{}", first.summary.id)) {
+            res.headers_mut().insert(header::LOCATION, v);
+        }
+    }
+    Ok(res)
+}
+
+fn too_large_or_bad(status: StatusCode, text: String) -> Error {
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        Error::TooLarge
+    } else {
+        Error::BadRequest(format!("unreadable upload: {text}"))
+    }
+}
+
+/// `DELETE /api/messages/<id>`: uploads only; mounted messages are read-only (405).
+pub async fn delete_message(
+    State(state): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+) -> Result<StatusCode, ApiError> {
+    let Path(id) = path.map_err(|_| Error::BadId)?;
+    let archive = state.archive.clone();
+    blocking(move || {
+        let entry = archive.find(&id).ok_or(Error::MessageNotFound)?;
+        archive.delete_upload(entry)
+    })
+    .await?;
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,156 @@
+//! Command-line arguments (each with an environment variable) and the validated [`Config`] they
+//! become. Raw arguments are checked once, here; the rest of the program trusts a `Config`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::error::Error;
+
+#[derive(Debug, Parser)]
+#[command(name = "mailshelf", version, about = "Serve saved email and MHTML archives to a browser and to scripts")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Index the given files and folders and serve them over HTTP.
+    Serve(ServeArgs),
+    /// Ask a running server whether it is up (exit 0) or not (exit 1); for container health checks.
+    Healthcheck(HealthArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Files and folders to serve: .eml, .mht/.mhtml, mbox files, Maildir and folder trees
+    /// (walked recursively; a file is taken as a message when it looks like one, whatever its name).
+    /// Opened read-only.
+    #[arg(env = "MAILSHELF_PATH", value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(long, env = "MAILSHELF_LISTEN", default_value = "127.0.0.1:8025")]
+    pub listen: String,
+
+    /// Folder for mailshelf's own data (uploads). Default: $XDG_DATA_HOME/mailshelf or
+    /// ~/.local/share/mailshelf.
+    #[arg(long, env = "MAILSHELF_DATA_DIR", value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    /// Largest upload accepted, in bytes (suffixes K, M, G allowed); larger ones get 413.
+    #[arg(long, env = "MAILSHELF_MAX_UPLOAD", default_value = "64M")]
+    pub max_upload: String,
+
+    /// Origins allowed to call the API from a browser (CORS), comma-separated; none by default.
+    #[arg(long = "cors-origin", env = "MAILSHELF_CORS_ORIGINS", value_delimiter = ',')]
+    pub cors_origins: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct HealthArgs {
+    /// The server's address.
+    #[arg(long, env = "MAILSHELF_LISTEN", default_value = "127.0.0.1:8025")]
+    pub listen: String,
+}
+
+/// Everything the server needs, checked.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub paths: Vec<PathBuf>,
+    pub listen: SocketAddr,
+    pub data_dir: PathBuf,
+    pub max_upload: usize,
+    pub cors_origins: Vec<String>,
+}
+
+impl Config {
+    /// Validates raw arguments: every path must exist and be readable.
+    pub fn from_args(args: ServeArgs) -> Result<Config, Error> {
+        let mut paths = Vec::new();
+        for p in args.paths {
+            let meta = std::fs::metadata(&p).map_err(|e| Error::BadPath {
+                path: p.clone(),
+                reason: match e.kind() {
+                    std::io::ErrorKind::NotFound => "no such file or folder".to_string(),
+                    std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+                    _ => e.to_string(),
+                },
+            })?;
+            if !(meta.is_file() || meta.is_dir()) {
+                return Err(Error::BadPath { path: p, reason: "not a file or folder".into() });
+            }
+            paths.push(p);
+        }
+        let listen = parse_listen(&args.listen)?;
+        let data_dir = args.data_dir.unwrap_or_else(default_data_dir);
+        let max_upload = parse_size(&args.max_upload).ok_or_else(|| {
+            Error::BadRequest(format!("--max-upload: cannot read {:?} as a size", args.max_upload))
+        })?;
+        for o in &args.cors_origins {
+            if !is_origin(o) {
+                return Err(Error::BadRequest(format!(
+                    "--cors-origin: {o:?} is not an origin like https://tools.example:8443"
+                )));
+            }
+        }
+        let cors_origins = args.cors_origins.iter().map(|o| o.trim_end_matches('/').to_string()).collect();
+        Ok(Config { paths, listen, data_dir, max_upload, cors_origins })
+    }
+}
+
+pub fn parse_listen(s: &str) -> Result<SocketAddr, Error> {
+    s.parse()
+        .map_err(|_| Error::BadRequest(format!("--listen: {s:?} is not an address like 127.0.0.1:8025")))
+}
+
+/// An origin is `scheme://host[:port]` and nothing more; anything else never matches a browser's.
+fn is_origin(o: &str) -> bool {
+    match url::Url::parse(o) {
+        Ok(u) => {
+            matches!(u.scheme(), "http" | "https")
+                && u.path() == "/"
+                && u.query().is_none()
+                && u.fragment().is_none()
+                && u.origin().ascii_serialization() == o.trim_end_matches('/')
+        }
+        Err(_) => false,
+    }
+}
+
+fn default_data_dir() -> PathBuf {
+    if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(x).join("mailshelf");
+    }
+    match std::env::var_os("HOME") {
+        Some(h) => PathBuf::from(h).join(".local/share/mailshelf"),
+        None => PathBuf::from("mailshelf-data"),
+    }
+}
+
+/// Reads `123`, `64K`, `64M`, `1G` (binary multiples).
+pub fn parse_size(s: &str) -> Option<usize> {
+    let s = s.trim();
+    let (num, mult) = match s.char_indices().last()? {
+        (i, 'k' | 'K') => (&s[..i], 1usize << 10),
+        (i, 'm' | 'M') => (&s[..i], 1 << 20),
+        (i, 'g' | 'G') => (&s[..i], 1 << 30),
+        _ => (s, 1),
+    };
+    num.trim().parse::<usize>().ok()?.checked_mul(mult)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64M"), Some(64 << 20));
+        assert_eq!(parse_size("10"), Some(10));
+        assert_eq!(parse_size("2k"), Some(2048));
+        assert_eq!(parse_size("x"), None);
+    }
+}

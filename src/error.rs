@@ -1,0 +1,85 @@
+//! The one error type. Each variant is a noun a user can act on; [`Error::status`] is the one place
+//! that maps them to HTTP status codes, and the web layer renders them (HTML or problem+json).
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The bytes do not read as an Internet message at all.
+    #[error("this does not read as an email message or MHTML archive")]
+    Unparseable,
+    /// No message with that id is loaded.
+    #[error("no message with that id")]
+    MessageNotFound,
+    /// The message has no part with that id.
+    #[error("no part with that id in this message")]
+    PartNotFound,
+    /// Nothing is served at that path.
+    #[error("nothing is served at this address")]
+    NoRoute,
+    /// An id in the URL is not a well-formed RFC 2392 url-addr-spec.
+    #[error("malformed id in the URL")]
+    BadId,
+    /// A request the route cannot take (bad parameter, bad upload form).
+    #[error("{0}")]
+    BadRequest(String),
+    /// An upload beyond the configured size limit.
+    #[error("the upload is larger than the limit")]
+    TooLarge,
+    /// A mounted message is read-only; only uploads can be deleted.
+    #[error("mounted messages are read-only")]
+    ReadOnly,
+    /// A path given on the command line cannot be used.
+    #[error("{path}: {reason}")]
+    BadPath { path: PathBuf, reason: String },
+    /// The source a message was indexed from is gone or changed under us.
+    #[error("the source of this message is no longer readable")]
+    SourceGone,
+    /// Reading or writing storage failed.
+    #[error("storage error: {0}")]
+    Io(#[from] std::io::Error),
+    /// Anything else that is our fault; the text is logged, never shown.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    /// The HTTP status for each error: one exhaustive mapping.
+    pub fn status(&self) -> u16 {
+        match self {
+            Error::Unparseable => 422,
+            Error::MessageNotFound | Error::PartNotFound | Error::NoRoute => 404,
+            Error::BadId | Error::BadRequest(_) | Error::BadPath { .. } => 400,
+            Error::TooLarge => 413,
+            Error::ReadOnly => 405,
+            Error::SourceGone => 410,
+            Error::Io(_) | Error::Internal(_) => 500,
+        }
+    }
+
+    /// A short stable title and a type slug for problem+json (RFC 9457).
+    pub fn kind(&self) -> (&'static str, &'static str) {
+        match self {
+            Error::Unparseable => ("unparseable", "Unparseable message"),
+            Error::MessageNotFound => ("message-not-found", "Message not found"),
+            Error::PartNotFound => ("part-not-found", "Part not found"),
+            Error::NoRoute => ("not-found", "Not found"),
+            Error::BadId => ("bad-id", "Malformed id"),
+            Error::BadRequest(_) => ("bad-request", "Bad request"),
+            Error::TooLarge => ("too-large", "Payload too large"),
+            Error::ReadOnly => ("read-only", "Read-only message"),
+            Error::BadPath { .. } => ("bad-path", "Unusable path"),
+            Error::SourceGone => ("source-gone", "Source no longer readable"),
+            Error::Io(_) | Error::Internal(_) => ("internal", "Internal error"),
+        }
+    }
+
+    /// What a user may be told: internal details stay in the log.
+    pub fn public_detail(&self) -> String {
+        if self.status() >= 500 {
+            "Something went wrong on our side; the server log has the details.".to_string()
+        } else {
+            self.to_string()
+        }
+    }
+}

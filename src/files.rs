@@ -1,0 +1,386 @@
+//! Parts and raw messages served like files on a good web server: the right Content-Type, a safe
+//! Content-Disposition (RFC 6266), a strong ETag from the bytes, conditional GET, byte ranges, and
+//! the sandboxing CSP on everything that came from a message.
+
+use axum::body::Body;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use serde::Deserialize;
+
+use crate::app::{blocking, content_csp, ApiError, AppState};
+use crate::archive::Loaded;
+use crate::error::Error;
+use crate::model::{Body as PartBody, Part, PartIdx};
+use crate::rewrite::{self, Options};
+use crate::route::{self, Resolver};
+
+#[derive(Debug, Default, Deserialize)]
+pub struct PartQuery {
+    /// `1`: let remote images, styles, fonts and media load in this document.
+    #[serde(default)]
+    pub remote: Option<String>,
+    /// `1`: `Content-Disposition: attachment` (save rather than show).
+    #[serde(default)]
+    pub download: Option<String>,
+    /// `1`: the body still transfer-encoded, exactly as it sits in the message.
+    #[serde(default)]
+    pub raw: Option<String>,
+}
+
+pub fn flag(v: &Option<String>) -> bool {
+    matches!(v.as_deref(), Some("1" | "true" | "yes" | "on" | ""))
+}
+
+/// Looks up and loads a message by the id in its URL.
+pub async fn load_message(state: &AppState, key: String) -> Result<Loaded, Error> {
+    let archive = state.archive.clone();
+    blocking(move || {
+        let id = archive.find(&key).ok_or(Error::MessageNotFound)?;
+        archive.load(id)
+    })
+    .await
+}
+
+/// `GET /part/<mid>/<cid>`: a part's decoded bytes (HTML and CSS rewritten).
+pub async fn part(
+    State(state): State<AppState>,
+    path: Result<Path<(String, String)>, PathRejection>,
+    Query(q): Query<PartQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let Path((mid, cid)) = path.map_err(|_| Error::BadId)?;
+    let loaded = load_message(&state, mid).await?;
+    let msg = loaded.message();
+    let idx = route::find_part(msg, &cid).ok_or(Error::PartNotFound)?;
+    let part = &msg.parts[idx];
+    let remote = flag(&q.remote);
+    let disposition = disposition(part, idx, flag(&q.download));
+    if flag(&q.raw) {
+        let bytes = msg.raw.get(part.raw_range.clone()).unwrap_or(&[]).to_vec();
+        return Ok(FileResponse::new(bytes, "application/octet-stream".into())
+            .disposition(disposition)
+            .content_policy(false)
+            .immutable()
+            .respond(&headers));
+    }
+    let content_type = served_type(part);
+    let (bytes, rewritten) = match (&part.body, content_type.as_str()) {
+        (PartBody::Text(t), "text/html" | "application/xhtml+xml") => {
+            let resolver = Resolver { archive: &state.archive, key: &loaded.entry.key, msg, part: idx, remote };
+            let out = rewrite::rewrite_html(t, &part.base, &resolver, Options { allow_remote: remote });
+            (out.output.into_bytes(), true)
+        }
+        (PartBody::Text(t), "text/css") => {
+            let resolver = Resolver { archive: &state.archive, key: &loaded.entry.key, msg, part: idx, remote };
+            let out = rewrite::rewrite_css(t, &part.base, &resolver, Options { allow_remote: remote });
+            (out.output.into_bytes(), true)
+        }
+        (PartBody::Multipart, _) => (msg.raw.get(part.raw_range.clone()).unwrap_or(&[]).to_vec(), false),
+        _ => (part.bytes().to_vec(), false),
+    };
+    let mut res = FileResponse::new(bytes, with_charset(part, &content_type))
+        .disposition(disposition)
+        .content_policy(remote);
+    if !rewritten {
+        res = res.immutable();
+    }
+    let mut response = res.respond(&headers);
+    if is_font(&content_type) {
+        // Fonts are fetched in CORS mode, and a sandboxed message has an opaque origin.
+        response
+            .headers_mut()
+            .insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+    }
+    Ok(response)
+}
+
+/// `GET /raw/<mid>`: the message exactly as it was given.
+pub async fn raw(
+    State(state): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+    Query(q): Query<PartQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let Path(mid) = path.map_err(|_| Error::BadId)?;
+    let loaded = load_message(&state, mid).await?;
+    let msg = loaded.message();
+    let kind = if flag(&q.download) { "attachment" } else { "inline" };
+    let name = format!("{}.eml", safe_stem(&loaded.entry.key));
+    // Shown as text so a browser never interprets a message as a page.
+    Ok(FileResponse::new(msg.raw.to_vec(), "text/plain; charset=utf-8".into())
+        .disposition(content_disposition(kind, &name))
+        .content_policy(false)
+        .immutable()
+        .respond(&headers))
+}
+
+/// The Content-Type to serve: as declared; guessed from the file name or Content-Location when the
+/// message declares none or only `application/octet-stream`.
+pub fn served_type(part: &Part) -> String {
+    let declared = part.content_type.as_str();
+    let valid = is_token_type(declared);
+    if part.declared_type && valid && declared != "application/octet-stream" {
+        return declared.to_string();
+    }
+    if let PartBody::Message(_) = part.body {
+        return "message/rfc822".into();
+    }
+    let guess = part
+        .filename
+        .as_deref()
+        .and_then(|f| mime_guess::from_path(f).first())
+        .or_else(|| {
+            part.content_location
+                .as_deref()
+                .map(|l| l.split(['?', '#']).next().unwrap_or(l))
+                .and_then(|l| mime_guess::from_path(l).first())
+        });
+    match guess {
+        Some(m) => m.essence_str().to_string(),
+        None if valid => declared.to_string(),
+        None => "application/octet-stream".into(),
+    }
+}
+
+/// Text bodies were decoded to UTF-8 by the parser, so that is the charset we state.
+fn with_charset(part: &Part, content_type: &str) -> String {
+    if part.is_text() || content_type.starts_with("text/") {
+        format!("{content_type}; charset=utf-8")
+    } else {
+        content_type.to_string()
+    }
+}
+
+fn is_font(ct: &str) -> bool {
+    ct.starts_with("font/") || ct.contains("font-") || ct == "application/vnd.ms-fontobject"
+}
+
+fn is_token_type(ct: &str) -> bool {
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b))
+    };
+    matches!(ct.split_once('/'), Some((a, b)) if token(a) && token(b))
+}
+
+/// A file name for a part: its own, else the last segment of its Content-Location, else one made
+/// from its section and type.
+pub fn part_filename(part: &Part, idx: PartIdx) -> String {
+    if let Some(f) = &part.filename {
+        return f.clone();
+    }
+    let from_location = part
+        .content_location
+        .as_deref()
+        .map(|l| l.split(['?', '#']).next().unwrap_or(l))
+        .and_then(|l| l.rsplit('/').next())
+        .filter(|s| !s.is_empty() && s.contains('.'))
+        .map(crate::ids::decode_percent);
+    from_location.unwrap_or_else(|| {
+        let ext = mime_guess::get_mime_extensions_str(&served_type(part))
+            .and_then(|e| e.first().copied())
+            .unwrap_or("bin");
+        format!("part-{}.{ext}", if part.section.is_empty() { idx.to_string() } else { part.section.clone() })
+    })
+}
+
+fn disposition(part: &Part, idx: PartIdx, download: bool) -> String {
+    let kind = if download { "attachment" } else { "inline" };
+    content_disposition(kind, &part_filename(part, idx))
+}
+
+/// RFC 5987 attr-char: what may stand unencoded in `filename*`.
+const ATTR_CHAR: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'!').remove(b'#').remove(b'$').remove(b'&').remove(b'+').remove(b'-')
+    .remove(b'.').remove(b'^').remove(b'_').remove(b'`').remove(b'|').remove(b'~');
+
+/// `inline; filename="ascii"; filename*=UTF-8''…` (RFC 6266). Control characters, path separators
+/// and quotes never reach the header, so a hostile name cannot add headers or escape a folder.
+pub fn content_disposition(kind: &str, name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| if c.is_control() || matches!(c, '/' | '\\') { '_' } else { c })
+        .collect();
+    let clean = clean.trim().trim_start_matches('.');
+    let clean = if clean.is_empty() { "part" } else { clean };
+    let ascii: String = clean
+        .chars()
+        .map(|c| if c.is_ascii() && !matches!(c, '"' | '%') { c } else { '_' })
+        .collect();
+    let encoded = utf8_percent_encode(clean, ATTR_CHAR);
+    format!("{kind}; filename=\"{ascii}\"; filename*=UTF-8''{encoded}")
+}
+
+fn safe_stem(key: &str) -> String {
+    key.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@') { c } else { '_' })
+        .take(80)
+        .collect()
+}
+
+/// Bytes in memory answered with file semantics.
+pub struct FileResponse {
+    bytes: Vec<u8>,
+    content_type: String,
+    disposition: Option<String>,
+    csp: Option<String>,
+    cache: &'static str,
+}
+
+impl FileResponse {
+    pub fn new(bytes: Vec<u8>, content_type: String) -> Self {
+        FileResponse { bytes, content_type, disposition: None, csp: None, cache: "private, no-cache" }
+    }
+
+    pub fn disposition(mut self, d: String) -> Self {
+        self.disposition = Some(d);
+        self
+    }
+
+    /// Marks the bytes as message content: sandboxed, nothing but our own resources.
+    pub fn content_policy(mut self, allow_remote: bool) -> Self {
+        self.csp = Some(content_csp(allow_remote));
+        self
+    }
+
+    /// Bytes that never change at this URL (decoded parts, raw messages).
+    pub fn immutable(mut self) -> Self {
+        self.cache = "private, max-age=31536000, immutable";
+        self
+    }
+
+    /// Answers `If-None-Match` with 304 and `Range` with 206/416; otherwise 200.
+    pub fn respond(self, req: &HeaderMap) -> Response {
+        let etag = format!("\"{}\"", &blake3::hash(&self.bytes).to_hex()[..32]);
+        let mut headers = HeaderMap::new();
+        let mut set = |name: header::HeaderName, value: &str| {
+            if let Ok(v) = HeaderValue::from_str(value) {
+                headers.insert(name, v);
+            }
+        };
+        set(header::ETAG, &etag);
+        set(header::CACHE_CONTROL, self.cache);
+        set(header::ACCEPT_RANGES, "bytes");
+        set(header::CONTENT_TYPE, &self.content_type);
+        if let Some(d) = &self.disposition {
+            set(header::CONTENT_DISPOSITION, d);
+        }
+        if let Some(csp) = &self.csp {
+            set(header::CONTENT_SECURITY_POLICY, csp);
+        }
+        if etag_matches(req, &etag) {
+            return (StatusCode::NOT_MODIFIED, headers).into_response();
+        }
+        let total = self.bytes.len();
+        let range = req
+            .get(header::RANGE)
+            .and_then(|v| v.to_str().ok())
+            // If-Range with a different validator means: send the whole thing.
+            .filter(|_| {
+                req.get(header::IF_RANGE)
+                    .and_then(|v| v.to_str().ok())
+                    .is_none_or(|v| v == etag)
+            })
+            .map(|r| parse_range(r, total));
+        match range {
+            Some(RangeAnswer::Unsatisfiable) => {
+                headers.insert(
+                    header::CONTENT_RANGE,
+                    HeaderValue::from_str(&format!("bytes */{total}")).unwrap_or(HeaderValue::from_static("bytes */0")),
+                );
+                headers.remove(header::CONTENT_TYPE);
+                (StatusCode::RANGE_NOT_SATISFIABLE, headers).into_response()
+            }
+            Some(RangeAnswer::Range(start, end)) => {
+                if let Ok(v) = HeaderValue::from_str(&format!("bytes {start}-{end}/{total}")) {
+                    headers.insert(header::CONTENT_RANGE, v);
+                }
+                let slice = self.bytes[start..=end].to_vec();
+                (StatusCode::PARTIAL_CONTENT, headers, Body::from(slice)).into_response()
+            }
+            Some(RangeAnswer::Whole) | None => (StatusCode::OK, headers, Body::from(self.bytes)).into_response(),
+        }
+    }
+}
+
+fn etag_matches(req: &HeaderMap, etag: &str) -> bool {
+    req.get_all(header::IF_NONE_MATCH).iter().filter_map(|v| v.to_str().ok()).any(|v| {
+        v.split(',').map(str::trim).any(|t| t == "*" || t == etag || t.strip_prefix("W/") == Some(etag))
+    })
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum RangeAnswer {
+    /// Inclusive byte positions.
+    Range(usize, usize),
+    Unsatisfiable,
+    /// A header we do not take (several ranges, another unit, bad syntax): send everything.
+    Whole,
+}
+
+/// RFC 9110 §14.1.2 for one byte range: `a-b`, `a-`, `-n`.
+fn parse_range(h: &str, total: usize) -> RangeAnswer {
+    let Some(spec) = h.trim().strip_prefix("bytes=") else { return RangeAnswer::Whole };
+    if spec.contains(',') {
+        return RangeAnswer::Whole;
+    }
+    let Some((a, b)) = spec.trim().split_once('-') else { return RangeAnswer::Whole };
+    let (a, b) = (a.trim(), b.trim());
+    let num = |s: &str| s.parse::<usize>().ok();
+    match (a.is_empty(), b.is_empty()) {
+        (true, false) => match num(b) {
+            Some(0) => RangeAnswer::Unsatisfiable,
+            Some(n) if total > 0 => RangeAnswer::Range(total.saturating_sub(n), total - 1),
+            Some(_) => RangeAnswer::Unsatisfiable,
+            None => RangeAnswer::Whole,
+        },
+        (false, _) => match (num(a), if b.is_empty() { Some(usize::MAX) } else { num(b) }) {
+            (Some(s), Some(e)) if s <= e => {
+                if s >= total {
+                    RangeAnswer::Unsatisfiable
+                } else {
+                    RangeAnswer::Range(s, e.min(total - 1))
+                }
+            }
+            _ => RangeAnswer::Whole,
+        },
+        (true, true) => RangeAnswer::Whole,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        let cases = [
+            ("bytes=0-3", 10, RangeAnswer::Range(0, 3)),
+            ("bytes=5-", 10, RangeAnswer::Range(5, 9)),
+            ("bytes=-3", 10, RangeAnswer::Range(7, 9)),
+            ("bytes=-30", 10, RangeAnswer::Range(0, 9)),
+            ("bytes=8-20", 10, RangeAnswer::Range(8, 9)),
+            ("bytes=10-", 10, RangeAnswer::Unsatisfiable),
+            ("bytes=-0", 10, RangeAnswer::Unsatisfiable),
+            ("bytes=0-1,3-4", 10, RangeAnswer::Whole),
+            ("items=0-1", 10, RangeAnswer::Whole),
+            ("bytes=4-2", 10, RangeAnswer::Whole),
+        ];
+        for (h, total, want) in cases {
+            assert_eq!(parse_range(h, total), want, "{h}");
+        }
+    }
+
+    #[test]
+    fn dispositions_cannot_inject() {
+        let d = content_disposition("inline", "evil\r\nX-Injected: yes\".txt");
+        assert!(!d.contains(['\r', '\n']));
+        assert!(d.starts_with("inline; filename=\"evil__X-Injected: yes_.txt\"; filename*=UTF-8''evil__X-Injected%3A%20yes%22.txt"));
+        let d = content_disposition("attachment", "Rechnung März.pdf");
+        assert!(d.ends_with("filename*=UTF-8''Rechnung%20M%C3%A4rz.pdf"), "{d}");
+        assert!(content_disposition("inline", "../../etc/passwd").contains("filename=\"_.._etc_passwd\""));
+    }
+}

@@ -1,0 +1,244 @@
+//! The index: every loaded message by key, Message-ID, Content-ID and content hash, and the order of
+//! the list. Pure data, no I/O and no HTTP: the archive fills it, routes and pages read it.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::ingest::Source;
+use crate::model::{Message, PartIdx, Summary};
+
+/// Position of an entry in the index; stable for the life of the index.
+pub type EntryId = u32;
+
+/// One indexed message: what the list and the API need, and where to find its bytes again.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Entry {
+    /// The id in URLs (decoded): the Message-ID, or a derived id when it has none or shares it.
+    pub key: String,
+    pub message_id: Option<String>,
+    pub summary: Summary,
+    pub location: Location,
+    /// Size of the message in bytes.
+    pub size: u64,
+    /// Hash of the message's bytes: the same bytes found twice are one message.
+    pub hash: String,
+    /// Content-IDs of its parts, for `cid:` references from other messages.
+    pub content_ids: Vec<String>,
+    pub has_attachments: bool,
+}
+
+/// Where an entry's message is.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Location {
+    /// A message given to mailshelf: it is listed.
+    Top {
+        source: Source,
+        /// The source path relative to the PATH it was found under.
+        display: String,
+        /// Maildir flags, when the file name carries them.
+        flags: Option<String>,
+        /// True for uploads (the only messages that can be deleted).
+        uploaded: bool,
+    },
+    /// A message enclosed in another (message/rfc822): reached through its parent, not listed.
+    Nested { parent: EntryId, part: PartIdx },
+}
+
+/// What [`Index::add`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Added {
+    New(EntryId),
+    /// The same bytes were already indexed under this entry.
+    Duplicate(EntryId),
+}
+
+impl Added {
+    pub fn id(self) -> EntryId {
+        match self {
+            Added::New(id) | Added::Duplicate(id) => id,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Index {
+    entries: Vec<Option<Entry>>,
+    by_key: HashMap<String, EntryId>,
+    by_message_id: HashMap<String, Vec<EntryId>>,
+    by_content_id: HashMap<String, Vec<EntryId>>,
+    by_hash: HashMap<String, EntryId>,
+    /// Listed (top-level) entries, newest first once [`Index::sort`] has run.
+    listed: Vec<EntryId>,
+    sorted: bool,
+}
+
+impl Index {
+    pub fn get(&self, id: EntryId) -> Option<&Entry> {
+        self.entries.get(id as usize).and_then(Option::as_ref)
+    }
+
+    pub fn by_key(&self, key: &str) -> Option<EntryId> {
+        self.by_key.get(key).copied()
+    }
+
+    /// Every entry carrying this Message-ID (several when real archives reuse one).
+    pub fn by_message_id(&self, message_id: &str) -> &[EntryId] {
+        self.by_message_id.get(message_id).map_or(&[], Vec::as_slice)
+    }
+
+    pub fn by_hash(&self, hash: &str) -> Option<EntryId> {
+        self.by_hash.get(hash).copied()
+    }
+
+    pub fn by_content_id(&self, content_id: &str) -> &[EntryId] {
+        self.by_content_id.get(content_id).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every entry, listed or nested, in the order it was added.
+    pub fn entries(&self) -> impl Iterator<Item = (EntryId, &Entry)> {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| e.as_ref().map(|e| (i as EntryId, e)))
+    }
+
+    /// The listed messages, newest first.
+    pub fn listed(&self) -> &[EntryId] {
+        &self.listed
+    }
+
+    pub fn listed_count(&self) -> usize {
+        self.listed.len()
+    }
+
+    /// Adds a parsed message and every message nested in it.
+    pub fn add(&mut self, msg: &Message, location: Location) -> Added {
+        let hash = content_hash(&msg.raw);
+        let listed = matches!(location, Location::Top { .. });
+        if let Some(&existing) = self.by_hash.get(&hash) {
+            // Found before only inside another message, now given on its own: list it, read from
+            // its own source from now on.
+            if let Some(e) = self.entries.get_mut(existing as usize).and_then(Option::as_mut) {
+                if listed && matches!(e.location, Location::Nested { .. }) {
+                    e.location = location;
+                    self.listed.push(existing);
+                    self.sorted = false;
+                }
+            }
+            return Added::Duplicate(existing);
+        }
+        let key = match &msg.message_id {
+            Some(mid) if !self.by_key.contains_key(mid) => mid.clone(),
+            _ => crate::ids::derived_message_id(&msg.raw),
+        };
+        let id = self.entries.len() as EntryId;
+        let content_ids: Vec<String> = msg
+            .parts
+            .iter()
+            .filter_map(|p| p.content_id.clone())
+            .collect();
+        for cid in &content_ids {
+            let list = self.by_content_id.entry(cid.clone()).or_default();
+            if list.last() != Some(&id) {
+                list.push(id);
+            }
+        }
+        if let Some(mid) = &msg.message_id {
+            self.by_message_id.entry(mid.clone()).or_default().push(id);
+        }
+        self.by_key.insert(key.clone(), id);
+        self.by_hash.insert(hash.clone(), id);
+        let has_attachments = msg.parts.iter().enumerate().any(|(i, p)| {
+            !p.is_multipart()
+                && p.is_attachment_like()
+                && Some(i) != msg.html_body
+                && Some(i) != msg.text_body
+        });
+        self.entries.push(Some(Entry {
+            key,
+            message_id: msg.message_id.clone(),
+            summary: msg.summary.clone(),
+            location,
+            size: msg.raw.len() as u64,
+            hash,
+            content_ids,
+            has_attachments,
+        }));
+        if listed {
+            self.listed.push(id);
+            self.sorted = false;
+        }
+        for (part, nested) in msg.nested() {
+            self.add(nested, Location::Nested { parent: id, part });
+        }
+        Added::New(id)
+    }
+
+    /// Removes an entry and the messages nested in it.
+    pub fn remove(&mut self, id: EntryId) {
+        let Some(entry) = self.entries.get_mut(id as usize).and_then(Option::take) else { return };
+        self.by_key.remove(&entry.key);
+        self.by_hash.remove(&entry.hash);
+        if let Some(mid) = &entry.message_id {
+            if let Some(list) = self.by_message_id.get_mut(mid) {
+                list.retain(|&i| i != id);
+                if list.is_empty() {
+                    self.by_message_id.remove(mid);
+                }
+            }
+        }
+        for cid in &entry.content_ids {
+            if let Some(list) = self.by_content_id.get_mut(cid) {
+                list.retain(|&i| i != id);
+                if list.is_empty() {
+                    self.by_content_id.remove(cid);
+                }
+            }
+        }
+        self.listed.retain(|&i| i != id);
+        let children: Vec<EntryId> = self
+            .entries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| match e.as_ref().map(|e| &e.location) {
+                Some(Location::Nested { parent, .. }) if *parent == id => Some(i as EntryId),
+                _ => None,
+            })
+            .collect();
+        for c in children {
+            self.remove(c);
+        }
+    }
+
+    /// Orders the list newest first (undated last), then by key for a stable order.
+    pub fn sort(&mut self) {
+        if self.sorted {
+            return;
+        }
+        let entries = &self.entries;
+        let sort_key = |id: &EntryId| {
+            let e = entries[*id as usize].as_ref();
+            (
+                std::cmp::Reverse(e.and_then(|e| e.summary.timestamp).unwrap_or(i64::MIN)),
+                e.map(|e| e.key.clone()).unwrap_or_default(),
+            )
+        };
+        self.listed.sort_by_cached_key(sort_key);
+        self.sorted = true;
+    }
+
+    /// Entries that are messages given to mailshelf (not nested), in list order.
+    pub fn page(&self, offset: usize, limit: usize) -> impl Iterator<Item = (EntryId, &Entry)> {
+        self.listed
+            .iter()
+            .skip(offset)
+            .take(limit)
+            .filter_map(|&id| self.get(id).map(|e| (id, e)))
+    }
+}
+
+/// A short, stable hash of a message's bytes.
+pub fn content_hash(raw: &[u8]) -> String {
+    blake3::hash(raw).to_hex()[..32].to_string()
+}

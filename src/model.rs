@@ -1,0 +1,174 @@
+//! mailshelf's own model of a message: a header summary and a flat tree of parts, owned, independent
+//! of the parser crate, and free of HTTP types.
+
+use serde::{Deserialize, Serialize};
+
+/// Index of a part in [`Message::parts`]; part 0 is the message body's root.
+pub type PartIdx = usize;
+
+/// A parsed message (top-level or nested in a `message/rfc822` part).
+#[derive(Debug, Clone)]
+pub struct Message {
+    /// The Message-ID without angle brackets, when the message has one.
+    pub message_id: Option<String>,
+    /// The id this message is addressed by: its Message-ID, or one derived from its bytes.
+    pub id: String,
+    pub summary: Summary,
+    /// Every header field in order, RFC 2047 decoded and unfolded.
+    pub headers: Vec<(String, String)>,
+    pub parts: Vec<Part>,
+    /// Where the body shown on the message page lives (RFC 2557 §7 root rules applied).
+    pub html_body: Option<PartIdx>,
+    pub text_body: Option<PartIdx>,
+    /// The message as it was given, byte for byte.
+    pub raw: std::sync::Arc<[u8]>,
+}
+
+/// What the list and the API show of a message without opening its parts.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Summary {
+    pub subject: Option<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub cc: Option<String>,
+    /// RFC 3339, as the message states it (its own time zone).
+    pub date: Option<String>,
+    /// Seconds since the epoch, for sorting; `None` when the Date header is missing or unreadable.
+    pub timestamp: Option<i64>,
+    pub in_reply_to: Vec<String>,
+    pub references: Vec<String>,
+}
+
+/// One MIME entity: a leaf with a body, a multipart container, or an enclosed message.
+#[derive(Debug, Clone)]
+pub struct Part {
+    /// IMAP-style section number ("1", "2.1"); the root of a single-part message is "1".
+    pub section: String,
+    pub parent: Option<PartIdx>,
+    pub children: Vec<PartIdx>,
+    /// `type/subtype`, lower case, as declared (or the MIME default).
+    pub content_type: String,
+    /// Whether the Content-Type header was present at all.
+    pub declared_type: bool,
+    /// The charset the message declared; bodies of text parts are already decoded to UTF-8.
+    pub charset: Option<String>,
+    /// The multipart/related `start` parameter, without angle brackets.
+    pub start: Option<String>,
+    /// Every Content-Type parameter, names in lower case (`format`, `delsp`, `type`, …).
+    pub params: Vec<(String, String)>,
+    pub content_id: Option<String>,
+    /// The Content-Location header as written (unfolded, trimmed).
+    pub content_location: Option<String>,
+    /// The Content-Location resolved to an absolute URI (RFC 2557 §5).
+    pub location: Option<String>,
+    /// The base URI for relative references inside this part (RFC 2557 §5 b–e).
+    pub base: String,
+    /// The nearest enclosing multipart/related, which bounds what relative references may reach.
+    pub related_scope: Option<PartIdx>,
+    pub filename: Option<String>,
+    /// `inline` or `attachment` when a Content-Disposition was given.
+    pub disposition: Option<String>,
+    pub body: Body,
+    /// Where the still-encoded body lies in [`Message::raw`].
+    pub raw_range: std::ops::Range<usize>,
+    /// True when the parser had to guess (bad transfer encoding, unknown charset).
+    pub damaged: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// A text part, decoded from its transfer encoding and charset.
+    Text(String),
+    /// Any other leaf, decoded from its transfer encoding.
+    Binary(Vec<u8>),
+    Multipart,
+    /// An enclosed `message/rfc822`.
+    Message(Box<Message>),
+}
+
+impl Part {
+    /// Size of the decoded body in bytes (for an enclosed message, its raw size).
+    pub fn size(&self) -> usize {
+        match &self.body {
+            Body::Text(t) => t.len(),
+            Body::Binary(b) => b.len(),
+            Body::Multipart => 0,
+            Body::Message(m) => m.raw.len(),
+        }
+    }
+
+    /// The decoded body bytes of a leaf (an enclosed message gives its raw bytes).
+    pub fn bytes(&self) -> &[u8] {
+        match &self.body {
+            Body::Text(t) => t.as_bytes(),
+            Body::Binary(b) => b,
+            Body::Multipart => &[],
+            Body::Message(m) => &m.raw,
+        }
+    }
+
+    pub fn is_multipart(&self) -> bool {
+        matches!(self.body, Body::Multipart)
+    }
+
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    pub fn is_type(&self, ct: &str) -> bool {
+        self.content_type == ct
+    }
+
+    /// HTML, CSS and other text types that we rewrite or serve as text.
+    pub fn is_text(&self) -> bool {
+        matches!(self.body, Body::Text(_))
+    }
+
+    /// An attachment in the user's sense: a leaf that is not the body being shown.
+    pub fn is_attachment_like(&self) -> bool {
+        self.disposition.as_deref() == Some("attachment") || self.filename.is_some()
+    }
+}
+
+impl Message {
+    /// Finds a part by Content-ID, preferring, among parts sharing one id, the one a reader of the
+    /// enclosing multipart/alternative would see (the last HTML alternative, else the first match).
+    pub fn part_by_content_id(&self, cid: &str) -> Option<PartIdx> {
+        let mut found = self
+            .parts
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.content_id.as_deref() == Some(cid));
+        let first = found.next()?;
+        let html = std::iter::once(first)
+            .chain(found)
+            .filter(|(_, p)| p.is_type("text/html"))
+            .last();
+        Some(html.unwrap_or(first).0)
+    }
+
+    /// Finds a part by section numbers (`[2, 1]` is "2.1").
+    pub fn part_by_section(&self, section: &[usize]) -> Option<PartIdx> {
+        let want = section
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(".");
+        self.parts.iter().position(|p| p.section == want)
+    }
+
+    /// Enclosed messages, depth first, with the part that holds each.
+    pub fn nested(&self) -> impl Iterator<Item = (PartIdx, &Message)> {
+        self.parts.iter().enumerate().filter_map(|(i, p)| match &p.body {
+            Body::Message(m) => Some((i, &**m)),
+            _ => None,
+        })
+    }
+
+    /// Ancestors of a part, nearest first.
+    pub fn ancestors(&self, idx: PartIdx) -> impl Iterator<Item = PartIdx> + '_ {
+        std::iter::successors(self.parts.get(idx).and_then(|p| p.parent), move |&i| {
+            self.parts.get(i).and_then(|p| p.parent)
+        })
+    }
+}

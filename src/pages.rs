@@ -1,0 +1,380 @@
+//! HTML pages: the message list and a message's page, each from a template in `templates/`.
+
+use std::sync::atomic::Ordering;
+
+use askama::Template;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, Query, State};
+use axum::response::Html;
+use serde::Deserialize;
+
+use crate::app::{render, AppState, PageError};
+use crate::archive::Loaded;
+use crate::assets::AssetUrls;
+use crate::error::Error;
+use crate::files::{flag, load_message, part_filename, served_type};
+use crate::ids::encode_segment;
+use crate::index::{content_hash, Location};
+use crate::model::{Message, PartIdx};
+use crate::rewrite::{self, Options};
+use crate::route::{self, Resolver};
+use crate::text;
+
+/// Messages per list page.
+pub const PAGE_SIZE: usize = 50;
+
+#[derive(Template)]
+#[template(path = "error.html")]
+pub struct ErrorPage {
+    assets: AssetUrls,
+    status: u16,
+    title: String,
+    detail: String,
+}
+
+impl ErrorPage {
+    pub fn new(status: u16, title: &str, detail: &str) -> Self {
+        ErrorPage { assets: AssetUrls::get(), status, title: title.into(), detail: detail.into() }
+    }
+
+    pub fn html(&self) -> Html<String> {
+        Html(self.render().unwrap_or_else(|_| format!("<h1>{}</h1>", self.status)))
+    }
+}
+
+pub struct Row {
+    url: String,
+    subject: String,
+    from: String,
+    date: String,
+    size: String,
+    attachment: bool,
+    flags: String,
+}
+
+#[derive(Template)]
+#[template(path = "list.html")]
+pub struct ListPage {
+    assets: AssetUrls,
+    rows: Vec<Row>,
+    total: usize,
+    first: usize,
+    last: usize,
+    prev: Option<String>,
+    next: Option<String>,
+    ready: bool,
+    indexed: usize,
+    found: usize,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct ListQuery {
+    page: Option<usize>,
+}
+
+/// `GET /`: the messages given to mailshelf, newest first, a page at a time.
+pub async fn list(State(state): State<AppState>, Query(q): Query<ListQuery>) -> Result<Html<String>, PageError> {
+    let page = q.page.unwrap_or(1).max(1);
+    let offset = (page - 1).saturating_mul(PAGE_SIZE);
+    let (rows, total) = {
+        let index = state.archive.index();
+        let rows = index
+            .page(offset, PAGE_SIZE)
+            .map(|(_, e)| Row {
+                url: route::message_url(&e.key),
+                subject: e.summary.subject.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "(no subject)".into()),
+                from: e.summary.from.clone().unwrap_or_default(),
+                date: short_date(e.summary.date.as_deref()),
+                size: human_size(e.size),
+                attachment: e.has_attachments,
+                flags: match &e.location {
+                    Location::Top { flags: Some(f), .. } => f.clone(),
+                    _ => String::new(),
+                },
+            })
+            .collect::<Vec<_>>();
+        (rows, index.listed_count())
+    };
+    let progress = &state.archive.progress;
+    let shown = rows.len();
+    render(&ListPage {
+        assets: AssetUrls::get(),
+        rows,
+        total,
+        first: if shown == 0 { 0 } else { offset + 1 },
+        last: offset + shown,
+        prev: (page > 1).then(|| format!("/?page={}", page - 1)),
+        next: (offset + shown < total).then(|| format!("/?page={}", page + 1)),
+        ready: progress.ready.load(Ordering::Acquire),
+        indexed: progress.indexed.load(Ordering::Relaxed),
+        found: progress.total.load(Ordering::Relaxed),
+    })
+}
+
+pub struct Attachment {
+    name: String,
+    content_type: String,
+    size: String,
+    open_url: String,
+    download_url: String,
+}
+
+pub struct Nested {
+    subject: String,
+    from: Option<String>,
+    date: Option<String>,
+    page_url: String,
+    html_src: Option<String>,
+    text_html: Option<String>,
+}
+
+pub struct PartRow {
+    section: String,
+    content_type: String,
+    label: String,
+    size: String,
+    url: Option<String>,
+}
+
+pub struct Link {
+    url: String,
+    label: String,
+}
+
+#[derive(Template)]
+#[template(path = "message.html")]
+pub struct MessagePage {
+    assets: AssetUrls,
+    subject: String,
+    from: Option<String>,
+    to: Option<String>,
+    cc: Option<String>,
+    date: Option<String>,
+    flags: Option<String>,
+    source: Option<String>,
+    headers: Vec<(String, String)>,
+    html_src: Option<String>,
+    text_html: Option<String>,
+    has_html: bool,
+    has_text: bool,
+    view_text: bool,
+    html_view_url: String,
+    text_view_url: String,
+    raw_url: String,
+    raw_download_url: String,
+    self_url: String,
+    remote_url: String,
+    remote: bool,
+    blocked: usize,
+    damaged: bool,
+    attachments: Vec<Attachment>,
+    nested: Vec<Nested>,
+    parts: Vec<PartRow>,
+    duplicates: Vec<Link>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct MessageQuery {
+    remote: Option<String>,
+    view: Option<String>,
+}
+
+/// `GET /message/<mid>`: headers, the body in a sandboxed frame (or its text), attachments,
+/// enclosed messages, and every part.
+pub async fn message(
+    State(state): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+    Query(q): Query<MessageQuery>,
+) -> Result<Html<String>, PageError> {
+    let Path(mid) = path.map_err(|_| Error::BadId)?;
+    let remote = flag(&q.remote);
+    let loaded = load_message(&state, mid).await?;
+    let page = {
+        let st = state.clone();
+        crate::app::blocking(move || Ok(build_message_page(&st, &loaded, remote, q.view.as_deref() == Some("text"))))
+            .await?
+    };
+    render(&page)
+}
+
+fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text: bool) -> MessagePage {
+    let msg = loaded.message();
+    let key = &loaded.entry.key;
+    let self_url = route::message_url(key);
+    let has_html = msg.html_body.is_some();
+    let has_text = msg.text_body.is_some();
+    let view_text = has_text && (want_text || !has_html);
+    let remote_q = if remote { "?remote=1" } else { "" };
+    let (html_src, blocked) = match msg.html_body {
+        Some(idx) if !view_text => {
+            (Some(format!("{}{remote_q}", route::part_url(key, msg, idx))), blocked_count(state, key, msg, idx))
+        }
+        _ => (None, 0),
+    };
+    let text_html = if view_text { msg.text_body.map(|i| render_text(msg, i)) } else { None };
+    let body_parts = [msg.html_body, msg.text_body];
+    let attachments = msg
+        .parts
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| {
+            !p.is_multipart() && !body_parts.contains(&Some(*i)) && p.is_attachment_like()
+                && !matches!(p.body, crate::model::Body::Message(_))
+        })
+        .map(|(i, p)| {
+            let url = route::part_url(key, msg, i);
+            Attachment {
+                name: part_filename(p, i),
+                content_type: served_type(p),
+                size: human_size(p.size() as u64),
+                download_url: format!("{url}?download=1"),
+                open_url: url,
+            }
+        })
+        .collect();
+    let nested = msg.nested().map(|(_, m)| nested_view(state, m)).collect();
+    let parts = msg
+        .parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| PartRow {
+            section: format!("{}{}", "  ".repeat(p.section.matches('.').count()), p.section),
+            content_type: p.content_type.clone(),
+            label: p
+                .filename
+                .clone()
+                .or_else(|| p.content_id.as_ref().map(|c| format!("<{c}>")))
+                .or_else(|| p.content_location.clone())
+                .unwrap_or_default(),
+            size: if p.is_multipart() { String::new() } else { human_size(p.size() as u64) },
+            url: Some(route::part_url(key, msg, i)),
+        })
+        .collect();
+    let duplicates = loaded
+        .entry
+        .message_id
+        .as_deref()
+        .map(|mid| {
+            let index = state.archive.index();
+            index
+                .by_message_id(mid)
+                .iter()
+                .filter(|&&id| id != loaded.id)
+                .filter_map(|&id| index.get(id))
+                .map(|e| Link {
+                    url: route::message_url(&e.key),
+                    label: format!(
+                        "{} ({})",
+                        e.summary.subject.clone().unwrap_or_else(|| "(no subject)".into()),
+                        short_date(e.summary.date.as_deref())
+                    ),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let (flags, source) = match &loaded.entry.location {
+        Location::Top { flags, display, .. } => (flags.clone().filter(|f| !f.is_empty()), Some(display.clone())),
+        Location::Nested { .. } => (None, None),
+    };
+    MessagePage {
+        assets: AssetUrls::get(),
+        subject: msg.summary.subject.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "(no subject)".into()),
+        from: msg.summary.from.clone(),
+        to: msg.summary.to.clone(),
+        cc: msg.summary.cc.clone(),
+        date: msg.summary.date.clone(),
+        flags,
+        source,
+        headers: msg.headers.clone(),
+        html_src,
+        text_html,
+        has_html,
+        has_text,
+        view_text,
+        html_view_url: self_url.clone(),
+        text_view_url: format!("{self_url}?view=text"),
+        raw_url: route::raw_url(key),
+        raw_download_url: format!("{}?download=1", route::raw_url(key)),
+        remote_url: format!("{self_url}?remote=1"),
+        self_url,
+        remote,
+        blocked,
+        damaged: msg.parts.iter().any(|p| p.damaged),
+        attachments,
+        nested,
+        parts,
+        duplicates,
+    }
+}
+
+/// How many remote resources the body and the stylesheets of its message would load.
+fn blocked_count(state: &AppState, key: &str, msg: &Message, html: PartIdx) -> usize {
+    let resolver = |part| Resolver { archive: &state.archive, key, msg, part, remote: false };
+    let mut n = match &msg.parts[html].body {
+        crate::model::Body::Text(t) => {
+            rewrite::rewrite_html(t, &msg.parts[html].base, &resolver(html), Options::default()).blocked
+        }
+        _ => 0,
+    };
+    for (i, p) in msg.parts.iter().enumerate() {
+        if let (crate::model::Body::Text(t), "text/css") = (&p.body, p.content_type.as_str()) {
+            n += rewrite::rewrite_css(t, &p.base, &resolver(i), Options::default()).blocked;
+        }
+    }
+    n
+}
+
+fn render_text(msg: &Message, idx: PartIdx) -> String {
+    let p = &msg.parts[idx];
+    let flowed = p.param("format").is_some_and(|f| f.eq_ignore_ascii_case("flowed"));
+    let delsp = p.param("delsp").is_some_and(|d| d.eq_ignore_ascii_case("yes"));
+    match &p.body {
+        crate::model::Body::Text(t) => text::render(t, flowed, delsp),
+        _ => String::new(),
+    }
+}
+
+fn nested_view(state: &AppState, m: &Message) -> Nested {
+    // The enclosed message's own entry (its key may differ from its Message-ID).
+    let key = {
+        let index = state.archive.index();
+        let hash = content_hash(&m.raw);
+        index.by_hash(&hash).and_then(|id| index.get(id)).map(|e| e.key.clone()).unwrap_or_else(|| m.id.clone())
+    };
+    Nested {
+        subject: m.summary.subject.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "(no subject)".into()),
+        from: m.summary.from.clone(),
+        date: m.summary.date.clone(),
+        page_url: route::message_url(&key),
+        html_src: m.html_body.map(|i| route::part_url(&key, m, i)),
+        text_html: if m.html_body.is_none() { m.text_body.map(|i| render_text(m, i)) } else { None },
+    }
+}
+
+/// `2026-10-01T14:03:00+02:00` → `2026-10-01 14:03`.
+pub fn short_date(rfc3339: Option<&str>) -> String {
+    match rfc3339 {
+        Some(d) if d.len() >= 16 => d[..16].replacen('T', " ", 1),
+        Some(d) => d.to_string(),
+        None => String::new(),
+    }
+}
+
+pub fn human_size(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut v = n as f64 / 1024.0;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if v < 10.0 { format!("{v:.1} {}", UNITS[unit]) } else { format!("{v:.0} {}", UNITS[unit]) }
+}
+
+/// Used by templates and the API alike.
+pub fn message_segment(key: &str) -> String {
+    encode_segment(key)
+}

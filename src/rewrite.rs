@@ -1,0 +1,656 @@
+//! Streams HTML through lol_html and CSS through a small tokenizer, sending every URL-bearing place to
+//! a [`Resolve`]r and writing back what it answers. The only module that knows lol_html; pure, no I/O.
+//!
+//! Besides rewriting references this is the second line of defence behind the sandbox and CSP the web
+//! layer sends: scripts, event handlers, `javascript:` URLs, refreshes, `<base>` and form targets are
+//! dropped, and remote resources load nothing unless the caller allows them.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use lol_html::html_content::{ContentType, Element};
+use lol_html::{element, text, HtmlRewriter, Settings};
+
+/// What a reference turned out to name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A body part mailshelf serves, at this URL.
+    Part(String),
+    /// A whole message's page.
+    Page(String),
+    /// A network URL (absolute) that no part satisfies.
+    Remote(String),
+    /// A `data:` URL, kept only where it cannot become a document.
+    Data,
+    /// `javascript:` and friends.
+    Script,
+    /// A link that leaves to another program (`mailto:`, `tel:`): harmless to keep on anchors.
+    External,
+    /// Only a fragment (`#top`): kept as written.
+    Fragment,
+    /// Nothing satisfies it and it points nowhere on the network.
+    Unresolved,
+}
+
+/// Maps a reference, with the base URI in force where it stands, to a [`Target`].
+pub trait Resolve {
+    fn resolve(&self, base: &str, reference: &str) -> Target;
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Let remote images, styles, fonts and media load (the user asked for it).
+    pub allow_remote: bool,
+}
+
+/// The rewritten document and what happened to its references.
+#[derive(Debug, Default, Clone)]
+pub struct Outcome {
+    pub output: String,
+    /// References sent to our own routes.
+    pub rewritten: usize,
+    /// Remote resources that would have loaded and did not.
+    pub blocked: usize,
+    /// Every reference seen: the base in force, the reference as written, and what it resolved to
+    /// (for tests and diagnostics).
+    pub references: Vec<(String, String, Target)>,
+}
+
+/// How a URL is used where it stands, which decides what may be kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Use {
+    /// Followed only when the reader clicks (a, area).
+    Link,
+    /// Loaded with the document: images, styles, fonts, media.
+    Resource,
+    /// A nested browsing context: iframe, frame.
+    Frame,
+}
+
+struct State<'r> {
+    base: String,
+    resolver: &'r dyn Resolve,
+    opts: Options,
+    outcome: Outcome,
+    css: String,
+}
+
+impl State<'_> {
+    /// Resolves one reference for a use; `None` means the attribute must go.
+    fn map(&mut self, reference: &str, use_: Use) -> Option<Mapped> {
+        let target = self.resolver.resolve(&self.base, reference);
+        self.outcome.references.push((self.base.clone(), reference.to_string(), target.clone()));
+        let mapped = match (&target, use_) {
+            (Target::Part(u), _) => Some(Mapped::plain(u)),
+            (Target::Page(u), Use::Link) => Some(Mapped::top(u)),
+            (Target::Remote(u), Use::Link) => Some(Mapped::new_window(u)),
+            (Target::Remote(u), Use::Resource) if self.opts.allow_remote => Some(Mapped::plain(u)),
+            (Target::Remote(_), Use::Resource | Use::Frame) => {
+                self.outcome.blocked += 1;
+                None
+            }
+            (Target::Data, Use::Resource) => Some(Mapped::plain(reference.trim())),
+            (Target::External, Use::Link) => Some(Mapped::new_window(reference.trim())),
+            (Target::Fragment, _) => Some(Mapped::plain(reference.trim())),
+            _ => None,
+        };
+        if matches!(target, Target::Part(_) | Target::Page(_)) {
+            self.outcome.rewritten += 1;
+        }
+        mapped
+    }
+}
+
+struct Mapped {
+    url: String,
+    target: Option<&'static str>,
+}
+
+impl Mapped {
+    fn plain(u: &str) -> Self {
+        Mapped { url: u.to_string(), target: None }
+    }
+    fn top(u: &str) -> Self {
+        Mapped { url: u.to_string(), target: Some("_top") }
+    }
+    fn new_window(u: &str) -> Self {
+        Mapped { url: u.to_string(), target: Some("_blank") }
+    }
+}
+
+/// Elements removed with their content: they run code, embed plugins or redirect the document.
+const DROPPED_ELEMENTS: &[&str] = &["script", "object", "embed", "applet", "base", "portal", "frameset"];
+
+/// Attributes holding one URL; `href` and `src` are decided per element below.
+const URL_ATTRIBUTES: &[&str] = &["background", "poster", "lowsrc", "dynsrc", "cite", "longdesc"];
+
+/// Attributes removed wherever they stand.
+const DROPPED_ATTRIBUTES: &[&str] =
+    &["srcdoc", "ping", "action", "formaction", "manifest", "codebase", "classid", "archive", "data"];
+
+/// Rewrites an HTML document. `base` is the part's base URI (RFC 2557 §5); a `<base href>` in the
+/// document changes it for what follows and is itself removed.
+pub fn rewrite_html(input: &str, base: &str, resolver: &dyn Resolve, opts: Options) -> Outcome {
+    let state = Rc::new(RefCell::new(State {
+        base: base.to_string(),
+        resolver,
+        opts,
+        outcome: Outcome::default(),
+        css: String::new(),
+    }));
+    let mut output = Vec::with_capacity(input.len() + input.len() / 8);
+    let result = {
+        let on_element = Rc::clone(&state);
+        let on_style = Rc::clone(&state);
+        let settings = Settings::new()
+            .with_strict(false)
+            .append_element_content_handler(element!("*", move |el| {
+                rewrite_element(el, &mut on_element.borrow_mut());
+                Ok(())
+            }))
+            .append_element_content_handler(text!("style", move |chunk| {
+                // <style> text arrives in pieces; rewrite it once it is whole.
+                let mut st = on_style.borrow_mut();
+                st.css.push_str(chunk.as_str());
+                if chunk.last_in_text_node() {
+                    let css = std::mem::take(&mut st.css);
+                    let base = st.base.clone();
+                    let rewritten = rewrite_css_with(&css, &base, &mut st);
+                    chunk.replace(&rewritten, ContentType::Html);
+                } else {
+                    chunk.remove();
+                }
+                Ok(())
+            }));
+        let mut rewriter = HtmlRewriter::new(settings, |c: &[u8]| output.extend_from_slice(c));
+        // Feed in pieces, as a stream would arrive; lol_html holds only what a token needs.
+        input
+            .as_bytes()
+            .chunks(16 * 1024)
+            .try_for_each(|c| rewriter.write(c))
+            .and_then(|()| rewriter.end())
+    };
+    let mut outcome = std::mem::take(&mut state.borrow_mut().outcome);
+    outcome.output = match result {
+        Ok(()) => String::from_utf8_lossy(&output).into_owned(),
+        // A document the rewriter gives up on is shown as text: nothing of it can run or load.
+        Err(e) => {
+            tracing::warn!(error = %e, "HTML rewrite failed; showing the source as text");
+            format!("<pre>{}</pre>", escape_html(input))
+        }
+    };
+    outcome
+}
+
+fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
+    let tag = el.tag_name();
+    if tag == "base" {
+        if let Some(href) = el.get_attribute("href") {
+            let href = decode_entities(&href);
+            if let Some(b) = crate::uri::resolve(&st.base, &href) {
+                st.base = b;
+            }
+        }
+    }
+    if DROPPED_ELEMENTS.contains(&tag.as_str()) {
+        el.remove();
+        return;
+    }
+    if tag == "meta" && el.has_attribute("http-equiv") {
+        el.remove();
+        return;
+    }
+    // SVG animation can rewrite an href after load; it has no place in a mail body.
+    if matches!(tag.as_str(), "animate" | "set") {
+        let target = el.get_attribute("attributename").unwrap_or_default().to_ascii_lowercase();
+        if target.ends_with("href") || target.starts_with("on") {
+            el.remove();
+            return;
+        }
+    }
+    let names: Vec<String> = el.attributes().iter().map(|a| a.name()).collect();
+    let mut link_target: Option<&'static str> = None;
+    for name in names {
+        let lname = name.to_ascii_lowercase();
+        if lname.starts_with("on") || DROPPED_ATTRIBUTES.contains(&lname.as_str()) {
+            el.remove_attribute(&name);
+            continue;
+        }
+        let use_ = match lname.as_str() {
+            "href" | "xlink:href" if matches!(tag.as_str(), "a" | "area") => Some(Use::Link),
+            "href" | "xlink:href" => Some(Use::Resource),
+            "src" if matches!(tag.as_str(), "iframe" | "frame") => Some(Use::Frame),
+            "src" => Some(Use::Resource),
+            n if URL_ATTRIBUTES.contains(&n) => Some(if matches!(n, "cite" | "longdesc") {
+                Use::Link
+            } else {
+                Use::Resource
+            }),
+            _ => None,
+        };
+        let Some(value) = el.get_attribute(&name) else { continue };
+        let value = decode_entities(&value);
+        if let Some(use_) = use_ {
+            match st.map(&value, use_) {
+                Some(m) => {
+                    if use_ == Use::Link {
+                        link_target = m.target.or(link_target);
+                    }
+                    set_attr(el, &name, &m.url);
+                }
+                None => el.remove_attribute(&name),
+            }
+        } else if lname == "srcset" || lname == "imagesrcset" {
+            let rewritten = rewrite_srcset(&value, st);
+            if rewritten.is_empty() {
+                el.remove_attribute(&name);
+            } else {
+                set_attr(el, &name, &rewritten);
+            }
+        } else if lname == "style" {
+            let base = st.base.clone();
+            let css = rewrite_css_with(&value, &base, st);
+            set_attr(el, &name, &css);
+        }
+    }
+    if let Some(t) = link_target {
+        set_attr(el, "target", t);
+        set_attr(el, "rel", "noopener noreferrer");
+    }
+}
+
+/// lol_html escapes `"` in attribute values but not `&`; escape it so the value reads back as written.
+fn set_attr(el: &mut Element<'_, '_>, name: &str, value: &str) {
+    let _ = el.set_attribute(name, &value.replace('&', "&amp;"));
+}
+
+/// Attribute values come with character references still in them (`cid:a&amp;b`).
+fn decode_entities(s: &str) -> String {
+    if s.contains('&') {
+        html_escape::decode_html_entities(s).into_owned()
+    } else {
+        s.to_string()
+    }
+}
+
+pub fn escape_html(s: &str) -> String {
+    html_escape::encode_text(s).into_owned()
+}
+
+/// Rewrites each candidate of a `srcset` (HTML's parsing rules: a URL runs to white space, and a
+/// trailing comma ends it, so `data:` URLs with commas survive). Dropped candidates vanish.
+fn rewrite_srcset(value: &str, st: &mut State<'_>) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut rest = value;
+    loop {
+        rest = rest.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == ',');
+        if rest.is_empty() {
+            break;
+        }
+        let url_end = rest.find(|c: char| c.is_ascii_whitespace()).unwrap_or(rest.len());
+        let mut url = &rest[..url_end];
+        rest = &rest[url_end..];
+        let descriptor;
+        if url.ends_with(',') {
+            url = url.trim_end_matches(',');
+            descriptor = "";
+        } else {
+            // Descriptors run to the next comma outside parentheses.
+            let mut depth = 0usize;
+            let mut end = rest.len();
+            for (i, c) in rest.char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth = depth.saturating_sub(1),
+                    ',' if depth == 0 => {
+                        end = i;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            descriptor = rest[..end].trim();
+            rest = &rest[end..];
+        }
+        if let Some(m) = st.map(url, Use::Resource) {
+            out.push(if descriptor.is_empty() { m.url } else { format!("{} {descriptor}", m.url) });
+        }
+    }
+    out.join(", ")
+}
+
+/// Rewrites a stylesheet (a `text/css` part): `url()`, `src()`, `@import "…"` and the strings of
+/// `image-set()`, each resolved against `base` (the stylesheet's own location).
+pub fn rewrite_css(input: &str, base: &str, resolver: &dyn Resolve, opts: Options) -> Outcome {
+    let mut st = State { base: base.to_string(), resolver, opts, outcome: Outcome::default(), css: String::new() };
+    let output = rewrite_css_with(input, base, &mut st);
+    Outcome { output, ..st.outcome }
+}
+
+/// A blocked or unresolvable CSS reference becomes this: it loads nothing under any policy.
+const CSS_NOWHERE: &str = "about:invalid";
+
+fn rewrite_css_with(css: &str, base: &str, st: &mut State<'_>) -> String {
+    let saved = std::mem::replace(&mut st.base, base.to_string());
+    let mut out = String::with_capacity(css.len() + 64);
+    let mut map = |url: &str| -> String {
+        st.map(url, Use::Resource).map(|m| m.url).unwrap_or_else(|| CSS_NOWHERE.to_string())
+    };
+    css_scan(css, &mut out, &mut map);
+    st.base = saved;
+    out
+}
+
+/// Writes `s` as a CSS string literal.
+fn css_string(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '"' | '\\' => {
+                o.push('\\');
+                o.push(c);
+            }
+            '\n' | '\r' | '\x0c' | '<' | '>' => o.push_str(&format!("\\{:x} ", c as u32)),
+            c if c.is_control() => o.push_str(&format!("\\{:x} ", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+/// A CSS tokenizer reduced to what carries URLs (CSS Syntax 3 §4): comments, strings, escapes,
+/// identifiers and functions, `url()` tokens, and at-keywords. Everything else is copied through.
+fn css_scan(css: &str, out: &mut String, map: &mut dyn FnMut(&str) -> String) {
+    let b = css.as_bytes();
+    let mut i = 0;
+    // Strings are URLs right after `@import` and inside image-set()-like functions.
+    let mut string_is_url = false;
+    let mut fn_depth: Vec<bool> = Vec::new();
+    while i < b.len() {
+        let c = b[i];
+        if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            let end = css[i + 2..].find("*/").map_or(b.len(), |e| i + 2 + e + 2);
+            out.push_str(&css[i..end]);
+            i = end;
+            continue;
+        }
+        if c == b'"' || c == b'\'' {
+            let (value, end) = read_string(css, i);
+            if string_is_url || fn_depth.last().copied().unwrap_or(false) {
+                out.push_str(&css_string(&map(&value)));
+                string_is_url = false;
+            } else {
+                out.push_str(&css[i..end]);
+            }
+            i = end;
+            continue;
+        }
+        if c == b'@' {
+            let (name, end) = read_ident(css, i + 1);
+            out.push_str(&css[i..end]);
+            string_is_url = name.eq_ignore_ascii_case("import");
+            i = end.max(i + 1);
+            continue;
+        }
+        if starts_ident(b, i) {
+            let (name, end) = read_ident(css, i);
+            if b.get(end) == Some(&b'(') {
+                let lname = name.to_ascii_lowercase();
+                if lname == "url" || lname == "src" {
+                    let (value, close) = read_url_body(css, end + 1);
+                    out.push_str("url(");
+                    out.push_str(&css_string(&map(&value)));
+                    out.push(')');
+                    string_is_url = false;
+                    i = close;
+                    continue;
+                }
+                out.push_str(&css[i..=end]);
+                fn_depth.push(matches!(
+                    lname.as_str(),
+                    "image-set" | "-webkit-image-set" | "image" | "cross-fade" | "-webkit-cross-fade"
+                ));
+                i = end + 1;
+                continue;
+            }
+            out.push_str(&css[i..end]);
+            i = end;
+            continue;
+        }
+        match c {
+            b'(' => fn_depth.push(false),
+            b')' => {
+                fn_depth.pop();
+            }
+            b';' | b'{' | b'}' => string_is_url = false,
+            _ => {}
+        }
+        // Copy one whole UTF-8 character.
+        let len = utf8_len(c);
+        let end = (i + len).min(b.len());
+        out.push_str(css.get(i..end).unwrap_or(""));
+        i = end;
+    }
+}
+
+fn utf8_len(first: u8) -> usize {
+    match first {
+        0x00..=0x7f => 1,
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        _ => 4,
+    }
+}
+
+fn is_name_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c >= 0x80
+}
+
+fn starts_ident(b: &[u8], i: usize) -> bool {
+    let c = b[i];
+    c.is_ascii_alphabetic()
+        || c == b'_'
+        || c >= 0x80
+        || (c == b'\\' && b.get(i + 1).is_some_and(|&n| n != b'\n'))
+        || (c == b'-' && b.get(i + 1).is_some_and(|&n| is_name_byte(n) || n == b'\\'))
+}
+
+/// Reads an identifier from `i`, decoding escapes; returns it and the index after it.
+fn read_ident(css: &str, mut i: usize) -> (String, usize) {
+    let b = css.as_bytes();
+    let mut name = String::new();
+    while i < b.len() {
+        if b[i] == b'\\' && b.get(i + 1).is_some_and(|&n| n != b'\n') {
+            let (ch, end) = read_escape(css, i + 1);
+            name.push(ch);
+            i = end;
+        } else if is_name_byte(b[i]) {
+            let len = utf8_len(b[i]);
+            name.push_str(css.get(i..i + len).unwrap_or(""));
+            i += len;
+        } else {
+            break;
+        }
+    }
+    (name, i.min(b.len()))
+}
+
+/// Reads a CSS escape whose backslash is just before `i`.
+fn read_escape(css: &str, i: usize) -> (char, usize) {
+    let b = css.as_bytes();
+    let hex: usize = b[i..].iter().take(6).take_while(|c| c.is_ascii_hexdigit()).count();
+    if hex > 0 {
+        let code = u32::from_str_radix(&css[i..i + hex], 16).unwrap_or(0xfffd);
+        let mut end = i + hex;
+        if b.get(end).is_some_and(|c| c.is_ascii_whitespace()) {
+            end += 1;
+        }
+        let ch = char::from_u32(code).filter(|&c| c != '\0').unwrap_or('\u{fffd}');
+        (ch, end)
+    } else {
+        let ch = css[i..].chars().next().unwrap_or('\u{fffd}');
+        (ch, i + ch.len_utf8())
+    }
+}
+
+/// Reads a quoted string starting at its quote; returns the decoded value and the index after it.
+fn read_string(css: &str, start: usize) -> (String, usize) {
+    let b = css.as_bytes();
+    let quote = b[start];
+    let mut i = start + 1;
+    let mut value = String::new();
+    while i < b.len() {
+        match b[i] {
+            q if q == quote => return (value, i + 1),
+            b'\n' => return (value, i),
+            b'\\' if b.get(i + 1) == Some(&b'\n') => i += 2,
+            b'\\' if i + 1 < b.len() => {
+                let (ch, end) = read_escape(css, i + 1);
+                value.push(ch);
+                i = end;
+            }
+            c => {
+                let len = utf8_len(c);
+                value.push_str(css.get(i..i + len).unwrap_or(""));
+                i += len;
+            }
+        }
+    }
+    (value, b.len())
+}
+
+/// Reads what follows `url(` up to and including its `)`; quoted or not, escapes decoded. A broken
+/// url token runs to the next `)` or the end, as CSS does.
+fn read_url_body(css: &str, mut i: usize) -> (String, usize) {
+    let b = css.as_bytes();
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    let mut value = String::new();
+    if i < b.len() && (b[i] == b'"' || b[i] == b'\'') {
+        let (v, end) = read_string(css, i);
+        value = v;
+        i = end;
+    } else {
+        while i < b.len() && b[i] != b')' {
+            if b[i] == b'\\' && i + 1 < b.len() {
+                let (ch, end) = read_escape(css, i + 1);
+                value.push(ch);
+                i = end;
+            } else if b[i].is_ascii_whitespace() {
+                i += 1;
+            } else {
+                let len = utf8_len(b[i]);
+                value.push_str(css.get(i..i + len).unwrap_or(""));
+                i += len;
+            }
+        }
+    }
+    // Skip anything (space, stray tokens) up to the closing parenthesis.
+    match css[i.min(b.len())..].find(')') {
+        Some(p) => (value, i + p + 1),
+        None => (value, b.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Resolves `cid:x` to /p/x, `http(s):` to Remote, and anything else relative to the base to
+    /// /loc/<resolved>, so tests see which base was in force.
+    struct Fake;
+    impl Resolve for Fake {
+        fn resolve(&self, base: &str, r: &str) -> Target {
+            let r = r.trim();
+            if let Some(c) = r.strip_prefix("cid:") {
+                return Target::Part(format!("/p/{c}"));
+            }
+            if r.starts_with('#') {
+                return Target::Fragment;
+            }
+            if r.starts_with("javascript:") {
+                return Target::Script;
+            }
+            if r.starts_with("data:") {
+                return Target::Data;
+            }
+            match crate::uri::resolve(base, r) {
+                Some(u) if crate::uri::is_network(&u) && !u.starts_with("http://local/") => Target::Remote(u),
+                Some(u) => Target::Part(format!("/loc/{u}")),
+                None => Target::Unresolved,
+            }
+        }
+    }
+
+    fn html(s: &str) -> Outcome {
+        rewrite_html(s, "http://local/", &Fake, Options::default())
+    }
+
+    #[test]
+    fn attributes_and_styles() {
+        let cases = [
+            (r#"<img src="cid:a">"#, r#"<img src="/p/a">"#),
+            (r#"<img src="cid:a&amp;b">"#, r#"<img src="/p/a&amp;b">"#),
+            (r#"<img srcset="cid:a 1x, cid:b 2x">"#, r#"<img srcset="/p/a 1x, /p/b 2x">"#),
+            (r#"<img srcset="data:image/png;base64,AA,BB 1x">"#, r#"<img srcset="data:image/png;base64,AA,BB 1x">"#),
+            (r#"<img src="http://evil/x.png">"#, "<img>"),
+            (r#"<div style="background:url('cid:bg')">"#, r#"<div style="background:url(&quot;/p/bg&quot;)">"#),
+            ("<style>p{background:url(cid:x)}</style>", r#"<style>p{background:url("/p/x")}</style>"#),
+            ("<style>@import 'cid:c';</style>", r#"<style>@import "/p/c";</style>"#),
+            ("<script>alert(1)</script><p>ok</p>", "<p>ok</p>"),
+            (r#"<a href="javascript:alert(1)" onclick="x()">t</a>"#, "<a>t</a>"),
+            (r#"<a href="http://x.example/">t</a>"#, r#"<a href="http://x.example/" target="_blank" rel="noopener noreferrer">t</a>"#),
+            (r##"<a href="#top">t</a>"##, r##"<a href="#top">t</a>"##),
+            (r#"<iframe src="http://evil/"></iframe>"#, "<iframe></iframe>"),
+            (r#"<iframe srcdoc="<script>x</script>" src="cid:f"></iframe>"#, r#"<iframe src="/p/f"></iframe>"#),
+            (r#"<meta http-equiv="refresh" content="0;url=http://evil/">x"#, "x"),
+            (r#"<base href="http://local/sub/"><img src="a.png">"#, r#"<img src="/loc/http://local/sub/a.png">"#),
+            (r#"<svg><image xlink:href="cid:i"/></svg>"#, r#"<svg><image xlink:href="/p/i" /></svg>"#),
+            (r#"<form action="http://evil/"><input></form>"#, "<form><input></form>"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(html(input).output, want, "{input}");
+        }
+    }
+
+    #[test]
+    fn style_text_split_across_chunks_is_rewritten_whole() {
+        let css = format!("p{{color:red}}{}div{{background:url(cid:late)}}", " ".repeat(40_000));
+        let out = html(&format!("<style>{css}</style>")).output;
+        assert!(out.contains(r#"url("/p/late")"#));
+        assert!(!out.contains("cid:"));
+    }
+
+    #[test]
+    fn css_tokens() {
+        let cases = [
+            ("a{b:url( \"cid:x\" )}", r#"a{b:url("/p/x")}"#),
+            ("a{b:URL(cid:x)}", r#"a{b:url("/p/x")}"#),
+            (r"a{b:u\rl(http://evil/1)}", r#"a{b:url("about:invalid")}"#),
+            (r"a{b:\75 rl(http://evil/2)}", r#"a{b:url("about:invalid")}"#),
+            ("/* url(cid:no) */a{}", "/* url(cid:no) */a{}"),
+            ("a{content:'url(cid:no)'}", "a{content:'url(cid:no)'}"),
+            ("a{b:image-set('cid:a' 1x, \"http://evil/3\" 2x)}", r#"a{b:image-set("/p/a" 1x, "about:invalid" 2x)}"#),
+            ("@import url(http://evil/4);", r#"@import url("about:invalid");"#),
+            ("a{b:url(http://evil/5", r#"a{b:url("about:invalid")"#),
+            ("a{font-family:\"x\"}", "a{font-family:\"x\"}"),
+            ("é{b:url(../i.png)}", r#"é{b:url("/loc/http://local/i.png")}"#),
+        ];
+        for (input, want) in cases {
+            let out = rewrite_css(input, "http://local/css/s.css", &Fake, Options::default());
+            assert_eq!(out.output, want, "{input}");
+        }
+    }
+
+    #[test]
+    fn remote_counts_and_allowance() {
+        let input = r#"<img src="http://e/1"><link rel=stylesheet href="https://e/2"><div style="background:url(http://e/3)"></div>"#;
+        assert_eq!(html(input).blocked, 3);
+        let allowed = rewrite_html(input, "http://local/", &Fake, Options { allow_remote: true });
+        assert_eq!(allowed.blocked, 0);
+        assert!(allowed.output.contains(r#"src="http://e/1""#));
+    }
+}

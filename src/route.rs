@@ -1,0 +1,171 @@
+//! Our own URLs for messages and parts, and the resolver that maps a reference inside a message
+//! (`cid:`, `mid:`, a Content-Location match) to one of them (RFC 2392, RFC 2557 §8).
+//!
+//! URL forms:
+//! - `/message/<mid>`: a message's page; `<mid>` is its key, percent-encoded (`ids::encode_segment`).
+//! - `/part/<mid>/<cid>`: a part with a Content-ID that names it alone in its message.
+//! - `/part/<mid>/~<section>`: any part by MIME section number (`~1`, `~2.1`): parts without a
+//!   Content-ID, and parts whose Content-ID is shared or starts with `~`.
+//! - `/raw/<mid>`: the message as it was given.
+
+use crate::archive::Archive;
+use crate::ids::{self, encode_segment, parse_section_segment, IdUrl};
+use crate::model::{Message, PartIdx};
+use crate::rewrite::{Resolve, Target};
+use crate::uri;
+
+pub fn message_url(key: &str) -> String {
+    format!("/message/{}", encode_segment(key))
+}
+
+pub fn raw_url(key: &str) -> String {
+    format!("/raw/{}", encode_segment(key))
+}
+
+/// The part segment: its Content-ID when that names this part alone, else `~section`.
+pub fn part_segment(msg: &Message, idx: PartIdx) -> String {
+    let part = &msg.parts[idx];
+    match part.content_id.as_deref() {
+        Some(cid)
+            if !cid.starts_with(ids::SECTION_PREFIX) && msg.part_by_content_id(cid) == Some(idx) =>
+        {
+            encode_segment(cid)
+        }
+        _ => ids::section_segment(&part.section),
+    }
+}
+
+pub fn part_url(key: &str, msg: &Message, idx: PartIdx) -> String {
+    format!("/part/{}/{}", encode_segment(key), part_segment(msg, idx))
+}
+
+/// Finds a part by its (decoded) segment: a section number first, then a Content-ID.
+pub fn find_part(msg: &Message, segment: &str) -> Option<PartIdx> {
+    parse_section_segment(segment)
+        .and_then(|s| msg.part_by_section(&s))
+        .or_else(|| msg.part_by_content_id(segment))
+}
+
+/// Types that come back rewritten, and so carry the remote-content choice along.
+fn is_document(content_type: &str) -> bool {
+    matches!(content_type, "text/html" | "application/xhtml+xml" | "text/css")
+}
+
+/// Resolves references that stand in one part of one message.
+pub struct Resolver<'a> {
+    pub archive: &'a Archive,
+    pub key: &'a str,
+    pub msg: &'a Message,
+    /// The part whose content holds the references.
+    pub part: PartIdx,
+    /// The reader asked for remote content: documents we link to keep that choice.
+    pub remote: bool,
+}
+
+impl Resolver<'_> {
+    fn local_part(&self, idx: PartIdx) -> Target {
+        let mut url = part_url(self.key, self.msg, idx);
+        if self.remote && is_document(&self.msg.parts[idx].content_type) {
+            url.push_str("?remote=1");
+        }
+        Target::Part(url)
+    }
+
+    /// `cid:` — this message first, then any loaded message (Content-IDs are meant to be unique).
+    fn content_id(&self, cid: &str) -> Target {
+        if let Some(idx) = self.msg.part_by_content_id(cid) {
+            return self.local_part(idx);
+        }
+        let index = self.archive.index();
+        let other = index
+            .by_content_id(cid)
+            .iter()
+            .filter_map(|&id| index.get(id))
+            .find(|e| e.key != self.key);
+        match other {
+            Some(e) => Target::Part(format!("/part/{}/{}", encode_segment(&e.key), encode_segment(cid))),
+            None => Target::Unresolved,
+        }
+    }
+
+    fn message_id(&self, mid: &str, cid: Option<&str>) -> Target {
+        let key = if self.msg.message_id.as_deref() == Some(mid) {
+            Some(self.key.to_string())
+        } else {
+            let index = self.archive.index();
+            index
+                .by_key(mid)
+                .or_else(|| index.by_message_id(mid).first().copied())
+                .and_then(|id| index.get(id).map(|e| e.key.clone()))
+        };
+        match (key, cid) {
+            (None, _) => Target::Unresolved,
+            (Some(k), None) => Target::Page(message_url(&k)),
+            (Some(k), Some(c)) if k == self.key => self.content_id(c),
+            (Some(k), Some(c)) => Target::Part(format!("/part/{}/{}", encode_segment(&k), encode_segment(c))),
+        }
+    }
+
+    /// RFC 2557 §8.2: a resolved URI equal to the resolved Content-Location of a part in the same or
+    /// an enclosing multipart/related (never a sibling's or a nested one's, §9.6).
+    fn location(&self, resolved: &str) -> Option<PartIdx> {
+        let wanted = resolved.split('#').next().unwrap_or(resolved);
+        let mut scopes = Vec::new();
+        let mut scope = self.msg.parts.get(self.part).and_then(|p| p.related_scope);
+        while let Some(s) = scope {
+            scopes.push(Some(s));
+            scope = self.msg.parts[s].related_scope;
+        }
+        scopes.push(None);
+        scopes.into_iter().find_map(|scope| {
+            self.msg.parts.iter().position(|p| {
+                p.related_scope == scope
+                    && !p.is_multipart()
+                    && p.location.as_deref() == Some(wanted)
+            })
+        })
+    }
+}
+
+impl Resolve for Resolver<'_> {
+    fn resolve(&self, base: &str, reference: &str) -> Target {
+        let r = uri::clean_reference(reference);
+        if r.is_empty() {
+            return Target::Unresolved;
+        }
+        if r.starts_with('#') {
+            return Target::Fragment;
+        }
+        match uri::scheme_of(&r).as_deref() {
+            Some("cid" | "mid") => {
+                return match ids::parse_id_url(&r) {
+                    Some(IdUrl::Content(c)) => self.content_id(&c),
+                    Some(IdUrl::Message(m)) => self.message_id(&m, None),
+                    Some(IdUrl::MessagePart(m, c)) => self.message_id(&m, Some(&c)),
+                    None => Target::Unresolved,
+                }
+            }
+            Some("data") => return Target::Data,
+            Some("javascript" | "vbscript" | "livescript" | "jscript") => return Target::Script,
+            Some("mailto" | "tel" | "sms" | "callto" | "news" | "nntp") => return Target::External,
+            _ => {}
+        }
+        // A protocol-relative reference inherits the viewer's scheme, not the archive's.
+        let network_guess = if r.starts_with("//") { Some(format!("https:{r}")) } else { None };
+        let Some(resolved) = uri::resolve(base, &r) else {
+            return Target::Unresolved;
+        };
+        if let Some(idx) = self.location(&resolved) {
+            let frag = resolved.split_once('#').map(|(_, f)| f);
+            return match (self.local_part(idx), frag) {
+                (Target::Part(u), Some(f)) => Target::Part(format!("{u}#{f}")),
+                (t, _) => t,
+            };
+        }
+        match network_guess {
+            Some(n) => Target::Remote(n),
+            None if uri::is_network(&resolved) => Target::Remote(resolved),
+            None => Target::Unresolved,
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! Shared fixtures: the corpus location, an app over given paths, and request helpers that drive
+//! the router in-process with `oneshot` (no sockets, no ports).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, Request, StatusCode};
+use axum::Router;
+use http_body_util::BodyExt;
+use mailshelf::{app, AppState, Archive, Config};
+use tower::ServiceExt;
+
+/// `../shared/corpus` beside the repository (or `MAILSHELF_CORPUS`).
+pub fn corpus_dir() -> PathBuf {
+    std::env::var_os("MAILSHELF_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"))
+}
+
+pub fn repo_path(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// A server's state over `paths`, fully indexed, with uploads in a fresh temporary folder.
+pub struct TestApp {
+    pub router: Router,
+    pub archive: Arc<Archive>,
+    pub data_dir: tempfile::TempDir,
+}
+
+pub fn config_for(paths: &[PathBuf], data_dir: &Path) -> Config {
+    Config {
+        paths: paths.to_vec(),
+        listen: "127.0.0.1:0".parse().expect("address"),
+        data_dir: data_dir.to_path_buf(),
+        max_upload: 1 << 20,
+        cors_origins: Vec::new(),
+    }
+}
+
+impl TestApp {
+    pub fn new(paths: &[PathBuf]) -> TestApp {
+        let data_dir = tempfile::tempdir().expect("temp dir");
+        Self::with_data_dir(paths, data_dir)
+    }
+
+    pub fn with_data_dir(paths: &[PathBuf], data_dir: tempfile::TempDir) -> TestApp {
+        let config = config_for(paths, data_dir.path());
+        let archive = Arc::new(Archive::new());
+        archive.set_uploads_dir(data_dir.path().join("uploads"));
+        let mut all = paths.to_vec();
+        all.push(data_dir.path().join("uploads"));
+        archive.ingest_paths(&all);
+        let router = app(AppState { archive: archive.clone(), config: Arc::new(config) });
+        TestApp { router, archive, data_dir }
+    }
+
+    pub async fn request(&self, req: Request<Body>) -> Reply {
+        let res = self.router.clone().oneshot(req).await.expect("infallible");
+        let status = res.status();
+        let headers = res.headers().clone();
+        let body = res.into_body().collect().await.expect("body").to_bytes().to_vec();
+        Reply { status, headers, body }
+    }
+
+    pub async fn get(&self, uri: &str) -> Reply {
+        self.request(Request::get(uri).body(Body::empty()).expect("request")).await
+    }
+
+    pub async fn get_with(&self, uri: &str, headers: &[(&str, &str)]) -> Reply {
+        let mut req = Request::get(uri);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        self.request(req.body(Body::empty()).expect("request")).await
+    }
+
+    pub async fn json(&self, uri: &str) -> serde_json::Value {
+        let r = self.get(uri).await;
+        assert_eq!(r.status, StatusCode::OK, "{uri}: {}", r.text());
+        serde_json::from_slice(&r.body).expect("json")
+    }
+}
+
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    pub fn header(&self, name: &str) -> &str {
+        self.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("")
+    }
+}
+
+/// Every file under `dir` with one of the extensions (case-insensitive).
+pub fn files_with_ext(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = walk(dir)
+        .into_iter()
+        .filter(|p| {
+            p.extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| exts.iter().any(|x| x.eq_ignore_ascii_case(e)))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Percent-decodes a URL path segment.
+pub fn seg_decode(s: &str) -> String {
+    percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
+}
