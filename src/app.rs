@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::Request;
+use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
@@ -31,14 +31,15 @@ pub const APP_CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' 
     frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /// The policy for anything that comes from a message: a sandbox without scripts or same-origin
-/// access; images, styles, fonts and media only from our routes and `data:`.
+/// access; images, styles, fonts and media only from our routes and `data:`. No `frame-ancestors`:
+/// a frame inside a sandboxed message has an opaque-origin parent that no source list can name.
 pub fn content_csp(allow_remote: bool) -> String {
     let remote = if allow_remote { " http: https:" } else { "" };
     format!(
         "sandbox allow-popups allow-popups-to-escape-sandbox allow-top-navigation-by-user-activation; \
          default-src 'none'; img-src 'self' data:{remote}; style-src 'self' 'unsafe-inline'{remote}; \
          font-src 'self' data:{remote}; media-src 'self' data:{remote}; frame-src 'self'; \
-         form-action 'none'; base-uri 'none'; frame-ancestors 'self'"
+         form-action 'none'; base-uri 'none'"
     )
 }
 
@@ -58,7 +59,12 @@ pub fn app(state: AppState) -> Router {
         .route("/raw/{mid}", get(files::raw))
         .route("/static/{file}", get(assets::get))
         .route("/api/status", get(api::status))
-        .route("/api/messages", get(api::list_messages).post(api::upload))
+        .route(
+            "/api/messages",
+            get(api::list_messages)
+                .post(api::upload)
+                .layer(DefaultBodyLimit::max(state.config.max_upload)),
+        )
         .route("/api/messages/{id}", get(api::get_message).delete(api::delete_message))
         .fallback(not_found)
         .layer(middleware::from_fn(security_headers))

@@ -145,9 +145,10 @@ pub fn served_type(part: &Part) -> String {
     }
 }
 
-/// Text bodies were decoded to UTF-8 by the parser, so that is the charset we state.
+/// Text bodies were decoded to UTF-8 by the parser, so that is the charset we state; other bodies
+/// are served as the bytes they are, with no charset claimed.
 fn with_charset(part: &Part, content_type: &str) -> String {
-    if part.is_text() || content_type.starts_with("text/") {
+    if part.is_text() {
         format!("{content_type}; charset=utf-8")
     } else {
         content_type.to_string()

@@ -13,7 +13,6 @@ use crate::archive::Loaded;
 use crate::assets::AssetUrls;
 use crate::error::Error;
 use crate::files::{flag, load_message, part_filename, served_type};
-use crate::ids::encode_segment;
 use crate::index::{content_hash, Location};
 use crate::model::{Message, PartIdx};
 use crate::rewrite::{self, Options};
@@ -218,7 +217,13 @@ fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text
         .iter()
         .enumerate()
         .filter(|(i, p)| {
-            !p.is_multipart() && !body_parts.contains(&Some(*i)) && p.is_attachment_like()
+            // Resources of a multipart/related body (inline images, styles) are part of the page,
+            // not attachments, unless the sender marked them so.
+            let inline_resource = p.related_scope.is_some() && p.disposition.as_deref() != Some("attachment");
+            !p.is_multipart()
+                && !body_parts.contains(&Some(*i))
+                && p.is_attachment_like()
+                && !inline_resource
                 && !matches!(p.body, crate::model::Body::Message(_))
         })
         .map(|(i, p)| {
@@ -282,7 +287,7 @@ fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text
         from: msg.summary.from.clone(),
         to: msg.summary.to.clone(),
         cc: msg.summary.cc.clone(),
-        date: msg.summary.date.clone(),
+        date: msg.summary.date.as_deref().map(long_date),
         flags,
         source,
         headers: msg.headers.clone(),
@@ -344,7 +349,7 @@ fn nested_view(state: &AppState, m: &Message) -> Nested {
     Nested {
         subject: m.summary.subject.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "(no subject)".into()),
         from: m.summary.from.clone(),
-        date: m.summary.date.clone(),
+        date: m.summary.date.as_deref().map(long_date),
         page_url: route::message_url(&key),
         html_src: m.html_body.map(|i| route::part_url(&key, m, i)),
         text_html: if m.html_body.is_none() { m.text_body.map(|i| render_text(m, i)) } else { None },
@@ -360,6 +365,14 @@ pub fn short_date(rfc3339: Option<&str>) -> String {
     }
 }
 
+/// `2026-10-01T14:03:00+02:00` → `2026-10-01 14:03:00 +02:00`.
+pub fn long_date(rfc3339: &str) -> String {
+    match rfc3339.get(..19) {
+        Some(head) => format!("{} {}", head.replacen('T', " ", 1), rfc3339[19..].replace('Z', "+00:00")),
+        None => rfc3339.to_string(),
+    }
+}
+
 pub fn human_size(n: u64) -> String {
     const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
     if n < 1024 {
@@ -372,9 +385,4 @@ pub fn human_size(n: u64) -> String {
         unit += 1;
     }
     if v < 10.0 { format!("{v:.1} {}", UNITS[unit]) } else { format!("{v:.0} {}", UNITS[unit]) }
-}
-
-/// Used by templates and the API alike.
-pub fn message_segment(key: &str) -> String {
-    encode_segment(key)
 }

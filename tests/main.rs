@@ -3,6 +3,7 @@
 mod common;
 
 mod api;
+mod browser;
 mod corpus;
 mod pages;
 mod render;

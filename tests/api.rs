@@ -1,0 +1,224 @@
+//! The JSON API and the file semantics of part and raw URLs, over the sample folder.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+
+use crate::common::{repo_path, TestApp};
+
+fn samples() -> TestApp {
+    TestApp::new(&[repo_path("samples")])
+}
+
+/// The messages in `samples/`: 7 files, 4 in the mbox, 2 in the Maildir.
+const SAMPLE_MESSAGES: u64 = 13;
+
+#[tokio::test]
+async fn status_reports_ready_and_counts() {
+    let app = samples();
+    let s = app.json("/api/status").await;
+    assert_eq!(s["ready"], true);
+    assert_eq!(s["messages"], SAMPLE_MESSAGES);
+    assert!(s["indexed"].as_u64() >= Some(9));
+    assert_eq!(s["indexed"], s["total"]);
+}
+
+#[tokio::test]
+async fn list_paginates_newest_first() {
+    let app = samples();
+    let all = app.json("/api/messages?limit=100").await;
+    assert_eq!(all["total"], SAMPLE_MESSAGES);
+    let msgs = all["messages"].as_array().expect("messages");
+    assert_eq!(msgs.len() as u64, SAMPLE_MESSAGES);
+    let dates: Vec<&str> = msgs.iter().filter_map(|m| m["date"].as_str()).collect();
+    let mut sorted = dates.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(dates, sorted, "newest first");
+    let page = app.json("/api/messages?offset=2&limit=3").await;
+    let page = page["messages"].as_array().expect("messages");
+    assert_eq!(page.len(), 3);
+    assert_eq!(page[0], msgs[2]);
+    for m in msgs {
+        for field in ["id", "message_id", "subject", "from", "date", "url"] {
+            assert!(m.get(field).is_some(), "{field} in {m}");
+        }
+        assert_eq!(m["url"].as_str(), Some(format!("/message/{}", m["id"].as_str().unwrap_or("")).as_str()));
+    }
+}
+
+#[tokio::test]
+async fn message_detail_has_its_part_tree() {
+    let app = samples();
+    let m = app.json("/api/messages/newsletter-2026-10@example.com").await;
+    assert_eq!(m["subject"], "Nouveautés d'automne");
+    assert_eq!(m["source"], "newsletter.eml");
+    assert_eq!(m["raw_url"], "/raw/newsletter-2026-10@example.com");
+    let html = m["html_url"].as_str().expect("html body");
+    assert!(m["text_url"].is_string());
+    let root = &m["parts"][0];
+    assert_eq!(root["content_type"], "multipart/related");
+    let mut cids = Vec::new();
+    let mut stack = vec![root];
+    while let Some(p) = stack.pop() {
+        for key in ["content_type", "content_id", "content_location", "filename", "disposition", "size", "url", "parts"] {
+            assert!(p.get(key).is_some(), "{key} in {p}");
+        }
+        if let Some(c) = p["content_id"].as_str() {
+            cids.push(c.to_string());
+        }
+        stack.extend(p["parts"].as_array().expect("parts"));
+    }
+    cids.sort();
+    assert_eq!(cids, ["banner@example.com", "bg@example.com", "logo@example.com"]);
+    let body = app.get(html).await;
+    assert_eq!(body.status, StatusCode::OK);
+    let text = body.text();
+    assert!(text.contains("/part/newsletter-2026-10@example.com/logo@example.com"), "{text}");
+    assert!(!text.contains("cid:"));
+}
+
+#[tokio::test]
+async fn parts_are_served_like_files() {
+    let app = samples();
+    let url = "/part/newsletter-2026-10@example.com/logo@example.com";
+    let r = app.get(url).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.header("content-type"), "image/png");
+    assert!(r.body.starts_with(b"\x89PNG"));
+    assert_eq!(r.header("x-content-type-options"), "nosniff");
+    assert!(r.header("content-security-policy").contains("sandbox"));
+    assert!(r.header("cache-control").contains("immutable"));
+    assert_eq!(r.header("accept-ranges"), "bytes");
+    let etag = r.header("etag").to_string();
+    assert!(etag.starts_with('"') && etag.len() > 10);
+
+    let again = app.get_with(url, &[("if-none-match", &etag)]).await;
+    assert_eq!(again.status, StatusCode::NOT_MODIFIED);
+    assert!(again.body.is_empty());
+
+    let range = app.get_with(url, &[("range", "bytes=0-7")]).await;
+    assert_eq!(range.status, StatusCode::PARTIAL_CONTENT);
+    assert_eq!(range.body, &r.body[..8]);
+    assert_eq!(range.header("content-range"), format!("bytes 0-7/{}", r.body.len()));
+
+    let beyond = app.get_with(url, &[("range", "bytes=999999-")]).await;
+    assert_eq!(beyond.status, StatusCode::RANGE_NOT_SATISFIABLE);
+    assert_eq!(beyond.header("content-range"), format!("bytes */{}", r.body.len()));
+
+    let head = app
+        .request(Request::head(url).body(Body::empty()).expect("request"))
+        .await;
+    assert_eq!(head.status, StatusCode::OK);
+    assert!(head.body.is_empty());
+}
+
+#[tokio::test]
+async fn attachments_get_safe_names_and_charsets() {
+    let app = samples();
+    let m = app.json("/api/messages/rechnung-2026-0315@lefevre-it.example").await;
+    let mut leaves = Vec::new();
+    let mut stack = vec![&m["parts"][0]];
+    while let Some(p) = stack.pop() {
+        if p["parts"].as_array().is_some_and(|c| c.is_empty()) {
+            leaves.push(p.clone());
+        }
+        stack.extend(p["parts"].as_array().expect("parts"));
+    }
+    let pdf = leaves.iter().find(|p| p["filename"] == "Rechnung März.pdf").expect("pdf attachment");
+    let r = app.get(&format!("{}?download=1", pdf["url"].as_str().expect("url"))).await;
+    assert_eq!(r.header("content-type"), "application/pdf");
+    assert_eq!(
+        r.header("content-disposition"),
+        "attachment; filename=\"Rechnung M_rz.pdf\"; filename*=UTF-8''Rechnung%20M%C3%A4rz.pdf"
+    );
+    let csv = leaves.iter().find(|p| p["filename"] == "totals.csv").expect("csv attachment");
+    let r = app.get(csv["url"].as_str().expect("url")).await;
+    assert_eq!(r.header("content-type"), "text/csv", "guessed from the file name");
+    let text = app.get(m["text_url"].as_str().expect("text")).await;
+    assert_eq!(text.header("content-type"), "text/plain; charset=utf-8");
+    assert!(text.text().contains('é') && text.text().contains('ü'), "{}", text.text());
+    let raw = app.get(&format!("{}?raw=1", csv["url"].as_str().expect("url"))).await;
+    assert_eq!(raw.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn unknown_and_malformed_ids_are_problems() {
+    let app = samples();
+    let cases = [
+        ("/api/messages/nope@nowhere", StatusCode::NOT_FOUND),
+        ("/message/nope@nowhere", StatusCode::NOT_FOUND),
+        ("/part/nope@nowhere/x", StatusCode::NOT_FOUND),
+        ("/part/newsletter-2026-10@example.com/nope", StatusCode::NOT_FOUND),
+        ("/raw/nope@nowhere", StatusCode::NOT_FOUND),
+        ("/api/messages/%FF%FE", StatusCode::BAD_REQUEST),
+        ("/part/%FF/x", StatusCode::BAD_REQUEST),
+        ("/api/nothing-here", StatusCode::NOT_FOUND),
+    ];
+    for (uri, want) in cases {
+        let r = app.get(uri).await;
+        assert_eq!(r.status, want, "{uri}");
+        if uri.starts_with("/api/") || uri.starts_with("/part/") || uri.starts_with("/raw/") {
+            assert_eq!(r.header("content-type"), "application/problem+json", "{uri}");
+            let p: serde_json::Value = serde_json::from_slice(&r.body).expect("json");
+            assert_eq!(p["status"], want.as_u16());
+            assert!(p["type"].is_string() && p["title"].is_string());
+        } else {
+            assert!(r.header("content-type").starts_with("text/html"), "{uri}");
+        }
+    }
+}
+
+const UPLOAD: &str = "From: up@example.com\r\nTo: you@example.com\r\nSubject: Uploaded\r\nMessage-ID: <upload-1@example.com>\r\nDate: Mon, 02 Nov 2026 10:00:00 +0000\r\n\r\nHello from an upload.\r\n";
+
+async fn post(app: &TestApp, content_type: &str, body: Vec<u8>) -> crate::common::Reply {
+    app.request(
+        Request::post("/api/messages")
+            .header("content-type", content_type)
+            .body(Body::from(body))
+            .expect("request"),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn uploads_are_created_deduplicated_and_kept() {
+    let app = samples();
+    let r = post(&app, "message/rfc822", UPLOAD.into()).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    assert_eq!(r.header("location"), "/api/messages/upload-1@example.com");
+    let created: serde_json::Value = serde_json::from_slice(&r.body).expect("json");
+    assert_eq!(created[0]["subject"], "Uploaded");
+    assert_eq!(created[0]["uploaded"], true);
+    let again = post(&app, "message/rfc822", UPLOAD.into()).await;
+    assert_eq!(again.status, StatusCode::CREATED);
+    assert_eq!(app.json("/api/status").await["messages"], SAMPLE_MESSAGES + 1, "same bytes, one message");
+
+    // A multipart form with an mbox of two messages.
+    let mbox = "From a Mon Jan  1 00:00:00 2024\nSubject: one\nMessage-ID: <form-1@x>\n\n1\n\nFrom b Mon Jan  1 00:00:00 2024\nSubject: two\nMessage-ID: <form-2@x>\n\n2\n";
+    let form = format!(
+        "--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.mbox\"\r\nContent-Type: application/mbox\r\n\r\n{mbox}\r\n--B--\r\n"
+    );
+    let r = post(&app, "multipart/form-data; boundary=B", form.into()).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    let created: serde_json::Value = serde_json::from_slice(&r.body).expect("json");
+    assert_eq!(created.as_array().map(Vec::len), Some(2));
+
+    let garbage = post(&app, "message/rfc822", b"\x00\x01 not mail".to_vec()).await;
+    assert_eq!(garbage.status, StatusCode::UNPROCESSABLE_ENTITY);
+
+    let big = post(&app, "message/rfc822", format!("{UPLOAD}{}", "x".repeat(2 << 20)).into()).await;
+    assert_eq!(big.status, StatusCode::PAYLOAD_TOO_LARGE);
+
+    // Survives a restart with the same data folder.
+    let data_dir = app.data_dir;
+    let restarted = TestApp::with_data_dir(&[repo_path("samples")], data_dir);
+    let m = restarted.json("/api/messages/upload-1@example.com").await;
+    assert_eq!(m["uploaded"], true);
+
+    let delete = |uri: &'static str| Request::delete(uri).body(Body::empty()).expect("request");
+    let r = restarted.request(delete("/api/messages/upload-1@example.com")).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    assert_eq!(restarted.get("/api/messages/upload-1@example.com").await.status, StatusCode::NOT_FOUND);
+    let r = restarted.request(delete("/api/messages/welcome@example.com")).await;
+    assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED, "mounted messages are read-only");
+    assert_eq!(r.header("content-type"), "application/problem+json");
+}

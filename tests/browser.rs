@@ -1,0 +1,227 @@
+//! Headless Chromium against a real socket: what the browser actually fetched, from mailshelf and
+//! from a second local server that stands in for the internet. Hostile messages must make no
+//! request to the stand-in and run no script; legitimate ones must load every resource they carry.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::{Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use tokio::net::TcpListener;
+
+use crate::common::{repo_path, TestApp};
+
+type Log = Arc<Mutex<Vec<String>>>;
+
+async fn record(State(log): State<Log>, req: Request, next: Next) -> Response {
+    let uri = req.uri().to_string();
+    log.lock().expect("log").push(uri);
+    next.run(req).await
+}
+
+/// Serves `router` on 127.0.0.1 with a free port, logging every request's path and query.
+async fn serve(router: Router) -> (String, Log) {
+    let log: Log = Arc::default();
+    let router = router.layer(middleware::from_fn_with_state(log.clone(), record));
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    (format!("http://{addr}"), log)
+}
+
+/// The stand-in for the internet: answers anything with a small image, stylesheet or page.
+async fn internet() -> (String, Log) {
+    let router = Router::new().fallback(|req: Request| async move {
+        let path = req.uri().path().to_string();
+        let png: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\x9cc\xf8\x0f\0\0\x01\x01\0\x05\x18\xd8N\0\0\0\0IEND\xaeB`\x82";
+        if path.ends_with(".css") {
+            ([("content-type", "text/css")], "body{background:url(/css-followup.png)}").into_response()
+        } else if path.ends_with(".html") {
+            ([("content-type", "text/html")], "<p>remote page</p>").into_response()
+        } else {
+            ([("content-type", "image/png")], png).into_response()
+        }
+    });
+    serve(router).await
+}
+
+fn chromium() -> PathBuf {
+    let path = std::env::var_os("MAILSHELF_CHROMIUM").map(PathBuf::from).unwrap_or_else(|| "/usr/bin/chromium".into());
+    assert!(
+        path.exists(),
+        "browser tests need Chromium at {} (apt-get install chromium, or set MAILSHELF_CHROMIUM)",
+        path.display()
+    );
+    path
+}
+
+/// Loads `url` in a fresh headless Chromium, lets it settle, and returns the DOM it ended with.
+async fn load(url: &str) -> String {
+    let browser = chromium();
+    let url = url.to_string();
+    tokio::task::spawn_blocking(move || {
+        let profile = tempfile::tempdir().expect("profile dir");
+        let out = Command::new("timeout")
+            .arg("90")
+            .arg(browser)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-dev-shm-usage",
+                "--virtual-time-budget=8000",
+                "--run-all-compositor-stages-before-draw",
+                "--window-size=1200,2000",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg("--dump-dom")
+            .arg(&url)
+            .output()
+            .expect("chromium runs");
+        assert!(out.status.success(), "chromium failed on {url}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    })
+    .await
+    .expect("join")
+}
+
+/// Writes the hostile templates with the stand-in's address filled in.
+fn hostile_messages(dir: &Path, remote: &str) -> Vec<PathBuf> {
+    let hostport = remote.trim_start_matches("http://");
+    let mut out = Vec::new();
+    let src = repo_path("tests/fixtures/hostile");
+    let mut names: Vec<_> = std::fs::read_dir(&src).expect("hostile fixtures").flatten().map(|e| e.path()).collect();
+    names.sort();
+    for p in names.into_iter().filter(|p| p.extension().is_some_and(|e| e == "eml")) {
+        let text = std::fs::read_to_string(&p).expect("read");
+        let text = text.replace("{{REMOTE}}", remote).replace("{{REMOTE_HOSTPORT}}", hostport);
+        let dest = dir.join(p.file_name().expect("name"));
+        std::fs::write(&dest, text).expect("write");
+        out.push(dest);
+    }
+    assert!(out.len() >= 5, "hostile fixtures: {}", out.len());
+    out
+}
+
+fn requested(log: &Log) -> Vec<String> {
+    log.lock().expect("log").clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sample_resources_really_load() {
+    let app = TestApp::new(&[repo_path("samples")]);
+    let (base, log) = serve(app.router.clone()).await;
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "/message/newsletter-2026-10@example.com",
+            &[
+                "/part/newsletter-2026-10@example.com/logo@example.com",
+                "/part/newsletter-2026-10@example.com/bg@example.com",
+                "/part/newsletter-2026-10@example.com/banner@example.com",
+            ],
+        ),
+        ("/message/fwd-5b2c9a@example.net", &["/part/original-2026@example.net/"]),
+    ];
+    for (page, wanted) in cases {
+        load(&format!("{base}{page}")).await;
+        let got = requested(&log);
+        for w in *wanted {
+            assert!(got.iter().any(|g| g.starts_with(w)), "{page} did not load {w}; requests: {got:#?}");
+        }
+    }
+    // The saved page: its stylesheet, the images it and its CSS name, its frame and the frame's image.
+    let saved = app
+        .json("/api/messages?limit=100")
+        .await["messages"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .find(|m| m["subject"] == "Field notes: a week in the hills")
+        .map(|m| m["id"].as_str().expect("id").to_string())
+        .expect("saved page listed");
+    log.lock().expect("log").clear();
+    load(&format!("{base}/message/{saved}")).await;
+    let detail = app.json(&format!("/api/messages/{saved}")).await;
+    let mut wanted = Vec::new();
+    let mut stack = vec![&detail["parts"][0]];
+    while let Some(p) = stack.pop() {
+        let loc = p["content_location"].as_str().unwrap_or("");
+        if ["site.css", "photo.png", "bg.png", "sidebar.html", "icon.gif"].iter().any(|n| loc.ends_with(n)) {
+            wanted.push(p["url"].as_str().expect("url").to_string());
+        }
+        stack.extend(p["parts"].as_array().expect("parts"));
+    }
+    assert_eq!(wanted.len(), 5, "{detail:#}");
+    let got = requested(&log);
+    for w in &wanted {
+        assert!(got.iter().any(|g| g.starts_with(w.as_str())), "saved page did not load {w}; requests: {got:#?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_messages_load_nothing_remote_and_run_nothing() {
+    let (remote, remote_log) = internet().await;
+    let dir = tempfile::tempdir().expect("dir");
+    let files = hostile_messages(dir.path(), &remote);
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    let (base, local_log) = serve(app.router.clone()).await;
+    let list = app.json("/api/messages?limit=100").await;
+    let ids: Vec<String> = list["messages"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|m| m["id"].as_str().expect("id").to_string())
+        .collect();
+    assert_eq!(ids.len(), files.len(), "every hostile message is listed");
+    let mut pages = Vec::new();
+    for id in &ids {
+        pages.push(format!("{base}/message/{id}"));
+        pages.push(format!("{base}/message/{id}?view=text"));
+        // Every part opened directly, as a user clicking "open" would.
+        let detail = app.json(&format!("/api/messages/{id}")).await;
+        let mut stack = vec![&detail["parts"][0]];
+        while let Some(p) = stack.pop() {
+            if p["parts"].as_array().is_some_and(|c| c.is_empty()) {
+                pages.push(format!("{base}{}", p["url"].as_str().expect("url")));
+            }
+            stack.extend(p["parts"].as_array().expect("parts"));
+        }
+    }
+    for page in &pages {
+        let dom = load(page).await;
+        assert!(!dom.contains("SCRIPT-RAN"), "{page} ran a script");
+    }
+    let leaked = requested(&remote_log);
+    assert!(leaked.is_empty(), "requests reached the stand-in internet: {leaked:#?}");
+    assert!(requested(&local_log).len() >= pages.len(), "the pages were loaded");
+    println!("hostile: {} messages, {} pages and parts opened, 0 remote requests", ids.len(), pages.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remote_content_loads_when_asked() {
+    let (remote, remote_log) = internet().await;
+    let dir = tempfile::tempdir().expect("dir");
+    hostile_messages(dir.path(), &remote);
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    let (base, _) = serve(app.router.clone()).await;
+    let page = app.get("/message/hostile-remote@test.invalid").await;
+    let html = page.text();
+    assert!(html.contains("remote resources blocked") || html.contains("remote resource blocked"), "{html}");
+    assert!(html.contains("/message/hostile-remote@test.invalid?remote=1"));
+    load(&format!("{base}/message/hostile-remote@test.invalid")).await;
+    assert!(requested(&remote_log).is_empty(), "nothing loads before the user asks");
+    load(&format!("{base}/message/hostile-remote@test.invalid?remote=1")).await;
+    let got = requested(&remote_log);
+    assert!(got.iter().any(|g| g == "/allowed-when-asked.png"), "the remote image loaded when asked: {got:#?}");
+    assert!(!got.iter().any(|g| g.contains("script-ran")), "still nothing runs: {got:#?}");
+}
