@@ -1,37 +1,57 @@
-//! The loaded archive: ingests the given paths into the [`Index`], and reads any indexed message back
-//! from its source on demand, keeping only a few parsed messages in memory.
+//! The loaded archive: keeps the [`Index`] current with the given paths and the persistent
+//! [`Store`], and reads any indexed message back from its source on demand, keeping only a few
+//! parsed messages in memory.
+//!
+//! Indexing is a small pipeline: one thread walks the sources (and streams mbox files), a worker per
+//! core reads and parses messages, and the calling thread adds them to the index and commits them
+//! to the store in batches. A source's state is written only once all its messages are, so a crash
+//! re-reads exactly the sources that were not finished.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
 use crate::error::Error;
 use crate::index::{content_hash, Added, Entry, EntryId, Index, Location};
-use crate::ingest::{self, Kind, Source};
+use crate::ingest::{self, Kind, MboxReader, Source};
 use crate::model::{Body, Message, PartIdx};
 use crate::parse::parse_message;
+use crate::store::{Batch, SourceState, Store};
 
 /// How many parsed top-level messages stay in memory.
 const CACHE_SIZE: usize = 32;
 
+/// Messages between two commits to the store while indexing.
+const BATCH: usize = 2000;
+
 /// Progress of indexing, readable while it runs.
 #[derive(Debug, Default)]
 pub struct Progress {
+    /// True once the first indexing of every given path has finished.
     pub ready: AtomicBool,
-    /// Files (or mbox messages) looked at so far.
+    /// Source files finished in the current run.
     pub indexed: AtomicUsize,
-    /// Files found so far (grows while the walk runs).
+    /// Source files found in the current run.
     pub total: AtomicUsize,
-    /// Files that could not be read or parsed.
+    /// Messages parsed for the index since start (unchanged sources are not parsed again).
+    pub parsed: AtomicUsize,
+    /// Messages that could not be read or parsed.
     pub failed: AtomicUsize,
 }
 
 pub struct Archive {
     index: RwLock<Index>,
     cache: Mutex<VecDeque<(EntryId, Arc<Message>)>>,
-    uploads: std::sync::OnceLock<PathBuf>,
+    store: Option<Store>,
+    /// What each source file gave, keyed by its path.
+    sources: Mutex<HashMap<String, SourceState>>,
+    /// One indexing run at a time (start-up, a watch event, an upload).
+    ingest_lock: Mutex<()>,
+    uploads: Option<PathBuf>,
     pub progress: Progress,
 }
 
@@ -57,24 +77,66 @@ impl Loaded {
     }
 }
 
-impl Default for Archive {
-    fn default() -> Self {
-        Self::new()
-    }
+/// Work for the parse workers.
+enum Job {
+    /// A file that is one message.
+    File { key: String, root: PathBuf, path: PathBuf },
+    /// One message of an mbox, already read.
+    Mbox { key: String, source: Source, display: String, raw: Vec<u8> },
+}
+
+/// What comes back to the indexing thread.
+enum Outcome {
+    Parsed { key: String, msg: Box<Message>, location: Location },
+    Failed { key: String },
+    /// The walker finished a source: it gave `count` jobs.
+    Done { key: String, count: usize, state: SourceState },
+}
+
+/// A source whose messages are still on their way.
+struct Pending {
+    ids: Vec<EntryId>,
+    received: usize,
+    done: Option<(usize, SourceState)>,
 }
 
 impl Archive {
-    pub fn new() -> Self {
+    /// An archive with its index in `data_dir` (created if needed), loaded as it was left.
+    pub fn open(data_dir: &Path) -> Result<Archive, Error> {
+        let store = Store::open(data_dir)?;
+        let (entries, sources) = store.load()?;
+        let mut index = Index::default();
+        for (id, e) in entries {
+            index.restore(id, e);
+        }
+        index.sort();
+        let _ = index.take_changes();
+        Ok(Archive {
+            index: RwLock::new(index),
+            cache: Mutex::new(VecDeque::new()),
+            store: Some(store),
+            sources: Mutex::new(sources),
+            ingest_lock: Mutex::new(()),
+            uploads: Some(data_dir.join("uploads")),
+            progress: Progress::default(),
+        })
+    }
+
+    /// An archive kept in memory only (no uploads, nothing persisted).
+    pub fn in_memory() -> Archive {
         Archive {
             index: RwLock::new(Index::default()),
             cache: Mutex::new(VecDeque::new()),
-            uploads: std::sync::OnceLock::new(),
+            store: None,
+            sources: Mutex::new(HashMap::new()),
+            ingest_lock: Mutex::new(()),
+            uploads: None,
             progress: Progress::default(),
         }
     }
 
     /// Read access to the index. A poisoned lock (a panic elsewhere) still yields the data: the
-    /// index is only ever mutated by whole-entry inserts.
+    /// index is only ever changed by whole-entry inserts and removals.
     pub fn index(&self) -> RwLockReadGuard<'_, Index> {
         self.index.read().unwrap_or_else(|e| e.into_inner())
     }
@@ -83,82 +145,196 @@ impl Archive {
         self.index.write().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Indexes every message under `paths`. Unreadable files are logged and counted, never fatal.
-    pub fn ingest_paths(&self, paths: &[PathBuf]) {
-        for root in paths {
-            for found in ingest::walk(root) {
-                self.progress.total.fetch_add(1, Ordering::Relaxed);
-                if let Err(e) = self.ingest_file(&found.root, &found.path) {
-                    self.progress.failed.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(path = %found.path.display(), error = %e, "skipped");
-                }
+    /// Where uploads are kept.
+    pub fn uploads_dir(&self) -> Option<&Path> {
+        self.uploads.as_deref()
+    }
+
+    /// The folders and files indexing reads: the given paths and the uploads folder.
+    pub fn roots(&self, paths: &[PathBuf]) -> Vec<PathBuf> {
+        let mut roots = paths.to_vec();
+        if let Some(u) = &self.uploads {
+            roots.push(u.clone());
+        }
+        roots
+    }
+
+    /// Brings the index up to date with `roots`: new and changed sources are read, unchanged ones
+    /// (same size and modification time) are not, appended mbox files are read from where they
+    /// ended, and sources that are gone are dropped. Never fatal: unreadable files are logged.
+    pub fn ingest_paths(&self, roots: &[PathBuf]) {
+        let _one_at_a_time = self.ingest_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let found: Vec<ingest::Found> = roots.iter().flat_map(|r| ingest::walk(r)).collect();
+        self.progress.total.store(found.len(), Ordering::Relaxed);
+        self.progress.indexed.store(0, Ordering::Relaxed);
+
+        let mut known = std::mem::take(&mut *self.sources.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut batch = Batch::default();
+        let mut todo: Vec<(ingest::Found, String, u64, Vec<EntryId>)> = Vec::new();
+        let mut seen = HashSet::new();
+        for f in found {
+            let key = f.path.to_string_lossy().into_owned();
+            let Ok((size, mtime_ns)) = stat(&f.path) else {
                 self.progress.indexed.fetch_add(1, Ordering::Relaxed);
+                continue;
+            };
+            seen.insert(key.clone());
+            match known.get(&key) {
+                Some(st) if st.size == size && st.mtime_ns == mtime_ns => {
+                    self.progress.indexed.fetch_add(1, Ordering::Relaxed);
+                }
+                Some(st) if st.mbox_end > 0 && size > st.size && mbox_prefix_unchanged(&f.path, st) => {
+                    // An mbox that only grew: read from where its last message ended.
+                    todo.push((f, key, st.mbox_end, st.ids.clone()));
+                }
+                old => {
+                    if let Some(old) = old {
+                        let mut index = self.index_mut();
+                        for &id in &old.ids {
+                            index.remove(id);
+                        }
+                    }
+                    todo.push((f, key, 0, Vec::new()));
+                }
             }
         }
+        // Sources that are gone.
+        let gone: Vec<String> = known.keys().filter(|k| !seen.contains(*k)).cloned().collect();
+        if !gone.is_empty() {
+            let mut index = self.index_mut();
+            for k in gone {
+                if let Some(st) = known.remove(&k) {
+                    for id in st.ids {
+                        index.remove(id);
+                    }
+                }
+                batch.removed_sources.push(k);
+            }
+        }
+        self.run_pipeline(todo, &mut known, &mut batch);
+        let (entries, removed) = self.index_mut().take_changes();
+        batch.entries.extend(entries);
+        batch.removed.extend(removed);
+        self.commit(&batch, true);
+        *self.sources.lock().unwrap_or_else(|e| e.into_inner()) = known;
         self.index_mut().sort();
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).clear();
         self.progress.ready.store(true, Ordering::Release);
     }
 
-    /// Indexes one file: a message, an mbox, or nothing (other files are passed over quietly).
-    pub fn ingest_file(&self, root: &Path, path: &Path) -> Result<Vec<Added>, Error> {
-        let shown = display_path(root, path);
-        let uploaded = self.uploads_dir().is_some_and(|d| path.starts_with(d));
-        match ingest::sniff_file(path)? {
-            Kind::Other => Ok(Vec::new()),
-            Kind::Message => {
-                let source = Source::File { path: path.to_path_buf() };
-                let flags = ingest::maildir_flags(path);
-                Ok(vec![self.ingest_source(source, shown, flags, uploaded)?])
-            }
-            Kind::Mbox => {
-                let data = std::fs::read(path)?;
-                let mut added = Vec::new();
-                for (i, (offset, len)) in ingest::split_mbox(&data).into_iter().enumerate() {
-                    let source = Source::Mbox { path: path.to_path_buf(), offset, len };
-                    match self.ingest_source(source, format!("{shown}#{}", i + 1), None, uploaded) {
-                        Ok(a) => added.push(a),
-                        Err(e) => tracing::warn!(path = %shown, message = i + 1, error = %e, "skipped"),
-                    }
-                }
-                Ok(added)
+    fn commit(&self, batch: &Batch, durable: bool) {
+        if let Some(store) = &self.store {
+            if let Err(e) = store.commit(batch, durable) {
+                tracing::error!(error = %e, "could not save the index; it will be rebuilt from sources");
             }
         }
     }
 
-    fn ingest_source(
+    fn run_pipeline(
         &self,
-        source: Source,
-        display: String,
-        flags: Option<String>,
-        uploaded: bool,
-    ) -> Result<Added, Error> {
-        let raw: Arc<[u8]> = Arc::from(source.read()?);
-        let msg = parse_message(raw)?;
-        let location = Location::Top { source, display, flags, uploaded };
-        Ok(self.index_mut().add(&msg, location))
+        todo: Vec<(ingest::Found, String, u64, Vec<EntryId>)>,
+        known: &mut HashMap<String, SourceState>,
+        batch: &mut Batch,
+    ) {
+        if todo.is_empty() {
+            return;
+        }
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+        let (job_tx, job_rx) = sync_channel::<Job>(256);
+        let (out_tx, out_rx) = sync_channel::<Outcome>(256);
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        let mut pending: HashMap<String, Pending> = HashMap::new();
+        for (_, key, _, ids) in &todo {
+            pending.insert(key.clone(), Pending { ids: ids.clone(), received: 0, done: None });
+        }
+        std::thread::scope(|scope| {
+            let walker_out = out_tx.clone();
+            scope.spawn(move || walk_sources(todo, job_tx, walker_out));
+            for _ in 0..workers {
+                let rx = Arc::clone(&job_rx);
+                let tx = out_tx.clone();
+                scope.spawn(move || parse_worker(&rx, &tx));
+            }
+            drop(out_tx);
+            self.collect(out_rx, &mut pending, known, batch);
+        });
     }
 
-    /// Where uploads are kept, once [`Archive::set_uploads_dir`] was called.
-    pub fn uploads_dir(&self) -> Option<&Path> {
-        self.uploads.get().map(PathBuf::as_path)
-    }
-
-    pub fn set_uploads_dir(&self, dir: PathBuf) {
-        let _ = self.uploads.set(dir);
+    /// The indexing thread: adds parsed messages, finishes sources, commits in batches.
+    fn collect(
+        &self,
+        out_rx: Receiver<Outcome>,
+        pending: &mut HashMap<String, Pending>,
+        known: &mut HashMap<String, SourceState>,
+        batch: &mut Batch,
+    ) {
+        let mut since_commit = 0;
+        for outcome in out_rx {
+            let key = match outcome {
+                Outcome::Parsed { key, msg, location } => {
+                    self.progress.parsed.fetch_add(1, Ordering::Relaxed);
+                    let added = self.index_mut().add(&msg, location);
+                    if let (Added::New(id), Some(p)) = (added, pending.get_mut(&key)) {
+                        p.ids.push(id);
+                    }
+                    if let Some(p) = pending.get_mut(&key) {
+                        p.received += 1;
+                    }
+                    since_commit += 1;
+                    key
+                }
+                Outcome::Failed { key } => {
+                    self.progress.failed.fetch_add(1, Ordering::Relaxed);
+                    if let Some(p) = pending.get_mut(&key) {
+                        p.received += 1;
+                    }
+                    key
+                }
+                Outcome::Done { key, count, state } => {
+                    if let Some(p) = pending.get_mut(&key) {
+                        p.done = Some((count, state));
+                    }
+                    key
+                }
+            };
+            let finished = pending
+                .get(&key)
+                .is_some_and(|p| p.done.as_ref().is_some_and(|(count, _)| p.received >= *count));
+            if finished {
+                if let Some(p) = pending.remove(&key) {
+                    if let Some((_, mut state)) = p.done {
+                        state.ids = p.ids;
+                        batch.sources.push((key.clone(), state.clone()));
+                        known.insert(key, state);
+                    }
+                }
+                self.progress.indexed.fetch_add(1, Ordering::Relaxed);
+            }
+            if since_commit >= BATCH {
+                let (entries, removed) = self.index_mut().take_changes();
+                batch.entries.extend(entries);
+                batch.removed.extend(removed);
+                self.commit(batch, false);
+                *batch = Batch::default();
+                since_commit = 0;
+            }
+        }
     }
 
     /// Stores uploaded bytes (one message, or an mbox of several) and indexes them. Each message
-    /// is written to its own file named by its hash, synced to disk before this returns, so what
-    /// was acknowledged survives a crash, and the same bytes twice are one file and one message.
+    /// is written to its own file named by its hash and synced to disk, and its index entry
+    /// committed durably, before this returns: what was acknowledged survives a crash, and the
+    /// same bytes twice are one file and one message.
     pub fn store_upload(&self, bytes: Vec<u8>) -> Result<Vec<EntryId>, Error> {
         let dir = self
             .uploads_dir()
             .ok_or_else(|| Error::Internal("no uploads folder configured".into()))?
             .to_path_buf();
         let messages: Vec<Vec<u8>> = match ingest::sniff(&bytes[..bytes.len().min(8192)]) {
-            Kind::Mbox => ingest::split_mbox(&bytes)
-                .into_iter()
-                .map(|(o, l)| ingest::unescape_from_lines(bytes[o as usize..(o + l) as usize].to_vec()))
+            Kind::Mbox => MboxReader::new(bytes.as_slice(), 0)
+                .filter_map(Result::ok)
+                .filter(|m| m.len > 0)
+                .map(|m| ingest::unescape_from_lines(m.raw))
                 .collect(),
             Kind::Message => vec![bytes],
             Kind::Other => return Err(Error::Unparseable),
@@ -172,20 +348,39 @@ impl Archive {
             return Err(Error::Unparseable);
         }
         std::fs::create_dir_all(&dir)?;
+        let _one_at_a_time = self.ingest_lock.lock().unwrap_or_else(|e| e.into_inner());
         let mut ids = Vec::new();
+        let mut batch = Batch::default();
         for msg in parsed {
             let name = format!("{}.eml", content_hash(&msg.raw));
             let path = dir.join(&name);
             if !path.exists() {
                 write_durably(&dir, &path, &msg.raw)?;
             }
-            let location = Location::Top {
-                source: Source::File { path },
-                display: name,
-                flags: None,
-                uploaded: true,
+            let key = path.to_string_lossy().into_owned();
+            let location = Location::Top { source: Source::File { path: path.clone() }, display: name, flags: None, uploaded: true };
+            let added = {
+                let mut index = self.index_mut();
+                let added = index.add(&msg, location);
+                index.sort();
+                added
             };
-            ids.push(self.add_parsed(&msg, location).id());
+            let (size, mtime_ns) = stat(&path)?;
+            let mut sources = self.sources.lock().unwrap_or_else(|e| e.into_inner());
+            let state = sources.entry(key.clone()).or_default();
+            state.size = size;
+            state.mtime_ns = mtime_ns;
+            if let Added::New(id) = added {
+                state.ids.push(id);
+            }
+            batch.sources.push((key, state.clone()));
+            ids.push(added.id());
+        }
+        let (entries, removed) = self.index_mut().take_changes();
+        batch.entries = entries;
+        batch.removed = removed;
+        if let Some(store) = &self.store {
+            store.commit(&batch, true)?;
         }
         Ok(ids)
     }
@@ -193,35 +388,33 @@ impl Archive {
     /// Deletes an uploaded message: its file and its entries. Mounted messages are read-only.
     pub fn delete_upload(&self, id: EntryId) -> Result<(), Error> {
         let location = self.index().get(id).map(|e| e.location.clone()).ok_or(Error::MessageNotFound)?;
-        match location {
-            Location::Top { uploaded: true, source: Source::File { path }, .. } => {
-                match std::fs::remove_file(&path) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(e.into()),
-                }
-                self.index_mut().remove(id);
-                self.cache.lock().unwrap_or_else(|e| e.into_inner()).retain(|(i, _)| *i != id);
-                Ok(())
-            }
-            _ => Err(Error::ReadOnly),
+        let Location::Top { uploaded: true, source: Source::File { path }, .. } = location else {
+            return Err(Error::ReadOnly);
+        };
+        let _one_at_a_time = self.ingest_lock.lock().unwrap_or_else(|e| e.into_inner());
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e.into()),
         }
-    }
-
-    /// Adds a message that is already parsed (uploads) and keeps the list in order.
-    pub fn add_parsed(&self, msg: &Message, location: Location) -> Added {
-        let mut index = self.index_mut();
-        let added = index.add(msg, location);
-        index.sort();
-        added
+        let key = path.to_string_lossy().into_owned();
+        self.sources.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+        let (_, removed) = {
+            let mut index = self.index_mut();
+            index.remove(id);
+            index.take_changes()
+        };
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).retain(|(i, _)| *i != id);
+        if let Some(store) = &self.store {
+            store.commit(&Batch { removed, removed_sources: vec![key], ..Batch::default() }, true)?;
+        }
+        Ok(())
     }
 
     /// Finds an entry by its URL id: the key, or else any message with that Message-ID.
     pub fn find(&self, key: &str) -> Option<EntryId> {
         let index = self.index();
-        index
-            .by_key(key)
-            .or_else(|| index.by_message_id(key).first().copied())
+        index.by_key(key).or_else(|| index.by_message_id(key).first().copied())
     }
 
     /// Reads a message back from its source and parses it (or takes it from the cache).
@@ -239,6 +432,9 @@ impl Archive {
                 }
                 Some(Location::Top { .. }) => break,
                 None => return Err(Error::MessageNotFound),
+            }
+            if path.len() > 64 {
+                return Err(Error::MessageNotFound);
             }
         }
         path.reverse();
@@ -275,6 +471,129 @@ impl Archive {
         cache.push_back(hit);
         Some(msg)
     }
+}
+
+/// The walker: tells files from mbox files, streams mbox files into single-message jobs, and
+/// reports each source done with its job count.
+fn walk_sources(
+    todo: Vec<(ingest::Found, String, u64, Vec<EntryId>)>,
+    jobs: SyncSender<Job>,
+    out: SyncSender<Outcome>,
+) {
+    for (found, key, start, _) in todo {
+        let (count, state) = match walk_one(&found, &key, start, &jobs) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(path = %found.path.display(), error = %e, "skipped");
+                (0, SourceState::default())
+            }
+        };
+        if out.send(Outcome::Done { key, count, state }).is_err() {
+            return;
+        }
+    }
+}
+
+fn walk_one(found: &ingest::Found, key: &str, start: u64, jobs: &SyncSender<Job>) -> std::io::Result<(usize, SourceState)> {
+    let (size, mtime_ns) = stat(&found.path)?;
+    let mut state = SourceState { size, mtime_ns, ..SourceState::default() };
+    match ingest::sniff_file(&found.path)? {
+        Kind::Other => Ok((0, state)),
+        Kind::Message => {
+            let job = Job::File { key: key.to_string(), root: found.root.clone(), path: found.path.clone() };
+            let _ = jobs.send(job);
+            Ok((1, state))
+        }
+        Kind::Mbox => {
+            let mut f = File::open(&found.path)?;
+            f.seek(SeekFrom::Start(start))?;
+            let shown = display_path(&found.root, &found.path);
+            let mut count = 0;
+            let mut end = start;
+            for m in MboxReader::new(BufReader::with_capacity(256 * 1024, f), start) {
+                let m = m?;
+                end = m.offset + m.len;
+                if m.len == 0 {
+                    continue;
+                }
+                let source = Source::Mbox { path: found.path.clone(), offset: m.offset, len: m.len };
+                let display = format!("{shown}@{}", m.offset);
+                let job = Job::Mbox { key: key.to_string(), source, display, raw: ingest::unescape_from_lines(m.raw) };
+                if jobs.send(job).is_err() {
+                    break;
+                }
+                count += 1;
+            }
+            state.mbox_end = end;
+            state.mbox_tail = tail_hash(&found.path, end).ok();
+            Ok((count, state))
+        }
+    }
+}
+
+fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>) {
+    loop {
+        let job = {
+            let rx = jobs.lock().unwrap_or_else(|e| e.into_inner());
+            rx.recv()
+        };
+        let Ok(job) = job else { return };
+        let outcome = match job {
+            Job::File { key, root, path } => {
+                let display = display_path(&root, &path);
+                let flags = ingest::maildir_flags(&path);
+                let source = Source::File { path };
+                match source.read().map_err(Error::from).and_then(|raw| parse_message(Arc::from(raw))) {
+                    Ok(msg) => Outcome::Parsed { key, msg: Box::new(msg), location: Location::Top { source, display, flags, uploaded: false } },
+                    Err(e) => {
+                        tracing::warn!(path = %source.path().display(), error = %e, "skipped");
+                        Outcome::Failed { key }
+                    }
+                }
+            }
+            Job::Mbox { key, source, display: shown, raw } => match parse_message(Arc::from(raw)) {
+                Ok(msg) => Outcome::Parsed {
+                    key,
+                    msg: Box::new(msg),
+                    location: Location::Top { source, display: shown, flags: None, uploaded: false },
+                },
+                Err(e) => {
+                    tracing::warn!(source = %shown, error = %e, "skipped");
+                    Outcome::Failed { key }
+                }
+            },
+        };
+        if out.send(outcome).is_err() {
+            return;
+        }
+    }
+}
+
+fn stat(path: &Path) -> std::io::Result<(u64, i64)> {
+    let meta = std::fs::metadata(path)?;
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64);
+    Ok((meta.len(), mtime_ns))
+}
+
+/// A hash of the (up to) 4 KiB before `end`: if they are unchanged, so (in practice) is everything
+/// before them, and an mbox that grew was only appended to.
+fn tail_hash(path: &Path, end: u64) -> std::io::Result<[u8; 16]> {
+    let from = end.saturating_sub(4096);
+    let mut f = File::open(path)?;
+    f.seek(SeekFrom::Start(from))?;
+    let mut buf = Vec::with_capacity((end - from) as usize);
+    f.take(end - from).read_to_end(&mut buf)?;
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&blake3::hash(&buf).as_bytes()[..16]);
+    Ok(out)
+}
+
+fn mbox_prefix_unchanged(path: &Path, st: &SourceState) -> bool {
+    st.mbox_tail.is_some() && tail_hash(path, st.mbox_end).ok() == st.mbox_tail
 }
 
 /// Writes a file so that it is whole or absent after a crash: a temporary file, synced, renamed

@@ -71,6 +71,11 @@ pub struct Index {
     /// Listed (top-level) entries, newest first once [`Index::sort`] has run.
     listed: Vec<EntryId>,
     sorted: bool,
+    /// Messages enclosed in each entry.
+    children: HashMap<EntryId, Vec<EntryId>>,
+    /// Ids added or changed, and removed, not yet written to the store.
+    changed: Vec<EntryId>,
+    removed: Vec<EntryId>,
 }
 
 impl Index {
@@ -124,6 +129,7 @@ impl Index {
                     e.location = location;
                     self.listed.push(existing);
                     self.sorted = false;
+                    self.changed.push(existing);
                 }
             }
             return Added::Duplicate(existing);
@@ -133,29 +139,16 @@ impl Index {
             _ => crate::ids::derived_message_id(&msg.raw),
         };
         let id = self.entries.len() as EntryId;
-        let content_ids: Vec<String> = msg
-            .parts
-            .iter()
-            .filter_map(|p| p.content_id.clone())
-            .collect();
-        for cid in &content_ids {
-            let list = self.by_content_id.entry(cid.clone()).or_default();
-            if list.last() != Some(&id) {
-                list.push(id);
-            }
-        }
-        if let Some(mid) = &msg.message_id {
-            self.by_message_id.entry(mid.clone()).or_default().push(id);
-        }
-        self.by_key.insert(key.clone(), id);
-        self.by_hash.insert(hash.clone(), id);
+        let mut content_ids: Vec<String> = msg.parts.iter().filter_map(|p| p.content_id.clone()).collect();
+        content_ids.dedup();
         let has_attachments = msg.parts.iter().enumerate().any(|(i, p)| {
             !p.is_multipart()
                 && p.is_attachment_like()
+                && p.related_scope.is_none()
                 && Some(i) != msg.html_body
                 && Some(i) != msg.text_body
         });
-        self.entries.push(Some(Entry {
+        let entry = Entry {
             key,
             message_id: msg.message_id.clone(),
             summary: msg.summary.clone(),
@@ -164,20 +157,64 @@ impl Index {
             hash,
             content_ids,
             has_attachments,
-        }));
-        if listed {
-            self.listed.push(id);
-            self.sorted = false;
-        }
+        };
+        self.insert(id, entry);
+        self.changed.push(id);
         for (part, nested) in msg.nested() {
             self.add(nested, Location::Nested { parent: id, part });
         }
         Added::New(id)
     }
 
+    /// Puts a stored entry back under its id (loading a persisted index).
+    pub fn restore(&mut self, id: EntryId, entry: Entry) {
+        if self.get(id).is_none() {
+            self.insert(id, entry);
+        }
+    }
+
+    fn insert(&mut self, id: EntryId, entry: Entry) {
+        for cid in &entry.content_ids {
+            let list = self.by_content_id.entry(cid.clone()).or_default();
+            if !list.contains(&id) {
+                list.push(id);
+            }
+        }
+        if let Some(mid) = &entry.message_id {
+            self.by_message_id.entry(mid.clone()).or_default().push(id);
+        }
+        self.by_key.insert(entry.key.clone(), id);
+        self.by_hash.insert(entry.hash.clone(), id);
+        match entry.location {
+            Location::Top { .. } => {
+                self.listed.push(id);
+                self.sorted = false;
+            }
+            Location::Nested { parent, .. } => self.children.entry(parent).or_default().push(id),
+        }
+        let slot = id as usize;
+        if self.entries.len() <= slot {
+            self.entries.resize_with(slot + 1, || None);
+        }
+        self.entries[slot] = Some(entry);
+    }
+
+    /// Entries added, changed or removed since the last call, for the persistent store.
+    pub fn take_changes(&mut self) -> (Vec<(EntryId, Entry)>, Vec<EntryId>) {
+        let mut changed = std::mem::take(&mut self.changed);
+        changed.sort_unstable();
+        changed.dedup();
+        let entries = changed
+            .into_iter()
+            .filter_map(|id| self.get(id).map(|e| (id, e.clone())))
+            .collect();
+        (entries, std::mem::take(&mut self.removed))
+    }
+
     /// Removes an entry and the messages nested in it.
     pub fn remove(&mut self, id: EntryId) {
         let Some(entry) = self.entries.get_mut(id as usize).and_then(Option::take) else { return };
+        self.removed.push(id);
         self.by_key.remove(&entry.key);
         self.by_hash.remove(&entry.hash);
         if let Some(mid) = &entry.message_id {
@@ -197,17 +234,11 @@ impl Index {
             }
         }
         self.listed.retain(|&i| i != id);
-        let children: Vec<EntryId> = self
-            .entries
-            .iter()
-            .enumerate()
-            .filter_map(|(i, e)| match e.as_ref().map(|e| &e.location) {
-                Some(Location::Nested { parent, .. }) if *parent == id => Some(i as EntryId),
-                _ => None,
-            })
-            .collect();
-        for c in children {
-            self.remove(c);
+        for c in self.children.remove(&id).unwrap_or_default() {
+            // A child since given on its own stays.
+            if matches!(self.get(c).map(|e| &e.location), Some(Location::Nested { .. })) {
+                self.remove(c);
+            }
         }
     }
 

@@ -3,7 +3,7 @@
 //! message back. Sources are opened read-only; nothing here ever writes under a given path.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{BufRead, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -133,7 +133,7 @@ pub struct Found {
 }
 
 /// Every regular file under the given paths, in a stable order. Maildir `tmp/` folders (messages
-/// still being delivered) and hidden files are skipped; symbolic links to folders are not followed,
+/// still being delivered) and hidden files are skipped (but not Maildir++ folders); symbolic links to folders are not followed,
 /// so a link loop cannot trap the walk.
 pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
     walkdir::WalkDir::new(root)
@@ -143,7 +143,10 @@ pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
         .into_iter()
         .filter_entry(|e| {
             let name = e.file_name().to_string_lossy();
-            e.depth() == 0 || !(name.starts_with('.') || (e.file_type().is_dir() && name == "tmp"))
+            let is_dir = e.file_type().is_dir();
+            // Maildir++ keeps subfolders as hidden folders (`.Lists.rust/cur`): those are mail.
+            let hidden = name.starts_with('.') && !(is_dir && e.path().join("cur").is_dir());
+            e.depth() == 0 || !(hidden || (is_dir && name == "tmp"))
         })
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file() || (e.depth() == 0 && e.path().is_file()))
@@ -153,105 +156,160 @@ pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
 /// Maildir flags from a file name (`…:2,FS` → "FS"); `None` outside Maildir naming.
 pub fn maildir_flags(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_str()?;
-    let (_, info) = name.rsplit_once(":2,").or_else(|| name.rsplit_once("!2,"))?;
+    // `:2,` is the standard; `!2,` and `;2,` are the forms used where `:` cannot be in a name.
+    let (_, info) = name
+        .rsplit_once(":2,")
+        .or_else(|| name.rsplit_once("!2,"))
+        .or_else(|| name.rsplit_once(";2,"))?;
     Some(info.chars().filter(|c| c.is_ascii_alphabetic()).collect())
 }
 
-/// Splits an mbox into message ranges (the `From ` separator line excluded). A separator is a line
-/// starting with `From ` at the start of the file or after an empty line; when a message declares a
-/// Content-Length that lands exactly on the next separator, it is trusted (the Content-Length mbox
-/// variant), so unescaped `From ` lines inside such bodies do not split them.
+/// One message of an mbox: where it lies in the file (the `From ` line excluded) and its bytes as
+/// they are there (still `>From `-escaped).
+#[derive(Debug, Clone)]
+pub struct MboxMessage {
+    pub offset: u64,
+    pub len: u64,
+    pub raw: Vec<u8>,
+}
+
+/// Streams an mbox a message at a time, so an mbox of any size is read with the memory of one
+/// message. A separator is a line starting with `From ` at the start, after an empty line, or
+/// followed by a header field. When a
+/// message declares a Content-Length that lands exactly on the next separator (or the end), it is
+/// trusted (the Content-Length variant), so unescaped `From ` lines inside such bodies stay inside.
+pub struct MboxReader<R: BufRead> {
+    reader: R,
+    /// Offset in the file of the next byte to read.
+    pos: u64,
+    /// True once the `From ` line of the next message has been consumed.
+    at_message: bool,
+    done: bool,
+}
+
+impl<R: BufRead> MboxReader<R> {
+    /// `start` is the file offset `reader` begins at (for reading an appended tail).
+    pub fn new(reader: R, start: u64) -> Self {
+        MboxReader { reader, pos: start, at_message: false, done: false }
+    }
+
+    fn read_line(&mut self, line: &mut Vec<u8>) -> std::io::Result<usize> {
+        line.clear();
+        let n = self.reader.read_until(b'\n', line)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+
+    /// Whether the next line reads as a header field: a `From ` line right after a non-blank line is
+    /// a separator only when a message's headers follow it (writers that do not leave a blank line).
+    fn header_follows(&mut self) -> std::io::Result<bool> {
+        let buf = self.reader.fill_buf()?;
+        let line = buf.split(|&c| c == b'\n').next().unwrap_or(&[]);
+        let Some(colon) = line.iter().position(|&c| c == b':') else { return Ok(false) };
+        Ok(colon > 0 && line[..colon].iter().all(|&c| (33..=126).contains(&c)))
+    }
+
+    /// After a trusted Content-Length: is the next thing a separator (or the end)?
+    fn separator_follows(&mut self) -> std::io::Result<bool> {
+        let buf = self.reader.fill_buf()?;
+        let trimmed = buf.iter().position(|&c| !matches!(c, b'\r' | b'\n')).map_or(&buf[buf.len()..], |p| &buf[p..]);
+        Ok(buf.is_empty() || trimmed.starts_with(b"From ") || (trimmed.is_empty() && buf.len() < 3))
+    }
+
+    fn next_message(&mut self) -> std::io::Result<Option<MboxMessage>> {
+        let mut line = Vec::new();
+        // Find the first separator.
+        while !self.at_message {
+            if self.read_line(&mut line)? == 0 {
+                self.done = true;
+                return Ok(None);
+            }
+            let line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&line);
+            self.at_message = line.starts_with(b"From ");
+        }
+        let offset = self.pos;
+        let mut raw = Vec::new();
+        let mut prev_blank = false;
+        let mut in_headers = true;
+        let mut content_length: Option<u64> = None;
+        loop {
+            if self.read_line(&mut line)? == 0 {
+                self.done = true;
+                break;
+            }
+            if line.starts_with(b"From ") && (prev_blank || self.header_follows()?) {
+                // The blank line before a separator belongs to the format, not the message.
+                strip_one_newline(&mut raw);
+                break;
+            }
+            raw.extend_from_slice(&line);
+            let blank = matches!(line.as_slice(), b"\n" | b"\r\n");
+            if in_headers {
+                if blank {
+                    in_headers = false;
+                    if let Some(cl) = content_length {
+                        let mut body = Vec::new();
+                        let got = (&mut self.reader).take(cl).read_to_end(&mut body)?;
+                        self.pos += got as u64;
+                        raw.extend_from_slice(&body);
+                        if got as u64 == cl && self.separator_follows()? {
+                            // Exact: skip the blank lines up to the next `From ` line.
+                            loop {
+                                if self.read_line(&mut line)? == 0 {
+                                    self.done = true;
+                                    break;
+                                }
+                                if line.starts_with(b"From ") {
+                                    break;
+                                }
+                            }
+                            let len = raw.len() as u64;
+                            return Ok(Some(MboxMessage { offset, len, raw }));
+                        }
+                        prev_blank = raw.ends_with(b"\n\n") || raw.ends_with(b"\r\n\r\n");
+                        continue;
+                    }
+                } else if line.len() > 15 && line[..15].eq_ignore_ascii_case(b"content-length:") {
+                    content_length = std::str::from_utf8(&line[15..]).ok().and_then(|v| v.trim().parse().ok());
+                }
+            }
+            prev_blank = blank;
+        }
+        let len = raw.len() as u64;
+        if raw.is_empty() && self.done {
+            return Ok(None);
+        }
+        Ok(Some(MboxMessage { offset, len, raw }))
+    }
+}
+
+fn strip_one_newline(raw: &mut Vec<u8>) {
+    if raw.ends_with(b"\n") {
+        raw.pop();
+        if raw.ends_with(b"\r") {
+            raw.pop();
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for MboxReader<R> {
+    type Item = std::io::Result<MboxMessage>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        self.next_message().transpose()
+    }
+}
+
+/// Message ranges of an mbox held in memory.
 pub fn split_mbox(data: &[u8]) -> Vec<(u64, u64)> {
-    let mut ranges = Vec::new();
-    let mut pos = 0usize;
-    // Find the first separator.
-    while pos < data.len() && !data[pos..].starts_with(b"From ") {
-        match memchr_nl(data, pos) {
-            Some(nl) => pos = nl + 1,
-            None => return ranges,
-        }
-    }
-    while pos < data.len() {
-        // `pos` is at a "From " line: the message starts after it.
-        let start = match memchr_nl(data, pos) {
-            Some(nl) => nl + 1,
-            None => break,
-        };
-        let mut end = find_next_separator(data, start);
-        let mut exact = false;
-        if let Some(cl_end) = content_length_end(data, start) {
-            if cl_end <= data.len() && is_separator_at(data, cl_end) {
-                end = cl_end;
-                exact = true;
-            }
-        }
-        // The blank line before the next separator belongs to the mbox format, not the message.
-        let mut msg_end = end;
-        if !exact && msg_end > start && data[msg_end - 1] == b'\n' {
-            msg_end -= 1;
-            if msg_end > start && data[msg_end - 1] == b'\r' {
-                msg_end -= 1;
-            }
-        }
-        if msg_end > start {
-            ranges.push((start as u64, (msg_end - start) as u64));
-        }
-        pos = end;
-        // Skip stray blank lines between messages.
-        while pos < data.len() && matches!(data[pos], b'\r' | b'\n') {
-            pos += 1;
-        }
-        if pos < data.len() && !data[pos..].starts_with(b"From ") {
-            break;
-        }
-    }
-    ranges
-}
-
-fn memchr_nl(data: &[u8], from: usize) -> Option<usize> {
-    data[from..].iter().position(|&c| c == b'\n').map(|p| from + p)
-}
-
-fn is_separator_at(data: &[u8], at: usize) -> bool {
-    let mut p = at;
-    while p < data.len() && matches!(data[p], b'\r' | b'\n') {
-        p += 1;
-    }
-    p >= data.len() || data[p..].starts_with(b"From ")
-}
-
-/// The next `From ` line that follows an empty line, or the end.
-fn find_next_separator(data: &[u8], from: usize) -> usize {
-    let mut line_start = from;
-    let mut prev_blank = false;
-    while line_start < data.len() {
-        let line_end = memchr_nl(data, line_start).map_or(data.len(), |e| e + 1);
-        let line = &data[line_start..line_end];
-        if prev_blank && line.starts_with(b"From ") {
-            return line_start;
-        }
-        prev_blank = matches!(line, b"\n" | b"\r\n");
-        line_start = line_end;
-    }
-    data.len()
-}
-
-/// Where a message ends if its header block holds a Content-Length.
-fn content_length_end(data: &[u8], start: usize) -> Option<usize> {
-    let mut p = start;
-    let mut length = None;
-    loop {
-        let end = memchr_nl(data, p)?;
-        let line = &data[p..end];
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.is_empty() {
-            return length.map(|l: usize| end + 1 + l);
-        }
-        if line.len() > 15 && line[..15].eq_ignore_ascii_case(b"content-length:") {
-            length = std::str::from_utf8(&line[15..]).ok()?.trim().parse().ok();
-        }
-        p = end + 1;
-    }
+    MboxReader::new(data, 0)
+        .filter_map(Result::ok)
+        .filter(|m| m.len > 0)
+        .map(|m| (m.offset, m.len))
+        .collect()
 }
 
 /// mboxrd: one `>` is removed from every line matching `^>+From `.
@@ -301,7 +359,7 @@ mod tests {
         let first = unescape_from_lines(mbox[o as usize..(o + l) as usize].to_vec());
         assert_eq!(first, b"Subject: one\n\nhello\nFrom the start\n");
         let (o, l) = ranges[1];
-        assert_eq!(&mbox[o as usize..(o + l) as usize], b"Subject: two\n\nbye");
+        assert_eq!(&mbox[o as usize..(o + l) as usize], b"Subject: two\n\nbye\n");
     }
 
     #[test]
@@ -318,6 +376,7 @@ mod tests {
     fn maildir_flag_names() {
         assert_eq!(maildir_flags(Path::new("cur/1.M1P1.h:2,FS")).as_deref(), Some("FS"));
         assert_eq!(maildir_flags(Path::new("cur/1.M1P1.h!2,S")).as_deref(), Some("S"));
+        assert_eq!(maildir_flags(Path::new("cur/1.M1.h,S=10;2,STln")).as_deref(), Some("STln"));
         assert_eq!(maildir_flags(Path::new("new/1.M1P1.h")), None);
     }
 }

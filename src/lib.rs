@@ -22,8 +22,10 @@ pub mod pages;
 pub mod parse;
 pub mod rewrite;
 pub mod route;
+pub mod store;
 pub mod text;
 pub mod uri;
+pub mod watch;
 
 pub use app::{app, AppState};
 pub use archive::Archive;

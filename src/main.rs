@@ -33,7 +33,10 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            match runtime.block_on(serve(config)) {
+            let result = runtime.block_on(serve(config));
+            // Indexing may still run; what it committed is safe, the rest is redone next start.
+            runtime.shutdown_timeout(Duration::from_secs(2));
+            match result {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("mailshelf: {e}");
@@ -46,31 +49,83 @@ fn main() -> ExitCode {
 }
 
 async fn serve(config: Config) -> Result<(), mailshelf::Error> {
+    let archive = Arc::new(Archive::open(&config.data_dir)?);
+    let roots = archive.roots(&config.paths);
+    if let Some(u) = archive.uploads_dir() {
+        std::fs::create_dir_all(u)?;
+    }
     let listener = tokio::net::TcpListener::bind(config.listen).await.map_err(|e| {
         mailshelf::Error::BadRequest(format!("cannot listen on {}: {e}", config.listen))
     })?;
     let addr = listener.local_addr()?;
-    let archive = Arc::new(Archive::new());
-    archive.set_uploads_dir(config.data_dir.join("uploads"));
     let state = AppState { archive: archive.clone(), config: Arc::new(config.clone()) };
 
-    // Index in the background: the server answers (and reports progress) while it runs.
-    let mut paths = config.paths.clone();
-    paths.push(config.data_dir.join("uploads"));
+    // Index in the background: the server answers (and reports progress) while it runs; then
+    // watch for new mail.
+    let indexer = archive.clone();
+    let watched = roots.clone();
     let indexing = tokio::task::spawn_blocking(move || {
         let started = std::time::Instant::now();
-        archive.ingest_paths(&paths);
-        let messages = archive.index().listed_count();
+        indexer.ingest_paths(&watched);
+        let messages = indexer.index().listed_count();
         tracing::info!(messages, seconds = started.elapsed().as_secs_f64(), "indexed");
+        mailshelf::watch::watch(indexer, watched)
     });
+    tokio::spawn(show_progress(archive.clone()));
 
     println!("mailshelf serving on http://{addr}/");
     let _ = std::io::stdout().flush();
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
-    indexing.abort();
+    // The watcher lives as long as the runtime does.
+    tokio::spawn(async move {
+        match indexing.await {
+            Ok(Ok(watcher)) => {
+                std::future::pending::<()>().await;
+                drop(watcher);
+            }
+            Ok(Err(e)) => tracing::warn!(error = %e, "new mail will appear only after a restart"),
+            Err(_) => {}
+        }
+    });
+    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await?;
     Ok(())
+}
+
+/// A progress bar on a terminal; plain lines every few seconds otherwise (logs, containers).
+async fn show_progress(archive: Arc<Archive>) {
+    use std::io::IsTerminal;
+    use std::sync::atomic::Ordering;
+    let p = &archive.progress;
+    let tty = std::io::stderr().is_terminal();
+    let bar = tty.then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("indexing {bar:40} {pos}/{len} files, {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let mut ticks = 0u32;
+    while !p.ready.load(Ordering::Acquire) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let (done, total) = (p.indexed.load(Ordering::Relaxed), p.total.load(Ordering::Relaxed));
+        let messages = archive.index().listed_count();
+        match &bar {
+            Some(bar) => {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+                bar.set_message(format!("{messages} messages"));
+            }
+            None => {
+                ticks += 1;
+                if ticks % 25 == 0 {
+                    tracing::info!(files = done, of = total, messages, "indexing");
+                }
+            }
+        }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
 }
 
 async fn shutdown_signal() {

@@ -209,8 +209,7 @@ async fn uploads_are_created_deduplicated_and_kept() {
     assert_eq!(big.status, StatusCode::PAYLOAD_TOO_LARGE);
 
     // Survives a restart with the same data folder.
-    let data_dir = app.data_dir;
-    let restarted = TestApp::with_data_dir(&[repo_path("samples")], data_dir);
+    let restarted = app.restart(&[repo_path("samples")]);
     let m = restarted.json("/api/messages/upload-1@example.com").await;
     assert_eq!(m["uploaded"], true);
 

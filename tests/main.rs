@@ -3,6 +3,7 @@
 mod common;
 
 mod api;
+mod archive;
 mod browser;
 mod corpus;
 mod pages;

@@ -47,13 +47,18 @@ impl TestApp {
 
     pub fn with_data_dir(paths: &[PathBuf], data_dir: tempfile::TempDir) -> TestApp {
         let config = config_for(paths, data_dir.path());
-        let archive = Arc::new(Archive::new());
-        archive.set_uploads_dir(data_dir.path().join("uploads"));
-        let mut all = paths.to_vec();
-        all.push(data_dir.path().join("uploads"));
-        archive.ingest_paths(&all);
+        let archive = Arc::new(Archive::open(data_dir.path()).expect("archive opens"));
+        archive.ingest_paths(&archive.roots(paths));
         let router = app(AppState { archive: archive.clone(), config: Arc::new(config) });
         TestApp { router, archive, data_dir }
+    }
+
+    /// Stops this server's state and starts a new one over the same paths and data folder.
+    pub fn restart(self, paths: &[PathBuf]) -> TestApp {
+        let TestApp { router, archive, data_dir } = self;
+        drop(router);
+        drop(archive);
+        Self::with_data_dir(paths, data_dir)
     }
 
     pub async fn request(&self, req: Request<Body>) -> Reply {

@@ -1,0 +1,155 @@
+//! The persistent index: `index.redb` in `--data-dir`. redb is an embedded, pure-Rust, copy-on-write
+//! B-tree store with atomic commits, so a `kill -9` at any moment leaves the last committed state,
+//! never a torn one. It holds every index entry and, per source file, what was indexed from it
+//! (size, modification time, mbox end offset), so a restart re-reads only what changed.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::index::{Entry, EntryId};
+
+const ENTRIES: TableDefinition<u32, &[u8]> = TableDefinition::new("entries");
+const SOURCES: TableDefinition<&str, &[u8]> = TableDefinition::new("sources");
+const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+
+/// Bumped whenever the stored form changes; an index of another version is rebuilt from sources.
+const SCHEMA: u64 = 1;
+
+/// What was indexed from one source file.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SourceState {
+    pub size: u64,
+    pub mtime_ns: i64,
+    /// Top-level entries read from it.
+    pub ids: Vec<EntryId>,
+    /// For an mbox: where its last indexed message ended, and a hash of the bytes before that
+    /// point, so an appended mbox is read only from there.
+    pub mbox_end: u64,
+    pub mbox_tail: Option<[u8; 16]>,
+}
+
+/// Changes to write in one transaction.
+#[derive(Debug, Default)]
+pub struct Batch {
+    pub entries: Vec<(EntryId, Entry)>,
+    pub removed: Vec<EntryId>,
+    pub sources: Vec<(String, SourceState)>,
+    pub removed_sources: Vec<String>,
+}
+
+impl Batch {
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty() && self.removed.is_empty() && self.sources.is_empty() && self.removed_sources.is_empty()
+    }
+}
+
+pub struct Store {
+    db: Database,
+}
+
+fn fail(what: &str) -> impl Fn(redb::Error) -> Error + '_ {
+    move |e| Error::Internal(format!("index store, {what}: {e}"))
+}
+
+fn encode<T: Serialize>(v: &T) -> Result<Vec<u8>, Error> {
+    postcard::to_stdvec(v).map_err(|e| Error::Internal(format!("index store, encode: {e}")))
+}
+
+impl Store {
+    /// Opens (or creates) the store in `dir`. A store of another schema is emptied, to be rebuilt.
+    pub fn open(dir: &Path) -> Result<Store, Error> {
+        std::fs::create_dir_all(dir)?;
+        let db = Database::create(dir.join("index.redb")).map_err(|e| fail("open")(e.into()))?;
+        let store = Store { db };
+        let version = {
+            let txn = store.db.begin_read().map_err(|e| fail("read")(e.into()))?;
+            match txn.open_table(META) {
+                Ok(t) => t.get("schema").map_err(|e| fail("read")(e.into()))?.map(|v| v.value()),
+                Err(redb::TableError::TableDoesNotExist(_)) => None,
+                Err(e) => return Err(fail("read")(e.into())),
+            }
+        };
+        if version != Some(SCHEMA) {
+            store.reset()?;
+        }
+        Ok(store)
+    }
+
+    fn reset(&self) -> Result<(), Error> {
+        let txn = self.db.begin_write().map_err(|e| fail("write")(e.into()))?;
+        for t in [ENTRIES] {
+            txn.delete_table(t).map_err(|e| fail("reset")(e.into()))?;
+        }
+        txn.delete_table(SOURCES).map_err(|e| fail("reset")(e.into()))?;
+        txn.open_table(META)
+            .and_then(|mut m| m.insert("schema", SCHEMA).map(|_| ()).map_err(Into::into))
+            .map_err(|e| fail("reset")(e.into()))?;
+        txn.commit().map_err(|e| fail("commit")(e.into()))
+    }
+
+    /// Every stored entry, in id order, and every source's state.
+    #[allow(clippy::type_complexity)]
+    pub fn load(&self) -> Result<(Vec<(EntryId, Entry)>, HashMap<String, SourceState>), Error> {
+        let txn = self.db.begin_read().map_err(|e| fail("read")(e.into()))?;
+        let mut entries = Vec::new();
+        match txn.open_table(ENTRIES) {
+            Ok(t) => {
+                for row in t.iter().map_err(|e| fail("read")(e.into()))? {
+                    let (k, v) = row.map_err(|e| fail("read")(e.into()))?;
+                    match postcard::from_bytes::<Entry>(v.value()) {
+                        Ok(e) => entries.push((k.value(), e)),
+                        Err(e) => tracing::warn!(id = k.value(), error = %e, "unreadable index entry dropped"),
+                    }
+                }
+            }
+            Err(redb::TableError::TableDoesNotExist(_)) => {}
+            Err(e) => return Err(fail("read")(e.into())),
+        }
+        let mut sources = HashMap::new();
+        match txn.open_table(SOURCES) {
+            Ok(t) => {
+                for row in t.iter().map_err(|e| fail("read")(e.into()))? {
+                    let (k, v) = row.map_err(|e| fail("read")(e.into()))?;
+                    if let Ok(s) = postcard::from_bytes::<SourceState>(v.value()) {
+                        sources.insert(k.value().to_string(), s);
+                    }
+                }
+            }
+            Err(redb::TableError::TableDoesNotExist(_)) => {}
+            Err(e) => return Err(fail("read")(e.into())),
+        }
+        Ok((entries, sources))
+    }
+
+    /// Writes a batch atomically. `durable` waits for the disk; otherwise the batch becomes durable
+    /// with the next durable commit (and a crash before that loses it whole, never in part).
+    pub fn commit(&self, batch: &Batch, durable: bool) -> Result<(), Error> {
+        if batch.is_empty() && !durable {
+            return Ok(());
+        }
+        let mut txn = self.db.begin_write().map_err(|e| fail("write")(e.into()))?;
+        txn.set_durability(if durable { Durability::Immediate } else { Durability::None })
+            .map_err(|e| fail("write")(e.into()))?;
+        {
+            let mut entries = txn.open_table(ENTRIES).map_err(|e| fail("write")(e.into()))?;
+            for id in &batch.removed {
+                entries.remove(id).map_err(|e| fail("write")(e.into()))?;
+            }
+            for (id, e) in &batch.entries {
+                entries.insert(id, encode(e)?.as_slice()).map_err(|e| fail("write")(e.into()))?;
+            }
+            let mut sources = txn.open_table(SOURCES).map_err(|e| fail("write")(e.into()))?;
+            for k in &batch.removed_sources {
+                sources.remove(k.as_str()).map_err(|e| fail("write")(e.into()))?;
+            }
+            for (k, s) in &batch.sources {
+                sources.insert(k.as_str(), encode(s)?.as_slice()).map_err(|e| fail("write")(e.into()))?;
+            }
+        }
+        txn.commit().map_err(|e| fail("commit")(e.into()))
+    }
+}

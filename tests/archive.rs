@@ -1,0 +1,291 @@
+//! Archives as they are kept: Maildir and mbox trees from the corpus (counted independently),
+//! restarts that re-read only what changed, duplicate and missing Message-IDs, new mail appearing
+//! while running, and a `kill -9` in the middle of indexing.
+
+use std::collections::HashSet;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use crate::common::{corpus_dir, walk, TestApp};
+
+/// Distinct contents among the files of a Maildir tree (its `cur/`, `new/` and, as notmuch's corpus
+/// has them, plain message files), leaving out `tmp/` and hidden files.
+fn maildir_messages(dir: &Path) -> usize {
+    let files: Vec<PathBuf> = walk(dir)
+        .into_iter()
+        .filter(|p| {
+            !p.components().any(|c| c.as_os_str() == "tmp")
+                && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    let distinct: HashSet<Vec<u8>> = files.iter().map(|f| std::fs::read(f).expect("read")).collect();
+    distinct.len()
+}
+
+#[tokio::test]
+async fn maildir_trees_are_indexed_with_flags() {
+    let corpus = corpus_dir();
+    let trees = ["notmuch/test/corpora/default", "mu/testdata/testdir", "mu/testdata/testdir2"];
+    for tree in trees {
+        let dir = corpus.join(tree);
+        let want = maildir_messages(&dir);
+        assert!(want > 0, "{tree}: no Maildir messages found");
+        let app = TestApp::new(&[dir.clone()]);
+        assert_eq!(app.archive.index().listed_count(), want, "{tree}");
+    }
+    // Flags from the file name are shown.
+    let app = TestApp::new(&[corpus.join("mu/testdata/testdir")]);
+    let flagged = app
+        .archive
+        .index()
+        .entries()
+        .filter(|(_, e)| matches!(&e.location, mailshelf::index::Location::Top { flags: Some(f), .. } if !f.is_empty()))
+        .count();
+    assert!(flagged > 0, "Maildir flags read from file names");
+}
+
+/// `From ` lines at the start of a line: the count an mbox reader must find (mboxrd escapes the
+/// rest). Counted with a plain scan, independently of the splitter.
+fn from_lines(data: &[u8]) -> usize {
+    let data = data.strip_prefix(b"\xef\xbb\xbf").unwrap_or(data);
+    data.split(|&c| c == b'\n').filter(|l| l.starts_with(b"From ")).count()
+}
+
+#[tokio::test]
+async fn mbox_files_split_into_every_message() {
+    let dir = corpus_dir().join("apache-ponymail-unit-tests/corpus");
+    let mut files: Vec<PathBuf> = walk(&dir).into_iter().filter(|p| p.extension().is_some_and(|e| e == "mbox")).collect();
+    files.sort();
+    assert!(files.len() >= 25, "ponymail mbox files: {}", files.len());
+    let (mut total, mut agree) = (0, 0);
+    for f in &files {
+        let data = std::fs::read(f).expect("read");
+        let want = from_lines(&data);
+        let got = mailshelf::ingest::split_mbox(&data).len();
+        total += 1;
+        if got == want {
+            agree += 1;
+        } else {
+            println!("{}: {got} messages, {want} From lines", f.display());
+        }
+    }
+    assert_eq!(agree, total, "every ponymail mbox splits at its From lines");
+
+    // MimeKit's Content-Length mbox, against the offsets MimeKit records for it.
+    let mk = corpus_dir().join("mimekit/UnitTests/TestData/mbox");
+    let data = std::fs::read(mk.join("content-length.mbox.txt")).expect("read");
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(mk.join("content-length.unix-offsets.json")).expect("read")).expect("json");
+    let want: Vec<(u64, u64)> = expected
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|m| (m["beginOffset"].as_u64().expect("begin"), m["endOffset"].as_u64().expect("end")))
+        .collect();
+    let got: Vec<(u64, u64)> = mailshelf::ingest::split_mbox(&data).into_iter().map(|(o, l)| (o, o + l)).collect();
+    assert_eq!(got, want, "message ranges match MimeKit's offsets");
+
+    // Served: every message of one list archive is listed.
+    let one = dir.join("maven-dev-2017-11-listsao.mbox");
+    let app = TestApp::new(&[one.clone()]);
+    let distinct: HashSet<Vec<u8>> = mailshelf::ingest::split_mbox(&std::fs::read(&one).expect("read"))
+        .into_iter()
+        .map(|(o, l)| mailshelf::ingest::Source::Mbox { path: one.clone(), offset: o, len: l }.read().expect("read"))
+        .collect();
+    assert_eq!(app.archive.index().listed_count(), distinct.len());
+    assert!(distinct.len() >= 300);
+}
+
+fn message(n: usize, mid: Option<&str>, body: &str) -> String {
+    let mid = mid.map(|m| format!("Message-ID: <{m}>\r\n")).unwrap_or_default();
+    format!(
+        "From: sender{n}@example.com\r\nTo: you@example.com\r\nSubject: Message {n}\r\n{mid}Date: Mon, 2 Nov 2026 10:{:02}:00 +0000\r\n\r\n{body}\r\n",
+        n % 60
+    )
+}
+
+#[tokio::test]
+async fn restarts_read_only_what_changed() {
+    let mail = tempfile::tempdir().expect("dir");
+    for n in 0..20 {
+        std::fs::write(mail.path().join(format!("{n}.eml")), message(n, Some(&format!("m{n}@x")), "hello")).expect("write");
+    }
+    let mbox = mail.path().join("list.mbox");
+    let mut text = String::new();
+    for n in 20..25 {
+        text.push_str(&format!("From x Mon Nov  2 10:00:00 2026\n{}\n", message(n, Some(&format!("m{n}@x")), "in mbox")));
+    }
+    std::fs::write(&mbox, &text).expect("write");
+    let paths = [mail.path().to_path_buf()];
+    let app = TestApp::new(&paths);
+    assert_eq!(app.archive.index().listed_count(), 25);
+    assert_eq!(app.archive.progress.parsed.load(Ordering::Relaxed), 25);
+
+    let app = app.restart(&paths);
+    assert_eq!(app.archive.index().listed_count(), 25, "everything still there");
+    assert_eq!(app.archive.progress.parsed.load(Ordering::Relaxed), 0, "nothing parsed again");
+
+    // A changed file, a deleted one, two messages appended to the mbox.
+    std::fs::write(mail.path().join("3.eml"), message(3, Some("m3-new@x"), "changed")).expect("write");
+    std::fs::remove_file(mail.path().join("4.eml")).expect("remove");
+    let mut f = std::fs::OpenOptions::new().append(true).open(&mbox).expect("open");
+    for n in 25..27 {
+        write!(f, "From x Mon Nov  2 10:00:00 2026\n{}\n", message(n, Some(&format!("m{n}@x")), "appended")).expect("append");
+    }
+    drop(f);
+    let app = app.restart(&paths);
+    assert_eq!(app.archive.progress.parsed.load(Ordering::Relaxed), 3, "the changed file and the two appended messages");
+    assert_eq!(app.archive.index().listed_count(), 26);
+    assert!(app.archive.find("m3-new@x").is_some() && app.archive.find("m3@x").is_none());
+    assert!(app.archive.find("m4@x").is_none());
+    assert!(app.archive.find("m26@x").is_some() && app.archive.find("m20@x").is_some());
+    assert_eq!(app.get("/message/m26@x").await.status, 200);
+}
+
+#[tokio::test]
+async fn duplicate_and_missing_message_ids() {
+    let mail = tempfile::tempdir().expect("dir");
+    std::fs::write(mail.path().join("a.eml"), message(1, Some("same@x"), "first text")).expect("write");
+    std::fs::write(mail.path().join("b.eml"), message(2, Some("same@x"), "second text")).expect("write");
+    std::fs::write(mail.path().join("c.eml"), message(3, None, "no id")).expect("write");
+    std::fs::write(mail.path().join("c-copy.eml"), message(3, None, "no id")).expect("write");
+    let paths = [mail.path().to_path_buf()];
+    let app = TestApp::new(&paths);
+    assert_eq!(app.archive.index().listed_count(), 3, "both duplicates kept, the identical copy once");
+    let page = app.get("/message/same@x").await.text();
+    assert!(page.contains("Other messages share this Message-ID"), "{page}");
+    let list = app.json("/api/messages?limit=10").await;
+    let ids: Vec<String> = list["messages"].as_array().expect("list").iter().map(|m| m["id"].as_str().expect("id").to_string()).collect();
+    for id in &ids {
+        assert_eq!(app.get(&format!("/message/{id}")).await.status, 200, "{id} reachable");
+    }
+    let derived: Vec<&String> = ids.iter().filter(|i| i.ends_with("@mailshelf.invalid")).collect();
+    assert_eq!(derived.len(), 2, "the second same@x and the message without an id: {ids:?}");
+    let app = app.restart(&paths);
+    for id in &ids {
+        assert_eq!(app.get(&format!("/message/{id}")).await.status, 200, "{id} stable across restarts");
+    }
+}
+
+async fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !ok() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mail_dropped_into_a_watched_folder_appears() {
+    let mail = tempfile::tempdir().expect("dir");
+    std::fs::create_dir_all(mail.path().join("Maildir/new")).expect("mkdir");
+    std::fs::create_dir_all(mail.path().join("Maildir/cur")).expect("mkdir");
+    std::fs::write(mail.path().join("Maildir/cur/1.host:2,S"), message(1, Some("w1@x"), "one")).expect("write");
+    let paths = [mail.path().to_path_buf()];
+    let app = TestApp::new(&paths);
+    let _watcher = mailshelf::watch::watch(app.archive.clone(), app.archive.roots(&paths)).expect("watch");
+    assert_eq!(app.archive.index().listed_count(), 1);
+    // Delivery as a Maildir does it: write in tmp/, rename into new/.
+    std::fs::create_dir_all(mail.path().join("Maildir/tmp")).expect("mkdir");
+    let tmp = mail.path().join("Maildir/tmp/2.host");
+    std::fs::write(&tmp, message(2, Some("w2@x"), "two")).expect("write");
+    std::fs::rename(&tmp, mail.path().join("Maildir/new/2.host")).expect("deliver");
+    wait_for("the delivered message", || app.archive.find("w2@x").is_some()).await;
+    assert_eq!(app.get("/message/w2@x").await.status, 200);
+    std::fs::remove_file(mail.path().join("Maildir/cur/1.host:2,S")).expect("remove");
+    wait_for("the deleted message to go", || app.archive.find("w1@x").is_none()).await;
+}
+
+/// A plain HTTP GET over a socket, for tests that run the real binary.
+fn http_get(addr: &str, path: &str) -> Option<String> {
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    out.split_once("\r\n\r\n").map(|(_, b)| b.to_string())
+}
+
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(mail: &Path, data: &Path) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mailshelf"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(data)
+            .arg(mail)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("binary starts");
+        let mut line = String::new();
+        let mut out = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        std::io::BufRead::read_line(&mut out, &mut line).expect("prints its URL");
+        let addr = line.trim().trim_start_matches("mailshelf serving on http://").trim_end_matches('/').to_string();
+        Server { child, addr }
+    }
+
+    fn status(&self) -> Option<serde_json::Value> {
+        serde_json::from_str(&http_get(&self.addr, "/api/status")?).ok()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_during_indexing_then_restart_is_consistent() {
+    let mail = tempfile::tempdir().expect("dir");
+    let data = tempfile::tempdir().expect("dir");
+    let count = 6000;
+    for chunk in 0..6 {
+        let dir = mail.path().join(format!("folder{chunk}/cur"));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        for n in chunk * 1000..(chunk + 1) * 1000 {
+            std::fs::write(dir.join(format!("{n}.host:2,S")), message(n, Some(&format!("k{n}@x")), &"text ".repeat(50))).expect("write");
+        }
+    }
+    let mut server = Server::start(mail.path(), data.path());
+    // Kill it hard once indexing is under way but not finished.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "indexing never started");
+        if let Some(s) = server.status() {
+            if s["ready"] == true || s["messages"].as_u64().unwrap_or(0) > 0 {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    let killed_at = server.status();
+    drop(server);
+    assert!(killed_at.is_none(), "the first server is gone");
+
+    let server = Server::start(mail.path(), data.path());
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        assert!(Instant::now() < deadline, "restart never became ready");
+        if let Some(s) = server.status() {
+            if s["ready"] == true {
+                break s;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(status["messages"], count as u64, "nothing lost, nothing doubled");
+    let list: serde_json::Value = serde_json::from_str(&http_get(&server.addr, "/api/messages?limit=1000&offset=5000").expect("list")).expect("json");
+    assert_eq!(list["messages"].as_array().map(Vec::len), Some(1000));
+}
