@@ -17,13 +17,19 @@ const MAX_DEPTH: usize = 48;
 /// Parses one message. Fails only when there is nothing that reads as a message at all; a message
 /// that is partly broken comes back with its good parts and `damaged` set where decoding guessed.
 pub fn parse_message(raw: Arc<[u8]>) -> Result<Message, Error> {
-    let parsed = MessageParser::default()
-        .parse(&raw[..])
-        .ok_or(Error::Unparseable)?;
-    if parsed.parts.is_empty() {
-        return Err(Error::Unparseable);
-    }
-    Ok(convert(&parsed, raw.clone(), 0))
+    // Hostile input must never take the server down: should the parser panic on some message, that
+    // message is reported unparseable and everything else goes on.
+    std::panic::catch_unwind(|| {
+        let parsed = MessageParser::default().parse(&raw[..]).ok_or(Error::Unparseable)?;
+        if parsed.parts.is_empty() {
+            return Err(Error::Unparseable);
+        }
+        Ok(convert(&parsed, raw.clone(), 0))
+    })
+    .unwrap_or_else(|_| {
+        tracing::warn!(bytes = raw.len(), "the parser gave up on a message");
+        Err(Error::Unparseable)
+    })
 }
 
 fn convert(msg: &mail_parser::Message<'_>, raw: Arc<[u8]>, depth: usize) -> Message {
