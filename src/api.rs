@@ -121,6 +121,15 @@ pub struct MessageDetail {
     pub text_url: Option<String>,
     pub raw_url: String,
     pub parts: Vec<PartNode>,
+    /// The thread in reading order (the message itself included), each with its reply depth.
+    pub thread: Vec<ThreadItem>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ThreadItem {
+    pub depth: usize,
+    #[serde(flatten)]
+    pub message: MessageSummary,
 }
 
 fn part_node(key: &str, msg: &Message, idx: PartIdx) -> PartNode {
@@ -137,7 +146,7 @@ fn part_node(key: &str, msg: &Message, idx: PartIdx) -> PartNode {
     }
 }
 
-pub fn detail(loaded: &Loaded) -> MessageDetail {
+pub fn detail(archive: &crate::Archive, loaded: &Loaded) -> MessageDetail {
     let msg = loaded.message();
     let e = &loaded.entry;
     let key = &e.key;
@@ -157,6 +166,14 @@ pub fn detail(loaded: &Loaded) -> MessageDetail {
         text_url: msg.text_body.map(|i| route::part_url(key, msg, i)),
         raw_url: route::raw_url(key),
         parts: if msg.parts.is_empty() { Vec::new() } else { vec![part_node(key, msg, 0)] },
+        thread: {
+            let index = archive.index();
+            index
+                .thread(loaded.id)
+                .into_iter()
+                .filter_map(|(depth, id)| index.get(id).map(|e| ThreadItem { depth, message: MessageSummary::of(e) }))
+                .collect()
+        },
     }
 }
 
@@ -167,7 +184,7 @@ pub async fn get_message(
 ) -> Result<Json<MessageDetail>, ApiError> {
     let Path(id) = path.map_err(|_| Error::BadId)?;
     let loaded = load_message(&state, id).await?;
-    Ok(Json(detail(&loaded)))
+    Ok(Json(detail(&state.archive, &loaded)))
 }
 
 /// `POST /api/messages`: one raw message (`Content-Type: message/rfc822`) or a multipart form of
@@ -215,7 +232,7 @@ pub async fn upload(State(state): State<AppState>, req: Request) -> Result<Respo
         Ok(out)
     })
     .await?;
-    let body: Vec<MessageDetail> = loaded.iter().map(detail).collect();
+    let body: Vec<MessageDetail> = loaded.iter().map(|l| detail(&state.archive, l)).collect();
     let mut res = (StatusCode::CREATED, Json(&body)).into_response();
     if let Some(first) = body.first() {
         if let Ok(v) = HeaderValue::from_str(&format!("/api/messages/{}", first.summary.id)) {

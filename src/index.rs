@@ -26,6 +26,8 @@ pub struct Entry {
     /// Content-IDs of its parts, for `cid:` references from other messages.
     pub content_ids: Vec<String>,
     pub has_attachments: bool,
+    /// The Message-ID this one replies to: the last References entry, else In-Reply-To.
+    pub parent: Option<String>,
 }
 
 /// Where an entry's message is.
@@ -71,6 +73,8 @@ pub struct Index {
     /// Listed (top-level) entries, newest first once [`Index::sort`] has run.
     listed: Vec<EntryId>,
     sorted: bool,
+    /// Entries replying to each Message-ID.
+    replies: HashMap<String, Vec<EntryId>>,
     /// Messages enclosed in each entry.
     children: HashMap<EntryId, Vec<EntryId>>,
     /// Ids added or changed, and removed, not yet written to the store.
@@ -148,10 +152,26 @@ impl Index {
                 && Some(i) != msg.html_body
                 && Some(i) != msg.text_body
         });
+        let parent = msg
+            .summary
+            .references
+            .last()
+            .or_else(|| msg.summary.in_reply_to.first())
+            .filter(|p| Some(*p) != msg.message_id.as_ref())
+            .cloned();
+        // The index keeps what the list shows; the rest is read from the message when asked for.
+        let summary = Summary {
+            subject: msg.summary.subject.clone(),
+            from: msg.summary.from.clone(),
+            date: msg.summary.date.clone(),
+            timestamp: msg.summary.timestamp,
+            ..Summary::default()
+        };
         let entry = Entry {
             key,
             message_id: msg.message_id.clone(),
-            summary: msg.summary.clone(),
+            summary,
+            parent,
             location,
             size: msg.raw.len() as u64,
             hash,
@@ -185,6 +205,9 @@ impl Index {
         }
         self.by_key.insert(entry.key.clone(), id);
         self.by_hash.insert(entry.hash.clone(), id);
+        if let Some(p) = &entry.parent {
+            self.replies.entry(p.clone()).or_default().push(id);
+        }
         match entry.location {
             Location::Top { .. } => {
                 self.listed.push(id);
@@ -217,6 +240,14 @@ impl Index {
         self.removed.push(id);
         self.by_key.remove(&entry.key);
         self.by_hash.remove(&entry.hash);
+        if let Some(p) = &entry.parent {
+            if let Some(list) = self.replies.get_mut(p) {
+                list.retain(|&i| i != id);
+                if list.is_empty() {
+                    self.replies.remove(p);
+                }
+            }
+        }
         if let Some(mid) = &entry.message_id {
             if let Some(list) = self.by_message_id.get_mut(mid) {
                 list.retain(|&i| i != id);
@@ -240,6 +271,36 @@ impl Index {
                 self.remove(c);
             }
         }
+    }
+
+    /// The thread `id` belongs to, in reading order, each with its depth: up through In-Reply-To /
+    /// References to the root, then every reply below it, oldest first. Loops and missing parents
+    /// (common in real archives) end the walk rather than the thread.
+    pub fn thread(&self, id: EntryId) -> Vec<(usize, EntryId)> {
+        const MAX: usize = 500;
+        let mut root = id;
+        let mut seen = std::collections::HashSet::new();
+        seen.insert(id);
+        while let Some(parent) = self.get(root).and_then(|e| e.parent.as_deref()) {
+            match self.by_message_id(parent).first() {
+                Some(&p) if seen.insert(p) => root = p,
+                _ => break,
+            }
+        }
+        let mut out = Vec::new();
+        let mut visited = std::collections::HashSet::new();
+        let mut stack = vec![(0usize, root)];
+        while let Some((depth, e)) = stack.pop() {
+            if !visited.insert(e) || out.len() >= MAX {
+                continue;
+            }
+            out.push((depth, e));
+            let Some(mid) = self.get(e).and_then(|x| x.message_id.as_deref()) else { continue };
+            let mut kids: Vec<EntryId> = self.replies.get(mid).cloned().unwrap_or_default();
+            kids.sort_by_key(|k| std::cmp::Reverse(self.get(*k).and_then(|x| x.summary.timestamp).unwrap_or(i64::MIN)));
+            stack.extend(kids.into_iter().map(|k| (depth + 1, k)));
+        }
+        out
     }
 
     /// Orders the list newest first (undated last), then by key for a stable order.

@@ -140,6 +140,16 @@ pub struct Link {
     label: String,
 }
 
+pub struct ThreadRow {
+    /// Indentation in em, for the reply depth.
+    indent: usize,
+    subject: String,
+    from: String,
+    date: String,
+    url: String,
+    current: bool,
+}
+
 #[derive(Template)]
 #[template(path = "message.html")]
 pub struct MessagePage {
@@ -170,6 +180,9 @@ pub struct MessagePage {
     nested: Vec<Nested>,
     parts: Vec<PartRow>,
     duplicates: Vec<Link>,
+    thread: Vec<ThreadRow>,
+    prev_in_thread: Option<String>,
+    next_in_thread: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -277,6 +290,7 @@ fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text
                 .collect()
         })
         .unwrap_or_default();
+    let (thread, prev_in_thread, next_in_thread) = thread_view(state, loaded.id);
     let (flags, source) = match &loaded.entry.location {
         Location::Top { flags, display, .. } => (flags.clone().filter(|f| !f.is_empty()), Some(display.clone())),
         Location::Nested { .. } => (None, None),
@@ -309,7 +323,38 @@ fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text
         nested,
         parts,
         duplicates,
+        thread,
+        prev_in_thread,
+        next_in_thread,
     }
+}
+
+/// The message's thread, and the messages before and after it in reading order.
+fn thread_view(state: &AppState, id: crate::index::EntryId) -> (Vec<ThreadRow>, Option<String>, Option<String>) {
+    let index = state.archive.index();
+    let thread = index.thread(id);
+    if thread.len() < 2 {
+        return (Vec::new(), None, None);
+    }
+    let pos = thread.iter().position(|&(_, e)| e == id);
+    let url_at = |i: usize| thread.get(i).and_then(|&(_, e)| index.get(e)).map(|e| route::message_url(&e.key));
+    let prev = pos.and_then(|p| p.checked_sub(1)).and_then(url_at);
+    let next = pos.and_then(|p| url_at(p + 1));
+    let rows = thread
+        .iter()
+        .filter_map(|&(depth, e)| {
+            let entry = index.get(e)?;
+            Some(ThreadRow {
+                indent: depth.min(12),
+                subject: entry.summary.subject.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "(no subject)".into()),
+                from: entry.summary.from.clone().unwrap_or_default(),
+                date: short_date(entry.summary.date.as_deref()),
+                url: route::message_url(&entry.key),
+                current: e == id,
+            })
+        })
+        .collect();
+    (rows, prev, next)
 }
 
 /// How many remote resources the body and the stylesheets of its message would load.

@@ -289,3 +289,27 @@ async fn kill_during_indexing_then_restart_is_consistent() {
     let list: serde_json::Value = serde_json::from_str(&http_get(&server.addr, "/api/messages?limit=1000&offset=5000").expect("list")).expect("json");
     assert_eq!(list["messages"].as_array().map(Vec::len), Some(1000));
 }
+
+#[tokio::test]
+async fn threads_link_parents_and_replies() {
+    let app = TestApp::new(&[crate::common::repo_path("samples/mbox")]);
+    let root = app.json("/api/messages/20261005094512.GA1187@alice.example.org").await;
+    let thread = root["thread"].as_array().expect("thread");
+    assert_eq!(thread.len(), 4, "{thread:#?}");
+    assert_eq!(thread[0]["message_id"], "20261005094512.GA1187@alice.example.org");
+    assert_eq!(thread[0]["depth"], 0);
+    assert!(thread[1..].iter().all(|t| t["depth"].as_u64() >= Some(1)));
+    let reply = thread[2]["id"].as_str().expect("id");
+    let page = app.get(&format!("/message/{reply}")).await.text();
+    assert!(page.contains("Thread (4 messages)") && page.contains("rel=\"prev\"") && page.contains("aria-current"));
+
+    // notmuch's LKML corpus: one long thread, and reference loops that must not hang.
+    let app = TestApp::new(&[corpus_dir().join("notmuch/test/corpora/lkml")]);
+    let longest = app.archive.index().listed().iter().map(|&id| app.archive.index().thread(id).len()).max();
+    assert!(longest >= Some(20), "LKML threads found: {longest:?}");
+    let app = TestApp::new(&[corpus_dir().join("notmuch/test/corpora/threading")]);
+    for &id in app.archive.index().listed() {
+        let t = app.archive.index().thread(id);
+        assert!(t.iter().any(|&(_, e)| e == id), "a message is in its own thread");
+    }
+}
