@@ -19,7 +19,7 @@ use crate::index::{Entry, Location};
 use crate::model::{Message, PartIdx};
 use crate::route;
 
-#[derive(Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Status {
     /// True once every given path has been indexed.
     pub ready: bool,
@@ -31,7 +31,9 @@ pub struct Status {
     pub total: usize,
 }
 
-/// `GET /api/status`.
+/// Indexing progress and the number of messages.
+#[utoipa::path(get, path = "/api/status", tag = "status",
+    responses((status = 200, description = "Progress of indexing", body = Status)))]
 pub async fn status(State(state): State<AppState>) -> Json<Status> {
     let p = &state.archive.progress;
     Json(Status {
@@ -42,7 +44,7 @@ pub async fn status(State(state): State<AppState>) -> Json<Status> {
     })
 }
 
-#[derive(Debug, Serialize, Deserialize, Clone, PartialEq)]
+#[derive(Debug, Serialize, Deserialize, Clone, PartialEq, utoipa::ToSchema)]
 pub struct MessageSummary {
     /// The message's path segment: `/message/<id>`, `/api/messages/<id>`.
     pub id: String,
@@ -67,22 +69,27 @@ impl MessageSummary {
     }
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct MessageList {
     pub total: usize,
     pub messages: Vec<MessageSummary>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
+    /// Messages to skip (newest first).
     offset: Option<usize>,
+    /// Messages to return, at most 1000 (default 50).
     limit: Option<usize>,
 }
 
 /// Most messages one list request returns.
 const MAX_LIMIT: usize = 1000;
 
-/// `GET /api/messages?offset=&limit=`.
+/// The messages given to mailshelf, newest first.
+#[utoipa::path(get, path = "/api/messages", tag = "messages", params(ListQuery),
+    responses((status = 200, description = "A page of the list", body = MessageList)))]
 pub async fn list_messages(State(state): State<AppState>, Query(q): Query<ListQuery>) -> Json<MessageList> {
     let index = state.archive.index();
     let limit = q.limit.unwrap_or(50).min(MAX_LIMIT);
@@ -93,7 +100,7 @@ pub async fn list_messages(State(state): State<AppState>, Query(q): Query<ListQu
     Json(MessageList { total: index.listed_count(), messages })
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PartNode {
     pub content_type: String,
     pub content_id: Option<String>,
@@ -103,10 +110,11 @@ pub struct PartNode {
     /// Decoded size in bytes.
     pub size: usize,
     pub url: String,
+    #[schema(no_recursion)]
     pub parts: Vec<PartNode>,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct MessageDetail {
     #[serde(flatten)]
     pub summary: MessageSummary,
@@ -125,7 +133,7 @@ pub struct MessageDetail {
     pub thread: Vec<ThreadItem>,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ThreadItem {
     pub depth: usize,
     #[serde(flatten)]
@@ -177,7 +185,14 @@ pub fn detail(archive: &crate::Archive, loaded: &Loaded) -> MessageDetail {
     }
 }
 
-/// `GET /api/messages/<id>`.
+/// One message: its headers, its part tree, and its thread.
+#[utoipa::path(get, path = "/api/messages/{id}", tag = "messages",
+    params(("id" = String, Path, description = "The message id (an RFC 2392 url-addr-spec, percent-encoded)")),
+    responses(
+        (status = 200, description = "The message", body = MessageDetail),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such message", body = Problem, content_type = "application/problem+json"),
+    ))]
 pub async fn get_message(
     State(state): State<AppState>,
     path: Result<Path<String>, PathRejection>,
@@ -187,8 +202,20 @@ pub async fn get_message(
     Ok(Json(detail(&state.archive, &loaded)))
 }
 
-/// `POST /api/messages`: one raw message (`Content-Type: message/rfc822`) or a multipart form of
-/// files (messages or mbox files). Answers 201 with the messages' JSON once they are on disk.
+/// Upload: one raw message (`Content-Type: message/rfc822`) or a multipart form of files (messages
+/// or mbox files). Answers 201 with the messages' JSON once they are on disk.
+#[utoipa::path(post, path = "/api/messages", tag = "messages",
+    request_body(content(
+        (Vec<u8> = "message/rfc822"),
+        (Vec<u8> = "multipart/form-data"),
+    ), description = "A message, an mbox, or a form of files"),
+    responses(
+        (status = 201, description = "Stored and indexed; Location names the first", body = Vec<MessageDetail>,
+            headers(("location" = String, description = "The first message's API URL"))),
+        (status = 400, description = "Unreadable upload", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Larger than --max-upload", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Not a message", body = Problem, content_type = "application/problem+json"),
+    ))]
 pub async fn upload(State(state): State<AppState>, req: Request) -> Result<Response, ApiError> {
     let limit = state.config.max_upload;
     let ct = req
@@ -250,7 +277,15 @@ fn too_large_or_bad(status: StatusCode, text: String) -> Error {
     }
 }
 
-/// `DELETE /api/messages/<id>`: uploads only; mounted messages are read-only (405).
+/// Delete an uploaded message; mounted messages are read-only (405).
+#[utoipa::path(delete, path = "/api/messages/{id}", tag = "messages",
+    params(("id" = String, Path, description = "The message id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such message", body = Problem, content_type = "application/problem+json"),
+        (status = 405, description = "A mounted message: read-only", body = Problem, content_type = "application/problem+json"),
+    ))]
 pub async fn delete_message(
     State(state): State<AppState>,
     path: Result<Path<String>, PathRejection>,
@@ -263,4 +298,27 @@ pub async fn delete_message(
     })
     .await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// An error, as RFC 9457 describes it.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Problem {
+    /// A URI reference naming the kind of problem.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub title: String,
+    pub status: u16,
+    pub detail: String,
+}
+
+/// The API described: this document.
+#[utoipa::path(get, path = "/api/openapi.json", tag = "status",
+    responses((status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json")))]
+pub async fn openapi() -> Response {
+    use utoipa::OpenApi;
+    let doc = crate::openapi::ApiDoc::openapi();
+    match doc.to_json() {
+        Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
+        Err(e) => ApiError(Error::Internal(format!("openapi: {e}"))).into_response(),
+    }
 }

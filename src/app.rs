@@ -58,6 +58,7 @@ pub fn app(state: AppState) -> Router {
         .route("/part/{mid}/{cid}", get(files::part))
         .route("/raw/{mid}", get(files::raw))
         .route("/static/{file}", get(assets::get))
+        .route("/api/openapi.json", get(api::openapi))
         .route("/api/status", get(api::status))
         .route(
             "/api/messages",

@@ -17,7 +17,8 @@ use crate::model::{Body as PartBody, Part, PartIdx};
 use crate::rewrite::{self, Options};
 use crate::route::{self, Resolver};
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct PartQuery {
     /// `1`: let remote images, styles, fonts and media load in this document.
     #[serde(default)]
@@ -44,7 +45,24 @@ pub async fn load_message(state: &AppState, key: String) -> Result<Loaded, Error
     .await
 }
 
-/// `GET /part/<mid>/<cid>`: a part's decoded bytes (HTML and CSS rewritten).
+/// A part's decoded bytes (HTML and CSS rewritten to mailshelf's URLs), with file semantics:
+/// ETag, conditional GET, byte ranges, `?download=1`, `?raw=1`.
+#[utoipa::path(get, path = "/part/{mid}/{cid}", tag = "parts",
+    params(
+        ("mid" = String, Path, description = "The message id"),
+        ("cid" = String, Path, description = "The part's Content-ID, or `~` and its MIME section number (`~1.2`)"),
+        ("range" = Option<String>, Header, description = "One byte range, `bytes=a-b`"),
+        ("if-none-match" = Option<String>, Header, description = "An ETag from an earlier answer"),
+        PartQuery,
+    ),
+    responses(
+        (status = 200, description = "The part, with its Content-Type", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 206, description = "The requested byte range", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 304, description = "Unchanged since the given ETag"),
+        (status = 400, description = "Malformed id", body = crate::api::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such message or part", body = crate::api::Problem, content_type = "application/problem+json"),
+        (status = 416, description = "The range is beyond the part"),
+    ))]
 pub async fn part(
     State(state): State<AppState>,
     path: Result<Path<(String, String)>, PathRejection>,
@@ -97,7 +115,17 @@ pub async fn part(
     Ok(response)
 }
 
-/// `GET /raw/<mid>`: the message exactly as it was given.
+/// The message exactly as it was given (as text/plain, so no browser renders it).
+#[utoipa::path(get, path = "/raw/{mid}", tag = "parts",
+    params(("mid" = String, Path, description = "The message id"), PartQuery),
+    responses(
+        (status = 200, description = "The message's bytes", content_type = "text/plain", body = Vec<u8>),
+        (status = 206, description = "The requested byte range", content_type = "text/plain", body = Vec<u8>),
+        (status = 304, description = "Unchanged since the given ETag"),
+        (status = 400, description = "Malformed id", body = crate::api::Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such message", body = crate::api::Problem, content_type = "application/problem+json"),
+        (status = 416, description = "The range is beyond the message"),
+    ))]
 pub async fn raw(
     State(state): State<AppState>,
     path: Result<Path<String>, PathRejection>,

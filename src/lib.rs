@@ -18,6 +18,7 @@ pub mod ids;
 pub mod index;
 pub mod ingest;
 pub mod model;
+pub mod openapi;
 pub mod pages;
 pub mod parse;
 pub mod rewrite;

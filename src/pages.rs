@@ -71,7 +71,10 @@ pub struct ListQuery {
     page: Option<usize>,
 }
 
-/// `GET /`: the messages given to mailshelf, newest first, a page at a time.
+/// The list page: the messages given to mailshelf, newest first, 50 a page.
+#[utoipa::path(get, path = "/", tag = "pages",
+    params(("page" = Option<usize>, Query, description = "Page number, from 1")),
+    responses((status = 200, description = "An HTML page", content_type = "text/html")))]
 pub async fn list(State(state): State<AppState>, Query(q): Query<ListQuery>) -> Result<Html<String>, PageError> {
     let page = q.page.unwrap_or(1).max(1);
     let offset = (page - 1).saturating_mul(PAGE_SIZE);
@@ -191,8 +194,19 @@ pub struct MessageQuery {
     view: Option<String>,
 }
 
-/// `GET /message/<mid>`: headers, the body in a sandboxed frame (or its text), attachments,
-/// enclosed messages, and every part.
+/// A message's page: headers, the body in a sandboxed frame (or its text), attachments, enclosed
+/// messages, its thread, and every part.
+#[utoipa::path(get, path = "/message/{mid}", tag = "pages",
+    params(
+        ("mid" = String, Path, description = "The message id"),
+        ("remote" = Option<String>, Query, description = "`1`: load this message's remote images, styles and fonts"),
+        ("view" = Option<String>, Query, description = "`text`: show the text alternative"),
+    ),
+    responses(
+        (status = 200, description = "An HTML page", content_type = "text/html"),
+        (status = 400, description = "Malformed id", content_type = "text/html"),
+        (status = 404, description = "No such message", content_type = "text/html"),
+    ))]
 pub async fn message(
     State(state): State<AppState>,
     path: Result<Path<String>, PathRejection>,
