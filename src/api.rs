@@ -54,6 +54,9 @@ pub struct MessageSummary {
     pub date: Option<String>,
     /// The message's page.
     pub url: String,
+    /// For a search: the best-matching text, HTML-escaped, matched words in `<mark>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snippet: Option<String>,
 }
 
 impl MessageSummary {
@@ -65,6 +68,7 @@ impl MessageSummary {
             from: e.summary.from.clone(),
             date: e.summary.date.clone(),
             url: route::message_url(&e.key),
+            snippet: None,
         }
     }
 }
@@ -78,7 +82,11 @@ pub struct MessageList {
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
-    /// Messages to skip (newest first).
+    /// A search in mailshelf's query language (`from:` `to:` `cc:` `subject:` `body:`
+    /// `filename:` `message-id:` `has:attachment` `before:` `after:` `larger:` `smaller:`,
+    /// quoted phrases, `-` negation, `OR`, parentheses); results best first.
+    q: Option<String>,
+    /// Messages to skip.
     offset: Option<usize>,
     /// Messages to return, at most 1000 (default 50).
     limit: Option<usize>,
@@ -87,17 +95,46 @@ pub struct ListQuery {
 /// Most messages one list request returns.
 const MAX_LIMIT: usize = 1000;
 
-/// The messages given to mailshelf, newest first.
+/// The messages given to mailshelf, newest first, or those matching a search, best first.
 #[utoipa::path(get, path = "/api/messages", tag = "messages", params(ListQuery),
-    responses((status = 200, description = "A page of the list", body = MessageList)))]
-pub async fn list_messages(State(state): State<AppState>, Query(q): Query<ListQuery>) -> Json<MessageList> {
-    let index = state.archive.index();
+    responses(
+        (status = 200, description = "A page of the list or of the results", body = MessageList),
+        (status = 400, description = "A query that does not parse", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn list_messages(
+    State(state): State<AppState>,
+    Query(q): Query<ListQuery>,
+) -> Result<Json<MessageList>, ApiError> {
     let limit = q.limit.unwrap_or(50).min(MAX_LIMIT);
-    let messages = index
-        .page(q.offset.unwrap_or(0), limit)
-        .map(|(_, e)| MessageSummary::of(e))
+    let offset = q.offset.unwrap_or(0);
+    match q.q.filter(|s| !s.trim().is_empty()) {
+        None => {
+            let index = state.archive.index();
+            let messages = index.page(offset, limit).map(|(_, e)| MessageSummary::of(e)).collect();
+            Ok(Json(MessageList { total: index.listed_count(), messages }))
+        }
+        Some(query) => {
+            let archive = state.archive.clone();
+            let list = blocking(move || search_page(&archive, &query, offset, limit)).await?;
+            Ok(Json(list))
+        }
+    }
+}
+
+/// One page of search results, each with its snippet.
+pub fn search_page(archive: &crate::Archive, query: &str, offset: usize, limit: usize) -> Result<MessageList, Error> {
+    let hits = archive.search(query, offset, limit)?;
+    let messages = hits
+        .ids
+        .iter()
+        .filter_map(|&id| {
+            let entry = archive.index().get(id).cloned()?;
+            let mut summary = MessageSummary::of(&entry);
+            summary.snippet = archive.snippet(query, id);
+            Some(summary)
+        })
         .collect();
-    Json(MessageList { total: index.listed_count(), messages })
+    Ok(MessageList { total: hits.total, messages })
 }
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]

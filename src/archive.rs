@@ -20,6 +20,8 @@ use crate::index::{content_hash, Added, Entry, EntryId, Index, Location};
 use crate::ingest::{self, Kind, MboxReader, Source};
 use crate::model::{Body, Message, PartIdx};
 use crate::parse::parse_message;
+use crate::rewrite::visible_text;
+use crate::search::{Doc, Hits, Search};
 use crate::store::{Batch, SourceState, Store};
 
 /// How many parsed top-level messages stay in memory.
@@ -46,12 +48,15 @@ pub struct Progress {
 pub struct Archive {
     index: RwLock<Index>,
     cache: Mutex<VecDeque<(EntryId, Arc<Message>)>>,
-    store: Option<Store>,
+    store: Store,
+    search: Search,
+    /// Whether the search index was checked against the index since start.
+    search_checked: AtomicBool,
     /// What each source file gave, keyed by its path.
     sources: Mutex<HashMap<String, SourceState>>,
     /// One indexing run at a time (start-up, a watch event, an upload).
     ingest_lock: Mutex<()>,
-    uploads: Option<PathBuf>,
+    uploads: PathBuf,
     pub progress: Progress,
 }
 
@@ -80,7 +85,7 @@ impl Loaded {
 /// Work for the parse workers.
 enum Job {
     /// A file that is one message.
-    File { key: String, root: PathBuf, path: PathBuf },
+    File { key: String, root: PathBuf, path: PathBuf, uploaded: bool },
     /// One message of an mbox, already read.
     Mbox { key: String, source: Source, display: String, raw: Vec<u8> },
 }
@@ -114,25 +119,14 @@ impl Archive {
         Ok(Archive {
             index: RwLock::new(index),
             cache: Mutex::new(VecDeque::new()),
-            store: Some(store),
+            store,
+            search: Search::open(&data_dir.join("search"))?,
+            search_checked: AtomicBool::new(false),
             sources: Mutex::new(sources),
             ingest_lock: Mutex::new(()),
-            uploads: Some(data_dir.join("uploads")),
+            uploads: data_dir.join("uploads"),
             progress: Progress::default(),
         })
-    }
-
-    /// An archive kept in memory only (no uploads, nothing persisted).
-    pub fn in_memory() -> Archive {
-        Archive {
-            index: RwLock::new(Index::default()),
-            cache: Mutex::new(VecDeque::new()),
-            store: None,
-            sources: Mutex::new(HashMap::new()),
-            ingest_lock: Mutex::new(()),
-            uploads: None,
-            progress: Progress::default(),
-        }
     }
 
     /// Read access to the index. A poisoned lock (a panic elsewhere) still yields the data: the
@@ -146,16 +140,14 @@ impl Archive {
     }
 
     /// Where uploads are kept.
-    pub fn uploads_dir(&self) -> Option<&Path> {
-        self.uploads.as_deref()
+    pub fn uploads_dir(&self) -> &Path {
+        &self.uploads
     }
 
     /// The folders and files indexing reads: the given paths and the uploads folder.
     pub fn roots(&self, paths: &[PathBuf]) -> Vec<PathBuf> {
         let mut roots = paths.to_vec();
-        if let Some(u) = &self.uploads {
-            roots.push(u.clone());
-        }
+        roots.push(self.uploads.clone());
         roots
     }
 
@@ -164,6 +156,7 @@ impl Archive {
     /// ended, and sources that are gone are dropped. Never fatal: unreadable files are logged.
     pub fn ingest_paths(&self, roots: &[PathBuf]) {
         let _one_at_a_time = self.ingest_lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.reconcile_search();
         let found: Vec<ingest::Found> = roots.iter().flat_map(|r| ingest::walk(r)).collect();
         self.progress.total.store(found.len(), Ordering::Relaxed);
         self.progress.indexed.store(0, Ordering::Relaxed);
@@ -222,12 +215,51 @@ impl Archive {
         self.progress.ready.store(true, Ordering::Release);
     }
 
+    /// Writes a batch to the store, then the search index: the store is the reference, and a
+    /// search index behind it is caught up at the next start ([`Archive::reconcile_search`]).
     fn commit(&self, batch: &Batch, durable: bool) {
-        if let Some(store) = &self.store {
-            if let Err(e) = store.commit(batch, durable) {
-                tracing::error!(error = %e, "could not save the index; it will be rebuilt from sources");
+        if let Err(e) = self.store.commit(batch, durable) {
+            tracing::error!(error = %e, "could not save the index; it will be rebuilt from sources");
+        }
+        for &id in &batch.removed {
+            self.search.delete(id);
+        }
+        self.search.commit();
+    }
+
+    /// Brings the search index in line with the index after a crash between the two commits.
+    fn reconcile_search(&self) {
+        if self.search_checked.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let have = self.search.ids();
+        let listed: Vec<EntryId> = self.index().listed().to_vec();
+        let want: HashSet<EntryId> = listed.iter().copied().collect();
+        for &id in have.difference(&want) {
+            self.search.delete(id);
+        }
+        let missing: Vec<EntryId> = listed.into_iter().filter(|id| !have.contains(id)).collect();
+        if !missing.is_empty() {
+            tracing::info!(messages = missing.len(), "adding messages to the search index");
+        }
+        for id in missing {
+            if let Ok(loaded) = self.load(id) {
+                self.search.add(&search_doc(id, loaded.message()));
             }
         }
+        self.search.commit();
+    }
+
+    /// Runs a search; ids of listed messages, best first.
+    pub fn search(&self, q: &str, offset: usize, limit: usize) -> Result<Hits, Error> {
+        self.search.search(q, offset, limit)
+    }
+
+    /// A highlighted excerpt of a message's text for a query.
+    pub fn snippet(&self, q: &str, id: EntryId) -> Option<String> {
+        let loaded = self.load(id).ok()?;
+        let doc = search_doc(id, loaded.message());
+        self.search.snippet(q, &doc.body)
     }
 
     fn run_pipeline(
@@ -249,7 +281,8 @@ impl Archive {
         }
         std::thread::scope(|scope| {
             let walker_out = out_tx.clone();
-            scope.spawn(move || walk_sources(todo, job_tx, walker_out));
+            let uploads = self.uploads.as_path();
+            scope.spawn(move || walk_sources(todo, uploads, job_tx, walker_out));
             for _ in 0..workers {
                 let rx = Arc::clone(&job_rx);
                 let tx = out_tx.clone();
@@ -274,8 +307,11 @@ impl Archive {
                 Outcome::Parsed { key, msg, location } => {
                     self.progress.parsed.fetch_add(1, Ordering::Relaxed);
                     let added = self.index_mut().add(&msg, location);
-                    if let (Added::New(id), Some(p)) = (added, pending.get_mut(&key)) {
-                        p.ids.push(id);
+                    if let Added::New(id) = added {
+                        self.search.add(&search_doc(id, &msg));
+                        if let Some(p) = pending.get_mut(&key) {
+                            p.ids.push(id);
+                        }
                     }
                     if let Some(p) = pending.get_mut(&key) {
                         p.received += 1;
@@ -326,10 +362,7 @@ impl Archive {
     /// committed durably, before this returns: what was acknowledged survives a crash, and the
     /// same bytes twice are one file and one message.
     pub fn store_upload(&self, bytes: Vec<u8>) -> Result<Vec<EntryId>, Error> {
-        let dir = self
-            .uploads_dir()
-            .ok_or_else(|| Error::Internal("no uploads folder configured".into()))?
-            .to_path_buf();
+        let dir = self.uploads.clone();
         let messages: Vec<Vec<u8>> = match ingest::sniff(&bytes[..bytes.len().min(8192)]) {
             Kind::Mbox => MboxReader::new(bytes.as_slice(), 0)
                 .filter_map(Result::ok)
@@ -365,6 +398,9 @@ impl Archive {
                 index.sort();
                 added
             };
+            if let Added::New(id) = added {
+                self.search.add(&search_doc(id, &msg));
+            }
             let (size, mtime_ns) = stat(&path)?;
             let mut sources = self.sources.lock().unwrap_or_else(|e| e.into_inner());
             let state = sources.entry(key.clone()).or_default();
@@ -379,9 +415,8 @@ impl Archive {
         let (entries, removed) = self.index_mut().take_changes();
         batch.entries = entries;
         batch.removed = removed;
-        if let Some(store) = &self.store {
-            store.commit(&batch, true)?;
-        }
+        self.store.commit(&batch, true)?;
+        self.search.commit();
         Ok(ids)
     }
 
@@ -405,9 +440,11 @@ impl Archive {
             index.take_changes()
         };
         self.cache.lock().unwrap_or_else(|e| e.into_inner()).retain(|(i, _)| *i != id);
-        if let Some(store) = &self.store {
-            store.commit(&Batch { removed, removed_sources: vec![key], ..Batch::default() }, true)?;
+        self.store.commit(&Batch { removed: removed.clone(), removed_sources: vec![key], ..Batch::default() }, true)?;
+        for id in removed {
+            self.search.delete(id);
         }
+        self.search.commit();
         Ok(())
     }
 
@@ -473,15 +510,69 @@ impl Archive {
     }
 }
 
+/// Most text of one message that goes into the search index.
+const MAX_INDEXED_TEXT: usize = 1 << 20;
+
+/// What the search index gets of a message: its headers, the text a reader sees (the text body,
+/// else the visible text of the HTML body, of it and of every message it encloses) and the names
+/// of its files.
+pub fn search_doc(id: EntryId, msg: &Message) -> Doc {
+    let mut body = String::new();
+    let mut filenames = Vec::new();
+    let mut stack = vec![msg];
+    while let Some(m) = stack.pop() {
+        let text = match (m.text_body, m.html_body) {
+            (Some(t), _) => match &m.parts[t].body {
+                Body::Text(t) => t.clone(),
+                _ => String::new(),
+            },
+            (None, Some(h)) => match &m.parts[h].body {
+                Body::Text(h) => visible_text(h),
+                _ => String::new(),
+            },
+            _ => String::new(),
+        };
+        if body.len() < MAX_INDEXED_TEXT {
+            body.push_str(&text);
+            body.push('\n');
+        }
+        filenames.extend(m.parts.iter().filter_map(|p| p.filename.clone()));
+        stack.extend(m.nested().map(|(_, n)| n));
+    }
+    if body.len() > MAX_INDEXED_TEXT {
+        let mut cut = MAX_INDEXED_TEXT;
+        while !body.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        body.truncate(cut);
+    }
+    let has_attachment = msg.has_attachments();
+    Doc {
+        id,
+        subject: msg.summary.subject.clone().unwrap_or_default(),
+        from: msg.summary.from.clone().unwrap_or_default(),
+        to: msg.summary.to.clone().unwrap_or_default(),
+        cc: msg.summary.cc.clone().unwrap_or_default(),
+        body,
+        filenames: filenames.join(" "),
+        message_id: msg.message_id.clone(),
+        timestamp: msg.summary.timestamp,
+        size: msg.raw.len() as u64,
+        has_attachment,
+    }
+}
+
 /// The walker: tells files from mbox files, streams mbox files into single-message jobs, and
 /// reports each source done with its job count.
 fn walk_sources(
     todo: Vec<(ingest::Found, String, u64, Vec<EntryId>)>,
+    uploads: &Path,
     jobs: SyncSender<Job>,
     out: SyncSender<Outcome>,
 ) {
     for (found, key, start, _) in todo {
-        let (count, state) = match walk_one(&found, &key, start, &jobs) {
+        let uploaded = found.path.starts_with(uploads);
+        let (count, state) = match walk_one(&found, &key, start, uploaded, &jobs) {
             Ok(r) => r,
             Err(e) => {
                 tracing::warn!(path = %found.path.display(), error = %e, "skipped");
@@ -494,13 +585,19 @@ fn walk_sources(
     }
 }
 
-fn walk_one(found: &ingest::Found, key: &str, start: u64, jobs: &SyncSender<Job>) -> std::io::Result<(usize, SourceState)> {
+fn walk_one(
+    found: &ingest::Found,
+    key: &str,
+    start: u64,
+    uploaded: bool,
+    jobs: &SyncSender<Job>,
+) -> std::io::Result<(usize, SourceState)> {
     let (size, mtime_ns) = stat(&found.path)?;
     let mut state = SourceState { size, mtime_ns, ..SourceState::default() };
     match ingest::sniff_file(&found.path)? {
         Kind::Other => Ok((0, state)),
         Kind::Message => {
-            let job = Job::File { key: key.to_string(), root: found.root.clone(), path: found.path.clone() };
+            let job = Job::File { key: key.to_string(), root: found.root.clone(), path: found.path.clone(), uploaded };
             let _ = jobs.send(job);
             Ok((1, state))
         }
@@ -539,12 +636,12 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>) {
         };
         let Ok(job) = job else { return };
         let outcome = match job {
-            Job::File { key, root, path } => {
+            Job::File { key, root, path, uploaded } => {
                 let display = display_path(&root, &path);
                 let flags = ingest::maildir_flags(&path);
                 let source = Source::File { path };
                 match source.read().map_err(Error::from).and_then(|raw| parse_message(Arc::from(raw))) {
-                    Ok(msg) => Outcome::Parsed { key, msg: Box::new(msg), location: Location::Top { source, display, flags, uploaded: false } },
+                    Ok(msg) => Outcome::Parsed { key, msg: Box::new(msg), location: Location::Top { source, display, flags, uploaded } },
                     Err(e) => {
                         tracing::warn!(path = %source.path().display(), error = %e, "skipped");
                         Outcome::Failed { key }

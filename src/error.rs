@@ -23,6 +23,9 @@ pub enum Error {
     /// A request the route cannot take (bad parameter, bad upload form).
     #[error("{0}")]
     BadRequest(String),
+    /// A search query that does not parse.
+    #[error("bad search query: {0}")]
+    BadQuery(String),
     /// An upload beyond the configured size limit.
     #[error("the upload is larger than the limit")]
     TooLarge,
@@ -49,7 +52,7 @@ impl Error {
         match self {
             Error::Unparseable => 422,
             Error::MessageNotFound | Error::PartNotFound | Error::NoRoute => 404,
-            Error::BadId | Error::BadRequest(_) | Error::BadPath { .. } => 400,
+            Error::BadId | Error::BadRequest(_) | Error::BadPath { .. } | Error::BadQuery(_) => 400,
             Error::TooLarge => 413,
             Error::ReadOnly => 405,
             Error::SourceGone => 410,
@@ -66,6 +69,7 @@ impl Error {
             Error::NoRoute => ("not-found", "Not found"),
             Error::BadId => ("bad-id", "Malformed id"),
             Error::BadRequest(_) => ("bad-request", "Bad request"),
+            Error::BadQuery(_) => ("bad-query", "Bad search query"),
             Error::TooLarge => ("too-large", "Payload too large"),
             Error::ReadOnly => ("read-only", "Read-only message"),
             Error::BadPath { .. } => ("bad-path", "Unusable path"),

@@ -145,13 +145,7 @@ impl Index {
         let id = self.entries.len() as EntryId;
         let mut content_ids: Vec<String> = msg.parts.iter().filter_map(|p| p.content_id.clone()).collect();
         content_ids.dedup();
-        let has_attachments = msg.parts.iter().enumerate().any(|(i, p)| {
-            !p.is_multipart()
-                && p.is_attachment_like()
-                && p.related_scope.is_none()
-                && Some(i) != msg.html_body
-                && Some(i) != msg.text_body
-        });
+        let has_attachments = msg.has_attachments();
         let parent = msg
             .summary
             .references

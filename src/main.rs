@@ -51,9 +51,7 @@ fn main() -> ExitCode {
 async fn serve(config: Config) -> Result<(), mailshelf::Error> {
     let archive = Arc::new(Archive::open(&config.data_dir)?);
     let roots = archive.roots(&config.paths);
-    if let Some(u) = archive.uploads_dir() {
-        std::fs::create_dir_all(u)?;
-    }
+    std::fs::create_dir_all(archive.uploads_dir())?;
     let listener = tokio::net::TcpListener::bind(config.listen).await.map_err(|e| {
         mailshelf::Error::BadRequest(format!("cannot listen on {}: {e}", config.listen))
     })?;

@@ -147,6 +147,18 @@ impl Message {
         Some(html.unwrap_or(first).0)
     }
 
+    /// Whether the message carries files a reader would call attachments (not its body, and not the
+    /// inline resources of a multipart/related body).
+    pub fn has_attachments(&self) -> bool {
+        self.parts.iter().enumerate().any(|(i, p)| {
+            !p.is_multipart()
+                && p.is_attachment_like()
+                && p.related_scope.is_none()
+                && Some(i) != self.html_body
+                && Some(i) != self.text_body
+        })
+    }
+
     /// Finds a part by section numbers (`[2, 1]` is "2.1").
     pub fn part_by_section(&self, section: &[usize]) -> Option<PartIdx> {
         let want = section

@@ -5,7 +5,8 @@ use std::sync::atomic::Ordering;
 use askama::Template;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Query, State};
-use axum::response::Html;
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Response};
 use serde::Deserialize;
 
 use crate::app::{render, AppState, PageError};
@@ -26,6 +27,7 @@ pub const PAGE_SIZE: usize = 50;
 #[template(path = "error.html")]
 pub struct ErrorPage {
     assets: AssetUrls,
+    q: String,
     status: u16,
     title: String,
     detail: String,
@@ -33,7 +35,7 @@ pub struct ErrorPage {
 
 impl ErrorPage {
     pub fn new(status: u16, title: &str, detail: &str) -> Self {
-        ErrorPage { assets: AssetUrls::get(), status, title: title.into(), detail: detail.into() }
+        ErrorPage { assets: AssetUrls::get(), q: String::new(), status, title: title.into(), detail: detail.into() }
     }
 
     pub fn html(&self) -> Html<String> {
@@ -43,6 +45,7 @@ impl ErrorPage {
 
 pub struct Row {
     url: String,
+    snippet: Option<String>,
     subject: String,
     from: String,
     date: String,
@@ -55,6 +58,9 @@ pub struct Row {
 #[template(path = "list.html")]
 pub struct ListPage {
     assets: AssetUrls,
+    q: String,
+    /// Why the query could not run, if it could not.
+    query_error: Option<String>,
     rows: Vec<Row>,
     total: usize,
     first: usize,
@@ -69,48 +75,85 @@ pub struct ListPage {
 #[derive(Debug, Default, Deserialize)]
 pub struct ListQuery {
     page: Option<usize>,
+    q: Option<String>,
 }
 
-/// The list page: the messages given to mailshelf, newest first, 50 a page.
+/// The list page: the messages given to mailshelf, newest first, 50 a page; with `q`, the messages
+/// matching that search, best first, with the matching words highlighted.
 #[utoipa::path(get, path = "/", tag = "pages",
-    params(("page" = Option<usize>, Query, description = "Page number, from 1")),
-    responses((status = 200, description = "An HTML page", content_type = "text/html")))]
-pub async fn list(State(state): State<AppState>, Query(q): Query<ListQuery>) -> Result<Html<String>, PageError> {
+    params(
+        ("page" = Option<usize>, Query, description = "Page number, from 1"),
+        ("q" = Option<String>, Query, description = "A search (the API's query language)"),
+    ),
+    responses(
+        (status = 200, description = "An HTML page", content_type = "text/html"),
+        (status = 400, description = "The page, saying why the query could not run", content_type = "text/html"),
+    ))]
+pub async fn list(State(state): State<AppState>, Query(q): Query<ListQuery>) -> Result<Response, PageError> {
     let page = q.page.unwrap_or(1).max(1);
     let offset = (page - 1).saturating_mul(PAGE_SIZE);
-    let (rows, total) = {
+    let query = q.q.unwrap_or_default();
+    let row = |e: &crate::index::Entry, snippet: Option<String>| Row {
+        url: route::message_url(&e.key),
+        snippet,
+        subject: e.summary.subject.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "(no subject)".into()),
+        from: e.summary.from.clone().unwrap_or_default(),
+        date: short_date(e.summary.date.as_deref()),
+        size: human_size(e.size),
+        attachment: e.has_attachments,
+        flags: match &e.location {
+            Location::Top { flags: Some(f), .. } => f.clone(),
+            _ => String::new(),
+        },
+    };
+    let mut query_error = None;
+    let (rows, total) = if query.trim().is_empty() {
         let index = state.archive.index();
-        let rows = index
-            .page(offset, PAGE_SIZE)
-            .map(|(_, e)| Row {
-                url: route::message_url(&e.key),
-                subject: e.summary.subject.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "(no subject)".into()),
-                from: e.summary.from.clone().unwrap_or_default(),
-                date: short_date(e.summary.date.as_deref()),
-                size: human_size(e.size),
-                attachment: e.has_attachments,
-                flags: match &e.location {
-                    Location::Top { flags: Some(f), .. } => f.clone(),
-                    _ => String::new(),
-                },
-            })
-            .collect::<Vec<_>>();
+        let rows = index.page(offset, PAGE_SIZE).map(|(_, e)| row(e, None)).collect::<Vec<_>>();
         (rows, index.listed_count())
+    } else {
+        let archive = state.archive.clone();
+        let qs = query.clone();
+        match crate::app::blocking(move || crate::api::search_page(&archive, &qs, offset, PAGE_SIZE)).await {
+            Ok(list) => {
+                let index = state.archive.index();
+                let rows = list
+                    .messages
+                    .into_iter()
+                    .filter_map(|m| {
+                        let id = state.archive.find(&crate::ids::decode_percent(&m.id))?;
+                        index.get(id).map(|e| row(e, m.snippet))
+                    })
+                    .collect();
+                (rows, list.total)
+            }
+            Err(Error::BadQuery(why)) => {
+                query_error = Some(why);
+                (Vec::new(), 0)
+            }
+            Err(e) => return Err(e.into()),
+        }
     };
     let progress = &state.archive.progress;
     let shown = rows.len();
-    render(&ListPage {
+    let encoded_q = percent_encoding::utf8_percent_encode(&query, percent_encoding::NON_ALPHANUMERIC).to_string();
+    let link = |p: usize| if query.is_empty() { format!("/?page={p}") } else { format!("/?q={encoded_q}&page={p}") };
+    let status = if query_error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+    let html = render(&ListPage {
         assets: AssetUrls::get(),
         rows,
         total,
         first: if shown == 0 { 0 } else { offset + 1 },
         last: offset + shown,
-        prev: (page > 1).then(|| format!("/?page={}", page - 1)),
-        next: (offset + shown < total).then(|| format!("/?page={}", page + 1)),
+        prev: (page > 1).then(|| link(page - 1)),
+        next: (offset + shown < total).then(|| link(page + 1)),
         ready: progress.ready.load(Ordering::Acquire),
         indexed: progress.indexed.load(Ordering::Relaxed),
         found: progress.total.load(Ordering::Relaxed),
-    })
+        q: query,
+        query_error,
+    })?;
+    Ok((status, html).into_response())
 }
 
 pub struct Attachment {
@@ -157,6 +200,7 @@ pub struct ThreadRow {
 #[template(path = "message.html")]
 pub struct MessagePage {
     assets: AssetUrls,
+    q: String,
     subject: String,
     from: Option<String>,
     to: Option<String>,
@@ -311,6 +355,7 @@ fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text
     };
     MessagePage {
         assets: AssetUrls::get(),
+        q: String::new(),
         subject: msg.summary.subject.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "(no subject)".into()),
         from: msg.summary.from.clone(),
         to: msg.summary.to.clone(),

@@ -8,3 +8,4 @@ mod browser;
 mod corpus;
 mod pages;
 mod render;
+mod search;

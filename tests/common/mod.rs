@@ -57,6 +57,12 @@ impl TestApp {
     pub fn restart(self, paths: &[PathBuf]) -> TestApp {
         let TestApp { router, archive, data_dir } = self;
         drop(router);
+        // A watcher thread may still hold the archive for a moment after its watcher was dropped.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while Arc::strong_count(&archive) > 1 {
+            assert!(std::time::Instant::now() < deadline, "the archive is still in use");
+            std::thread::yield_now();
+        }
         drop(archive);
         Self::with_data_dir(paths, data_dir)
     }

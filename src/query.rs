@@ -1,0 +1,314 @@
+//! The search language mail users already type: words, `"quoted phrases"`, `field:value`, `-`
+//! negation, `OR`, and parentheses. Parsed into a small tree, independent of the search engine, so
+//! the grammar is pinned by its own tests and a bad query gets a clear message.
+//!
+//! Fields: `from:` `to:` `cc:` `subject:` `body:` `filename:` `message-id:` `has:attachment`
+//! `before:` / `after:` (YYYY, YYYY-MM or YYYY-MM-DD; `after:` includes that day, `before:` does
+//! not) and `larger:` / `smaller:` (bytes, or with K, M, G).
+
+use crate::error::Error;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Query {
+    /// Every message (an empty query, or one of only negations).
+    All,
+    /// Words or a phrase, in one field or in all text fields (`None`).
+    Text { field: Option<TextField>, text: String, phrase: bool },
+    MessageId(String),
+    HasAttachment,
+    /// Seconds since the epoch: at or after `from`, before `to`.
+    Date { from: Option<i64>, to: Option<i64> },
+    /// Bytes: at least `min`, less than `max`.
+    Size { min: Option<u64>, max: Option<u64> },
+    Not(Box<Query>),
+    And(Vec<Query>),
+    Or(Vec<Query>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextField {
+    From,
+    To,
+    Cc,
+    Subject,
+    Body,
+    Filename,
+}
+
+/// Longest query accepted; a search box does not need more, and it bounds the work a query costs.
+const MAX_LEN: usize = 1000;
+const MAX_DEPTH: usize = 20;
+
+pub fn parse(input: &str) -> Result<Query, Error> {
+    if input.len() > MAX_LEN {
+        return Err(bad(format!("the query is longer than {MAX_LEN} characters")));
+    }
+    let tokens = lex(input)?;
+    let mut p = Parser { tokens, pos: 0, depth: 0 };
+    let q = p.or()?;
+    if p.pos < p.tokens.len() {
+        return Err(bad("unexpected “)”".to_string()));
+    }
+    Ok(q.unwrap_or(Query::All))
+}
+
+fn bad(msg: String) -> Error {
+    Error::BadQuery(msg)
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Open,
+    Close,
+    Or,
+    /// A term, possibly negated, possibly `field:`, possibly quoted.
+    Term { neg: bool, field: Option<String>, value: String, quoted: bool },
+    /// A `-` before a parenthesis.
+    Neg,
+}
+
+fn lex(input: &str) -> Result<Vec<Tok>, Error> {
+    let chars: Vec<char> = input.chars().collect();
+    let mut i = 0;
+    let mut out = Vec::new();
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c == '(' {
+            out.push(Tok::Open);
+            i += 1;
+            continue;
+        }
+        if c == ')' {
+            out.push(Tok::Close);
+            i += 1;
+            continue;
+        }
+        let mut neg = false;
+        if c == '-' && chars.get(i + 1).is_some_and(|n| !n.is_whitespace()) {
+            neg = true;
+            i += 1;
+            if chars[i] == '(' {
+                out.push(Tok::Neg);
+                continue;
+            }
+        }
+        // A field name runs to ':' when one comes before white space or a quote.
+        let mut field = None;
+        let mut j = i;
+        while j < chars.len() && (chars[j].is_ascii_alphanumeric() || chars[j] == '-' || chars[j] == '_') {
+            j += 1;
+        }
+        if j > i && chars.get(j) == Some(&':') && j + 1 < chars.len() && !chars[j + 1].is_whitespace() {
+            let name: String = chars[i..j].iter().collect::<String>().to_ascii_lowercase();
+            if FIELDS.contains(&name.as_str()) {
+                field = Some(name);
+                i = j + 1;
+            }
+        }
+        let (value, quoted) = if chars.get(i) == Some(&'"') {
+            let end = chars[i + 1..].iter().position(|&c| c == '"').map(|p| i + 1 + p);
+            match end {
+                Some(e) => {
+                    let v: String = chars[i + 1..e].iter().collect();
+                    i = e + 1;
+                    (v, true)
+                }
+                None => return Err(bad("a quote is not closed".into())),
+            }
+        } else {
+            let start = i;
+            while i < chars.len() && !chars[i].is_whitespace() && chars[i] != ')' && chars[i] != '(' {
+                i += 1;
+            }
+            (chars[start..i].iter().collect(), false)
+        };
+        if !neg && !quoted && field.is_none() && value == "OR" {
+            out.push(Tok::Or);
+        } else if value.is_empty() && !quoted {
+            continue;
+        } else {
+            out.push(Tok::Term { neg, field, value, quoted });
+        }
+    }
+    Ok(out)
+}
+
+const FIELDS: &[&str] = &[
+    "from", "to", "cc", "subject", "body", "filename", "message-id", "msgid", "has", "before", "after", "larger",
+    "smaller",
+];
+
+struct Parser {
+    tokens: Vec<Tok>,
+    pos: usize,
+    depth: usize,
+}
+
+impl Parser {
+    fn or(&mut self) -> Result<Option<Query>, Error> {
+        let mut alts = Vec::new();
+        loop {
+            match self.and()? {
+                Some(q) => alts.push(q),
+                None if !alts.is_empty() || self.tokens.get(self.pos) == Some(&Tok::Or) => {
+                    return Err(bad("OR needs something on both sides".into()))
+                }
+                None => {}
+            }
+            if self.tokens.get(self.pos) == Some(&Tok::Or) {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+        Ok(match alts.len() {
+            0 => None,
+            1 => alts.pop(),
+            _ => Some(Query::Or(alts)),
+        })
+    }
+
+    fn and(&mut self) -> Result<Option<Query>, Error> {
+        let mut all = Vec::new();
+        while let Some(t) = self.tokens.get(self.pos).cloned() {
+            match t {
+                Tok::Or | Tok::Close => break,
+                Tok::Open | Tok::Neg => {
+                    self.pos += 1;
+                    let neg = t == Tok::Neg;
+                    if neg {
+                        // The lexer saw `-(`: the parenthesis is next.
+                        if self.tokens.get(self.pos) != Some(&Tok::Open) {
+                            return Err(bad("“-” must stand before a word or “(”".into()));
+                        }
+                        self.pos += 1;
+                    }
+                    self.depth += 1;
+                    if self.depth > MAX_DEPTH {
+                        return Err(bad("too many nested parentheses".into()));
+                    }
+                    let inner = self.or()?.ok_or_else(|| bad("empty parentheses".into()))?;
+                    self.depth -= 1;
+                    if self.tokens.get(self.pos) != Some(&Tok::Close) {
+                        return Err(bad("a parenthesis is not closed".into()));
+                    }
+                    self.pos += 1;
+                    all.push(if neg { Query::Not(Box::new(inner)) } else { inner });
+                }
+                Tok::Term { neg, field, value, quoted } => {
+                    self.pos += 1;
+                    let q = term(field.as_deref(), &value, quoted)?;
+                    all.push(if neg { Query::Not(Box::new(q)) } else { q });
+                }
+            }
+        }
+        Ok(match all.len() {
+            0 => None,
+            1 => all.pop(),
+            _ => Some(Query::And(all)),
+        })
+    }
+}
+
+fn term(field: Option<&str>, value: &str, quoted: bool) -> Result<Query, Error> {
+    let text = |f: Option<TextField>| Query::Text { field: f, text: value.to_string(), phrase: quoted };
+    Ok(match field {
+        None => text(None),
+        Some("from") => text(Some(TextField::From)),
+        Some("to") => text(Some(TextField::To)),
+        Some("cc") => text(Some(TextField::Cc)),
+        Some("subject") => text(Some(TextField::Subject)),
+        Some("body") => text(Some(TextField::Body)),
+        Some("filename") => text(Some(TextField::Filename)),
+        Some("message-id" | "msgid") => Query::MessageId(crate::ids::strip_angles(value).to_string()),
+        Some("has") if value.eq_ignore_ascii_case("attachment") => Query::HasAttachment,
+        Some("has") => return Err(bad(format!("has:{value} is not known; has:attachment is"))),
+        Some("before") => Query::Date { from: None, to: Some(day_start(value)?) },
+        Some("after") => Query::Date { from: Some(day_start(value)?), to: None },
+        Some("larger") => Query::Size { min: Some(size(value)?), max: None },
+        Some("smaller") => Query::Size { min: None, max: Some(size(value)?) },
+        Some(other) => return Err(bad(format!("{other}: is not a known field"))),
+    })
+}
+
+/// `2024`, `2024-03`, `2024-03-31` (also with `/`) → the first second of that period, UTC.
+fn day_start(v: &str) -> Result<i64, Error> {
+    let parts: Vec<&str> = v.split(['-', '/']).collect();
+    let num = |s: &str| s.parse::<i64>().ok();
+    let (y, m, d) = match parts.as_slice() {
+        [y] => (num(y), Some(1), Some(1)),
+        [y, m] => (num(y), num(m), Some(1)),
+        [y, m, d] => (num(y), num(m), num(d)),
+        _ => (None, None, None),
+    };
+    match (y, m, d) {
+        (Some(y), Some(m), Some(d)) if (1..=9999).contains(&y) && (1..=12).contains(&m) && (1..=31).contains(&d) => {
+            Ok(days_from_civil(y, m, d) * 86_400)
+        }
+        _ => Err(bad(format!("“{v}” is not a date like 2024-03-31"))),
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn size(v: &str) -> Result<u64, Error> {
+    crate::config::parse_size(v)
+        .map(|n| n as u64)
+        .ok_or_else(|| bad(format!("“{v}” is not a size like 100K or 2M")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(field: Option<TextField>, text: &str, phrase: bool) -> Query {
+        Query::Text { field, text: text.into(), phrase }
+    }
+
+    #[test]
+    fn operators() {
+        let cases = [
+            ("", Query::All),
+            ("hello", t(None, "hello", false)),
+            ("from:alice subject:\"build fails\"", Query::And(vec![t(Some(TextField::From), "alice", false), t(Some(TextField::Subject), "build fails", true)])),
+            ("a OR b", Query::Or(vec![t(None, "a", false), t(None, "b", false)])),
+            ("-spam", Query::Not(Box::new(t(None, "spam", false)))),
+            ("-(a OR b) c", Query::And(vec![Query::Not(Box::new(Query::Or(vec![t(None, "a", false), t(None, "b", false)]))), t(None, "c", false)])),
+            ("has:attachment", Query::HasAttachment),
+            ("message-id:<a@b>", Query::MessageId("a@b".into())),
+            ("before:2024-02-01", Query::Date { from: None, to: Some(1_706_745_600) }),
+            ("after:1970", Query::Date { from: Some(0), to: None }),
+            ("larger:2K", Query::Size { min: Some(2048), max: None }),
+            ("smaller:100", Query::Size { min: None, max: Some(100) }),
+            ("filename:report.pdf", t(Some(TextField::Filename), "report.pdf", false)),
+            ("会議", t(None, "会議", false)),
+            ("re: hello", Query::And(vec![t(None, "re:", false), t(None, "hello", false)])),
+            ("http://x.example/a", t(None, "http://x.example/a", false)),
+        ];
+        for (input, want) in cases {
+            assert_eq!(parse(input).expect(input), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn bad_queries_say_why() {
+        for input in ["\"open", "(a", "a)", "before:yesterday", "larger:huge", "has:wings", "OR a", "a OR", "()"] {
+            let err = parse(input).expect_err(input);
+            assert!(matches!(err, Error::BadQuery(_)), "{input}: {err:?}");
+        }
+        assert!(parse(&"x ".repeat(600)).is_err());
+    }
+}

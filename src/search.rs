@@ -1,0 +1,373 @@
+//! Full-text search, kept in `--data-dir/search` with tantivy (an embedded Lucene-style engine:
+//! BM25 ranking, compressed postings, incremental commits, no server to run). The only module that
+//! knows tantivy. Words are split by a mail-aware tokenizer: letters and digits of any script, each
+//! CJK character on its own (so a phrase of them matches inside longer runs), then lower-cased and
+//! folded to ASCII, so "Café" finds "cafe".
+
+use std::collections::HashSet;
+use std::ops::Bound;
+use std::path::Path;
+use std::sync::Mutex;
+
+use tantivy::collector::{Count, TopDocs};
+use tantivy::query::{AllQuery, BooleanQuery, EmptyQuery, Occur, PhraseQuery, Query as TQuery, RangeQuery, TermQuery};
+use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STRING};
+use tantivy::snippet::SnippetGenerator;
+use tantivy::tokenizer::{AsciiFoldingFilter, LowerCaser, RemoveLongFilter, TextAnalyzer, Token, TokenStream, Tokenizer};
+use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use crate::error::Error;
+use crate::query::{self, Query, TextField};
+
+/// What one message gives the search index.
+#[derive(Debug, Default, Clone)]
+pub struct Doc {
+    pub id: u32,
+    pub subject: String,
+    pub from: String,
+    pub to: String,
+    pub cc: String,
+    pub body: String,
+    pub filenames: String,
+    pub message_id: Option<String>,
+    pub timestamp: Option<i64>,
+    pub size: u64,
+    pub has_attachment: bool,
+}
+
+/// A page of results: entry ids, best first (newest first among equals), and how many matched.
+#[derive(Debug, Default)]
+pub struct Hits {
+    pub total: usize,
+    pub ids: Vec<u32>,
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    id: Field,
+    subject: Field,
+    from: Field,
+    to: Field,
+    cc: Field,
+    body: Field,
+    filename: Field,
+    message_id: Field,
+    date: Field,
+    size: Field,
+    attachment: Field,
+}
+
+pub struct Search {
+    index: Index,
+    reader: IndexReader,
+    writer: Mutex<IndexWriter>,
+    fields: Fields,
+    analyzer: TextAnalyzer,
+}
+
+const TOKENIZER: &str = "mail";
+/// Memory the writer may buffer before it flushes a segment.
+const WRITER_BUDGET: usize = 32 * 1024 * 1024;
+
+fn fail(e: impl std::fmt::Display) -> Error {
+    Error::Internal(format!("search index: {e}"))
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(TOKENIZER)
+            .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+    );
+    let fields = Fields {
+        id: b.add_u64_field("id", INDEXED | FAST),
+        subject: b.add_text_field("subject", text.clone()),
+        from: b.add_text_field("from", text.clone()),
+        to: b.add_text_field("to", text.clone()),
+        cc: b.add_text_field("cc", text.clone()),
+        body: b.add_text_field("body", text.clone()),
+        filename: b.add_text_field("filename", text),
+        message_id: b.add_text_field("message_id", STRING),
+        date: b.add_i64_field("date", INDEXED | FAST),
+        size: b.add_u64_field("size", INDEXED | FAST),
+        attachment: b.add_u64_field("attachment", INDEXED),
+    };
+    (b.build(), fields)
+}
+
+fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(MailTokenizer)
+        .filter(RemoveLongFilter::limit(48))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .build()
+}
+
+impl Search {
+    /// Opens the search index in `dir`, creating it (or, when it is unreadable or of another
+    /// layout, recreating it empty: it is rebuilt from the messages).
+    pub fn open(dir: &Path) -> Result<Search, Error> {
+        std::fs::create_dir_all(dir)?;
+        let (schema, fields) = schema();
+        let index = match tantivy::directory::MmapDirectory::open(dir)
+            .map_err(fail)
+            .and_then(|d| Index::open_or_create(d, schema.clone()).map_err(fail))
+        {
+            Ok(i) => i,
+            Err(e) => {
+                tracing::warn!(error = %e, "search index unreadable; rebuilding it");
+                std::fs::remove_dir_all(dir)?;
+                std::fs::create_dir_all(dir)?;
+                Index::create_in_dir(dir, schema).map_err(fail)?
+            }
+        };
+        Self::with_index(index, fields)
+    }
+
+    /// A search index in memory (tests, and archives without a data folder).
+    pub fn in_memory() -> Result<Search, Error> {
+        let (schema, fields) = schema();
+        Self::with_index(Index::create_in_ram(schema), fields)
+    }
+
+    fn with_index(index: Index, fields: Fields) -> Result<Search, Error> {
+        index.tokenizers().register(TOKENIZER, analyzer());
+        let writer = index.writer_with_num_threads(1, WRITER_BUDGET).map_err(fail)?;
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(fail)?;
+        Ok(Search { index, reader, writer: Mutex::new(writer), fields, analyzer: analyzer() })
+    }
+
+    fn writer(&self) -> std::sync::MutexGuard<'_, IndexWriter> {
+        self.writer.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds (or replaces) a message's document; visible after the next [`Search::commit`].
+    pub fn add(&self, d: &Doc) {
+        let f = self.fields;
+        let mut doc = TantivyDocument::default();
+        doc.add_u64(f.id, u64::from(d.id));
+        doc.add_text(f.subject, &d.subject);
+        doc.add_text(f.from, &d.from);
+        doc.add_text(f.to, &d.to);
+        doc.add_text(f.cc, &d.cc);
+        doc.add_text(f.body, &d.body);
+        doc.add_text(f.filename, &d.filenames);
+        if let Some(m) = &d.message_id {
+            doc.add_text(f.message_id, m);
+        }
+        doc.add_i64(f.date, d.timestamp.unwrap_or(i64::MIN));
+        doc.add_u64(f.size, d.size);
+        doc.add_u64(f.attachment, u64::from(d.has_attachment));
+        let writer = self.writer();
+        writer.delete_term(Term::from_field_u64(f.id, u64::from(d.id)));
+        if let Err(e) = writer.add_document(doc) {
+            tracing::warn!(error = %e, id = d.id, "not added to the search index");
+        }
+    }
+
+    pub fn delete(&self, id: u32) {
+        self.writer().delete_term(Term::from_field_u64(self.fields.id, u64::from(id)));
+    }
+
+    /// Makes what was added and deleted visible to searches.
+    pub fn commit(&self) {
+        let committed = self.writer().commit();
+        match committed.map_err(fail).and_then(|_| self.reader.reload().map_err(fail)) {
+            Ok(()) => {}
+            Err(e) => tracing::error!(error = %e, "search index commit failed"),
+        }
+    }
+
+    /// Every id in the index (to reconcile with the main index after a crash).
+    pub fn ids(&self) -> HashSet<u32> {
+        let searcher = self.reader.searcher();
+        let mut out = HashSet::new();
+        for seg in searcher.segment_readers() {
+            let Ok(col) = seg.fast_fields().u64("id") else { continue };
+            for doc in seg.doc_ids_alive() {
+                if let Some(v) = col.first(doc) {
+                    out.insert(v as u32);
+                }
+            }
+        }
+        out
+    }
+
+    /// Runs a query in the mail search language; `Error::BadQuery` explains what is wrong.
+    pub fn search(&self, q: &str, offset: usize, limit: usize) -> Result<Hits, Error> {
+        let parsed = query::parse(q)?;
+        let query = self.build(&parsed)?;
+        let searcher = self.reader.searcher();
+        let top = TopDocs::with_limit(limit.max(1)).and_offset(offset).tweak_score(
+            move |seg: &tantivy::SegmentReader| {
+                let dates = seg.fast_fields().i64("date").ok();
+                move |doc: tantivy::DocId, score: tantivy::Score| {
+                    (score, dates.as_ref().and_then(|d| d.first(doc)).unwrap_or(i64::MIN))
+                }
+            },
+        );
+        let (docs, total) = searcher.search(&*query, &(top, Count)).map_err(fail)?;
+        let ids = docs
+            .into_iter()
+            .filter_map(|(_, addr): (_, DocAddress)| {
+                let seg = searcher.segment_reader(addr.segment_ord);
+                seg.fast_fields().u64("id").ok()?.first(addr.doc_id).map(|v| v as u32)
+            })
+            .collect();
+        Ok(Hits { total, ids: if limit == 0 { Vec::new() } else { ids } })
+    }
+
+    /// The part of `text` that best matches the query, its words in `<mark>`; HTML-escaped.
+    pub fn snippet(&self, q: &str, text: &str) -> Option<String> {
+        let parsed = query::parse(q).ok()?;
+        let query = self.build(&parsed).ok()?;
+        let searcher = self.reader.searcher();
+        let mut generator = SnippetGenerator::create(&searcher, &*query, self.fields.body).ok()?;
+        generator.set_max_num_chars(240);
+        let mut snippet = generator.snippet(text);
+        snippet.set_snippet_prefix_postfix("<mark>", "</mark>");
+        let html = snippet.to_html();
+        (!html.trim().is_empty()).then_some(html)
+    }
+
+    fn tokens(&self, text: &str) -> Vec<String> {
+        let mut analyzer = self.analyzer.clone();
+        let mut stream = analyzer.token_stream(text);
+        let mut out = Vec::new();
+        while stream.advance() {
+            out.push(stream.token().text.clone());
+        }
+        out
+    }
+
+    fn text_query(&self, field: Field, text: &str, phrase: bool) -> Box<dyn TQuery> {
+        let terms: Vec<Term> = self.tokens(text).into_iter().map(|t| Term::from_field_text(field, &t)).collect();
+        match terms.len() {
+            0 => Box::new(EmptyQuery),
+            1 => Box::new(TermQuery::new(terms[0].clone(), IndexRecordOption::WithFreqs)),
+            // Several tokens from one word (an address, a CJK run) or a quoted phrase: in order.
+            _ if phrase || terms.len() > 1 => Box::new(PhraseQuery::new(terms)),
+            _ => Box::new(EmptyQuery),
+        }
+    }
+
+    fn build(&self, q: &Query) -> Result<Box<dyn TQuery>, Error> {
+        let f = self.fields;
+        Ok(match q {
+            Query::All => Box::new(AllQuery),
+            Query::Text { field: Some(tf), text, phrase } => {
+                let field = match tf {
+                    TextField::From => f.from,
+                    TextField::To => f.to,
+                    TextField::Cc => f.cc,
+                    TextField::Subject => f.subject,
+                    TextField::Body => f.body,
+                    TextField::Filename => f.filename,
+                };
+                self.text_query(field, text, *phrase)
+            }
+            Query::Text { field: None, text, phrase } => {
+                let any = [f.subject, f.from, f.to, f.cc, f.body, f.filename]
+                    .into_iter()
+                    .map(|field| (Occur::Should, self.text_query(field, text, *phrase)))
+                    .collect();
+                Box::new(BooleanQuery::new(any))
+            }
+            Query::MessageId(m) => Box::new(TermQuery::new(Term::from_field_text(f.message_id, m), IndexRecordOption::Basic)),
+            Query::HasAttachment => Box::new(TermQuery::new(Term::from_field_u64(f.attachment, 1), IndexRecordOption::Basic)),
+            Query::Date { from, to } => Box::new(RangeQuery::new(
+                from.map_or(Bound::Unbounded, |v| Bound::Included(Term::from_field_i64(f.date, v))),
+                to.map_or(Bound::Unbounded, |v| Bound::Excluded(Term::from_field_i64(f.date, v))),
+            )),
+            Query::Size { min, max } => Box::new(RangeQuery::new(
+                min.map_or(Bound::Unbounded, |v| Bound::Included(Term::from_field_u64(f.size, v))),
+                max.map_or(Bound::Unbounded, |v| Bound::Excluded(Term::from_field_u64(f.size, v))),
+            )),
+            Query::Not(inner) => Box::new(BooleanQuery::new(vec![
+                (Occur::Must, Box::new(AllQuery) as Box<dyn TQuery>),
+                (Occur::MustNot, self.build(inner)?),
+            ])),
+            Query::And(all) => Box::new(BooleanQuery::new(
+                all.iter().map(|q| Ok((Occur::Must, self.build(q)?))).collect::<Result<_, Error>>()?,
+            )),
+            Query::Or(any) => Box::new(BooleanQuery::new(
+                any.iter().map(|q| Ok((Occur::Should, self.build(q)?))).collect::<Result<_, Error>>()?,
+            )),
+        })
+    }
+
+    /// Documents in the index (committed).
+    pub fn len(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[doc(hidden)]
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+}
+
+/// Letters and digits of any script make words; each CJK character is a word of its own.
+#[derive(Clone, Default)]
+pub struct MailTokenizer;
+
+pub struct MailTokens {
+    tokens: Vec<Token>,
+    at: usize,
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xAC00..=0xD7AF
+        | 0x1100..=0x11FF | 0x3130..=0x318F | 0x20000..=0x2FFFF | 0xFF66..=0xFF9F)
+}
+
+impl Tokenizer for MailTokenizer {
+    type TokenStream<'a> = MailTokens;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> MailTokens {
+        let mut tokens = Vec::new();
+        let mut start: Option<usize> = None;
+        let push = |from: usize, to: usize, tokens: &mut Vec<Token>| {
+            let position = tokens.len();
+            tokens.push(Token { offset_from: from, offset_to: to, position, text: text[from..to].to_string(), position_length: 1 });
+        };
+        for (i, c) in text.char_indices() {
+            if is_cjk(c) {
+                if let Some(s) = start.take() {
+                    push(s, i, &mut tokens);
+                }
+                push(i, i + c.len_utf8(), &mut tokens);
+            } else if c.is_alphanumeric() {
+                start.get_or_insert(i);
+            } else if let Some(s) = start.take() {
+                push(s, i, &mut tokens);
+            }
+        }
+        if let Some(s) = start {
+            push(s, text.len(), &mut tokens);
+        }
+        MailTokens { tokens, at: 0 }
+    }
+}
+
+impl TokenStream for MailTokens {
+    fn advance(&mut self) -> bool {
+        self.at += 1;
+        self.at <= self.tokens.len()
+    }
+
+    fn token(&self) -> &Token {
+        &self.tokens[self.at.saturating_sub(1).min(self.tokens.len().saturating_sub(1))]
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        let i = self.at.saturating_sub(1).min(self.tokens.len().saturating_sub(1));
+        &mut self.tokens[i]
+    }
+}

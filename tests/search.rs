@@ -1,0 +1,186 @@
+//! Full-text search: each operator, non-ASCII text, ranking ties, bad queries, and messages that
+//! arrive while running.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+
+use crate::common::TestApp;
+
+struct Mail<'a> {
+    file: &'a str,
+    from: &'a str,
+    to: &'a str,
+    subject: &'a str,
+    date: &'a str,
+    body: &'a str,
+    attachment: Option<&'a str>,
+    html: bool,
+}
+
+fn write(dir: &Path, m: &Mail<'_>) {
+    let head = format!(
+        "From: {}\r\nTo: {}\r\nCc: carol@example.org\r\nSubject: {}\r\nDate: {}\r\nMessage-ID: <{}@test>\r\nMIME-Version: 1.0\r\n",
+        m.from, m.to, m.subject, m.date, m.file
+    );
+    let ct = if m.html { "text/html" } else { "text/plain" };
+    let text = match m.attachment {
+        None => format!("{head}Content-Type: {ct}; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n{}\r\n", m.body),
+        Some(name) => format!(
+            "{head}Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: {ct}; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n{}\r\n--b\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename=\"{name}\"\r\nContent-Transfer-Encoding: base64\r\n\r\n{}\r\n--b--\r\n",
+            m.body,
+            "JVBERi0xLjQK".repeat(600)
+        ),
+    };
+    std::fs::write(dir.join(format!("{}.eml", m.file)), text).expect("write");
+}
+
+fn corpus(dir: &Path) {
+    let mails = [
+        Mail { file: "build", from: "Alice Martin <alice@example.org>", to: "dev@lists.example.org", subject: "Build fails on ARM", date: "Mon, 05 Oct 2026 09:45:12 +0000", body: "The linker crashes when building for aarch64.", attachment: None, html: false },
+        Mail { file: "reply", from: "Bob Okafor <bob@example.com>", to: "dev@lists.example.org", subject: "Re: Build fails on ARM", date: "Mon, 05 Oct 2026 11:02:37 +0000", body: "Works for me with the nightly linker.", attachment: None, html: false },
+        Mail { file: "invoice", from: "René Lefèvre <billing@lefevre.example>", to: "alice@example.org", subject: "Rechnung März", date: "Thu, 02 Apr 2026 10:15:00 +0200", body: "Anbei die Rechnung für den Café crème.", attachment: Some("Rechnung-2026-03.pdf"), html: false },
+        Mail { file: "meeting", from: "山田 太郎 <yamada@example.jp>", to: "team@example.jp", subject: "定例会議のお知らせ", date: "Thu, 08 Oct 2026 17:30:00 +0900", body: "来週の定例会議は水曜日です。", attachment: None, html: false },
+        Mail { file: "newsletter", from: "news@shop.example", to: "alice@example.org", subject: "Autumn offers", date: "Thu, 01 Oct 2026 09:00:00 +0200", body: "<html><head><style>.x{}</style></head><body><p>Warm <b>blankets</b> on sale</p><script>tracker()</script></body></html>", attachment: None, html: true },
+        Mail { file: "old", from: "Alice Martin <alice@example.org>", to: "bob@example.com", subject: "Linker notes from 2019", date: "Tue, 05 Mar 2019 08:00:00 +0000", body: "Old notes about the linker.", attachment: Some("notes.pdf"), html: false },
+    ];
+    for m in &mails {
+        write(dir, m);
+    }
+}
+
+async fn subjects(app: &TestApp, q: &str) -> BTreeSet<String> {
+    let uri = format!("/api/messages?q={}", percent_encoding::utf8_percent_encode(q, percent_encoding::NON_ALPHANUMERIC));
+    let list = app.json(&uri).await;
+    list["messages"].as_array().expect("messages").iter().map(|m| m["subject"].as_str().unwrap_or("").to_string()).collect()
+}
+
+fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+#[tokio::test]
+async fn every_operator_finds_what_it_says() {
+    let dir = tempfile::tempdir().expect("dir");
+    corpus(dir.path());
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    let build = "Build fails on ARM";
+    let reply = "Re: Build fails on ARM";
+    let invoice = "Rechnung März";
+    let meeting = "定例会議のお知らせ";
+    let news = "Autumn offers";
+    let old = "Linker notes from 2019";
+    let cases: &[(&str, &[&str])] = &[
+        ("linker", &[build, reply, old]),
+        ("from:alice", &[build, old]),
+        ("from:alice@example.org", &[build, old]),
+        ("from:\"Alice Martin\"", &[build, old]),
+        ("to:bob@example.com", &[old]),
+        ("cc:carol", &[build, reply, invoice, meeting, news, old]),
+        ("subject:build", &[build, reply]),
+        ("subject:\"fails on ARM\"", &[build, reply]),
+        ("\"nightly linker\"", &[reply]),
+        ("\"linker nightly\"", &[]),
+        ("linker -subject:build", &[old]),
+        ("linker -from:bob", &[build, old]),
+        ("blankets OR aarch64", &[news, build]),
+        ("(blankets OR aarch64) -from:alice", &[news]),
+        ("has:attachment", &[invoice, old]),
+        ("filename:rechnung", &[invoice]),
+        ("filename:notes.pdf", &[old]),
+        ("message-id:reply@test", &[reply]),
+        ("message-id:<reply@test>", &[reply]),
+        ("before:2026-01-01", &[old]),
+        ("after:2026-10-05", &[build, reply, meeting]),
+        ("after:2026-10-01 before:2026-10-06", &[build, reply, news]),
+        ("larger:5K", &[invoice, old]),
+        ("smaller:5K subject:build", &[build, reply]),
+        // Non-ASCII: accents fold both ways, CJK matches inside longer runs.
+        ("cafe", &[invoice]),
+        ("CAFÉ", &[invoice]),
+        ("marz", &[invoice]),
+        ("会議", &[meeting]),
+        ("定例", &[meeting]),
+        ("from:山田", &[meeting]),
+        ("水曜日", &[meeting]),
+        // HTML bodies are searched by their visible text only.
+        ("blankets", &[news]),
+        ("tracker", &[]),
+    ];
+    for (q, want) in cases {
+        assert_eq!(subjects(&app, q).await, set(want), "{q}");
+    }
+}
+
+#[tokio::test]
+async fn results_are_ranked_paginated_and_highlighted() {
+    let dir = tempfile::tempdir().expect("dir");
+    corpus(dir.path());
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    // Equal relevance: newest first.
+    let list = app.json("/api/messages?q=cc:carol&limit=2").await;
+    assert_eq!(list["total"], 6);
+    let got: Vec<&str> = list["messages"].as_array().expect("list").iter().filter_map(|m| m["subject"].as_str()).collect();
+    assert_eq!(got, ["定例会議のお知らせ", "Re: Build fails on ARM"]);
+    let next = app.json("/api/messages?q=cc:carol&limit=2&offset=2").await;
+    assert_eq!(next["messages"][0]["subject"], "Build fails on ARM");
+    let hit = app.json("/api/messages?q=aarch64").await;
+    let snippet = hit["messages"][0]["snippet"].as_str().expect("snippet");
+    assert!(snippet.contains("<mark>aarch64</mark>"), "{snippet}");
+    let page = app.get("/?q=aarch64").await;
+    assert_eq!(page.status, StatusCode::OK);
+    let html = page.text();
+    assert!(html.contains("<mark>aarch64</mark>") && html.contains("Build fails on ARM"));
+    assert!(html.contains("value=\"aarch64\""), "the search box keeps the query");
+}
+
+#[tokio::test]
+async fn bad_queries_get_a_clear_message() {
+    let dir = tempfile::tempdir().expect("dir");
+    corpus(dir.path());
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    for q in ["%22unclosed", "before%3Ayesterday", "larger%3Ahuge", "(a", "has%3Awings", "a%20OR"] {
+        let r = app.get(&format!("/api/messages?q={q}")).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{q}");
+        assert_eq!(r.header("content-type"), "application/problem+json");
+        let p: serde_json::Value = serde_json::from_slice(&r.body).expect("json");
+        assert!(p["detail"].as_str().is_some_and(|d| d.starts_with("bad search query")), "{p}");
+        let page = app.get(&format!("/?q={q}")).await;
+        assert_eq!(page.status, StatusCode::BAD_REQUEST);
+        assert!(page.text().contains("That search could not run"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploaded_and_delivered_messages_are_found() {
+    let dir = tempfile::tempdir().expect("dir");
+    corpus(dir.path());
+    let paths = [dir.path().to_path_buf()];
+    let app = TestApp::new(&paths);
+    let upload = "From: up@example.com\r\nSubject: Uploaded\r\nMessage-ID: <u1@x>\r\n\r\nzeppelin hangar\r\n";
+    let r = app
+        .request(Request::post("/api/messages").header("content-type", "message/rfc822").body(Body::from(upload)).expect("req"))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED);
+    assert_eq!(subjects(&app, "zeppelin").await, set(&["Uploaded"]));
+
+    let _watcher = mailshelf::watch::watch(app.archive.clone(), app.archive.roots(&paths)).expect("watch");
+    std::fs::write(dir.path().join("dropped.eml"), "From: d@example.com\r\nSubject: Dropped in\r\nMessage-ID: <d1@x>\r\n\r\nquokka sighting\r\n").expect("write");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while subjects(&app, "quokka").await.is_empty() {
+        assert!(Instant::now() < deadline, "the dropped message was not found");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Deleted uploads leave the results, and survive nothing.
+    let r = app.request(Request::delete("/api/messages/u1@x").body(Body::empty()).expect("req")).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    assert!(subjects(&app, "zeppelin").await.is_empty());
+    // After a restart the search index is still in line.
+    drop(_watcher);
+    let app = app.restart(&paths);
+    assert_eq!(subjects(&app, "quokka").await, set(&["Dropped in"]));
+    assert_eq!(subjects(&app, "linker").await.len(), 3);
+}
