@@ -63,7 +63,14 @@ impl Store {
     /// Opens (or creates) the store in `dir`. A store of another schema is emptied, to be rebuilt.
     pub fn open(dir: &Path) -> Result<Store, Error> {
         std::fs::create_dir_all(dir)?;
-        let db = Database::create(dir.join("index.redb")).map_err(|e| fail("open")(e.into()))?;
+        let path = dir.join("index.redb");
+        let db = Database::create(&path).map_err(|e| match e {
+            redb::DatabaseError::DatabaseAlreadyOpen => Error::BadPath {
+                path: dir.to_path_buf(),
+                reason: "this data folder is in use by another mailshelf".into(),
+            },
+            e => fail("open")(e.into()),
+        })?;
         let store = Store { db };
         let version = {
             let txn = store.db.begin_read().map_err(|e| fail("read")(e.into()))?;
