@@ -156,3 +156,87 @@ async fn every_satisfiable_mhtml_reference_is_rewritten_to_its_part() {
     assert!(failures.is_empty(), "unresolved:\n{}", failures.join("\n"));
     assert_eq!(resolved, resolvable);
 }
+
+/// The leaves of a message in document order, descending into enclosed messages, as mime4j lists
+/// its decoded bodies.
+fn leaves(msg: &mailshelf::model::Message, out: &mut Vec<Vec<u8>>) {
+    fn walk(msg: &mailshelf::model::Message, idx: usize, out: &mut Vec<Vec<u8>>) {
+        let p = &msg.parts[idx];
+        match &p.body {
+            Body::Multipart => {
+                for &c in &p.children {
+                    walk(msg, c, out);
+                }
+            }
+            Body::Message(inner) => leaves(inner, out),
+            _ => out.push(p.bytes().to_vec()),
+        }
+    }
+    if !msg.parts.is_empty() {
+        walk(msg, 0, out);
+    }
+}
+
+fn normalise(b: &[u8]) -> Vec<u8> {
+    let s = String::from_utf8_lossy(b).replace("\r\n", "\n");
+    s.trim_end().as_bytes().to_vec()
+}
+
+#[test]
+fn decoded_bodies_match_mime4j_expected_outputs() {
+    let root = corpus_dir().join("james-mime4j/core/src/test/resources");
+    let expected_files = files_with_ext(&root, &["xml"])
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with("_decoded.xml"))
+        .collect::<Vec<_>>();
+    assert!(expected_files.len() >= 80, "mime4j expected outputs: {}", expected_files.len());
+    let (mut bodies, mut matched, mut messages) = (0, 0, 0);
+    let mut mismatches = Vec::new();
+    let mut structure_differs = Vec::new();
+    for xml_path in &expected_files {
+        let name = xml_path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let stem = name.trim_end_matches("_decoded.xml");
+        let msg_path = xml_path.with_file_name(format!("{stem}.msg"));
+        let Ok(raw) = std::fs::read(&msg_path) else { continue };
+        let xml = std::fs::read_to_string(xml_path).expect("read");
+        let names: Vec<&str> = xml
+            .split("-body name=\"")
+            .skip(1)
+            .filter_map(|s| s.split('"').next())
+            .collect();
+        let Ok(msg) = parse_message(Arc::from(raw)) else { continue };
+        let mut ours = Vec::new();
+        leaves(&msg, &mut ours);
+        // Broken boundaries are recovered differently by every parser; where the two do not
+        // agree on the structure, there is no body to compare.
+        if ours.len() != names.len() {
+            structure_differs.push(stem.to_string());
+            continue;
+        }
+        messages += 1;
+        for (i, n) in names.iter().enumerate() {
+            let Ok(want) = std::fs::read(xml_path.with_file_name(n)) else { continue };
+            // Text bodies are compared as text; mailshelf serves them as UTF-8, so only bodies
+            // that are UTF-8 (or ASCII) in the original can compare byte for byte.
+            if std::str::from_utf8(&want).is_err() {
+                continue;
+            }
+            bodies += 1;
+            if ours.get(i).is_some_and(|o| normalise(o) == normalise(&want)) {
+                matched += 1;
+            } else {
+                mismatches.push(format!("{stem} body {}", i + 1));
+            }
+        }
+    }
+    println!(
+        "mime4j: {messages} messages with the same structure, {matched} of {bodies} decoded bodies identical; \
+         structure differs (broken boundaries) in {}: {structure_differs:?}",
+        structure_differs.len()
+    );
+    assert!(bodies >= 90, "bodies compared: {bodies}");
+    // The few that differ are malformed on purpose (bad multiparts, a header block run into the
+    // body), where two correct parsers may recover different bytes.
+    println!("  differ: {mismatches:?}");
+    assert!(matched * 100 >= bodies * 95, "{matched} of {bodies}; differ: {mismatches:#?}");
+}
