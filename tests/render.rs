@@ -1,0 +1,139 @@
+//! The render path's rules, one small message each: which reference becomes which URL, and which
+//! stays inert (RFC 2392, RFC 2557 §5, §7, §8, §9).
+
+use crate::common::TestApp;
+
+/// A case: a message, and for each reference in its HTML root, the part it must reach (by the
+/// Content-ID or Content-Location of that part) or `None` for "stays unresolved".
+struct Case {
+    name: &'static str,
+    message: &'static str,
+    expect: &'static [(&'static str, Option<&'static str>)],
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "related_start_parameter_names_the_root",
+        message: "Message-ID: <start@t>\nContent-Type: multipart/related; boundary=b; start=\"<root@t>\"\n\n--b\nContent-Type: text/html\nContent-ID: <decoy@t>\n\n<p>decoy <img src=\"cid:img@t\" id=decoy></p>\n--b\nContent-Type: image/png\nContent-ID: <img@t>\n\nPNG\n--b\nContent-Type: text/html\nContent-ID: <root@t>\n\n<img src=\"cid:img@t\">\n--b--\n",
+        expect: &[("cid:img@t", Some("img@t"))],
+    },
+    Case {
+        name: "related_root_alternative_uses_its_html",
+        message: "Message-ID: <alt@t>\nContent-Type: multipart/related; boundary=r\n\n--r\nContent-Type: multipart/alternative; boundary=a\n\n--a\nContent-Type: text/plain\n\nplain\n--a\nContent-Type: text/html\n\n<img src=\"cid:logo@t\">\n--a--\n--r\nContent-Type: image/gif\nContent-ID: <logo@t>\n\nGIF\n--r--\n",
+        expect: &[("cid:logo@t", Some("logo@t"))],
+    },
+    Case {
+        name: "cid_is_percent_decoded",
+        message: "Message-ID: <pct@t>\nContent-Type: multipart/related; boundary=b\n\n--b\nContent-Type: text/html\n\n<img src=\"cid:part1%2Fa%25b$@host.example\">\n--b\nContent-Type: image/png\nContent-ID: <part1/a%b$@host.example>\n\nPNG\n--b--\n",
+        expect: &[("cid:part1%2Fa%25b$@host.example", Some("part1/a%b$@host.example"))],
+    },
+    Case {
+        name: "cid_never_matches_a_content_location",
+        message: "Message-ID: <nocl@t>\nContent-Type: multipart/related; boundary=b\n\n--b\nContent-Type: text/html\n\n<img src=\"cid:foo@x\">\n--b\nContent-Type: image/png\nContent-Location: cid:foo@x\n\nPNG\n--b--\n",
+        expect: &[("cid:foo@x", None)],
+    },
+    Case {
+        name: "relative_location_resolves_against_the_outer_one",
+        message: "Message-ID: <outer@t>\nContent-Type: multipart/related; boundary=b\nContent-Location: http://www.ietf.cnri.reston.va.us/images/\n\n--b\nContent-Type: text/html\nContent-Location: page.html\n\n<img src=\"ietflogo.gif\"><img src=\"http://www.ietf.cnri.reston.va.us/images/ietflogo.gif\">\n--b\nContent-Type: image/gif\nContent-Location: ietflogo.gif\n\nGIF\n--b--\n",
+        expect: &[
+            ("ietflogo.gif", Some("http://www.ietf.cnri.reston.va.us/images/ietflogo.gif")),
+            ("http://www.ietf.cnri.reston.va.us/images/ietflogo.gif", Some("http://www.ietf.cnri.reston.va.us/images/ietflogo.gif")),
+        ],
+    },
+    Case {
+        name: "no_base_means_thismessage",
+        message: "Message-ID: <this@t>\nContent-Type: multipart/related; boundary=b\n\n--b\nContent-Type: text/html\n\n<img src=\"images/a.gif\"><img src=\"b.gif\">\n--b\nContent-Type: image/gif\nContent-Location: images/a.gif\n\nGIF\n--b--\n",
+        expect: &[("images/a.gif", Some("thismessage:/images/a.gif")), ("b.gif", None)],
+    },
+    Case {
+        name: "nested_related_parts_are_not_reachable_from_outside",
+        message: "Message-ID: <nest@t>\nContent-Type: multipart/related; boundary=o\n\n--o\nContent-Type: text/html\n\n<img src=\"inner.png\"><iframe src=\"cid:frame@t\"></iframe>\n--o\nContent-Type: multipart/related; boundary=i\nContent-ID: <frame@t>\n\n--i\nContent-Type: text/html\n\n<img src=\"inner.png\">\n--i\nContent-Type: image/png\nContent-Location: inner.png\n\nPNG\n--i--\n--o--\n",
+        expect: &[("inner.png", None), ("cid:frame@t", Some("frame@t"))],
+    },
+    Case {
+        name: "base_href_sets_the_base",
+        message: "Message-ID: <base@t>\nContent-Type: multipart/related; boundary=b\n\n--b\nContent-Type: text/html\n\n<base href=\"http://example.com/dir/\"><img src=\"a.png\">\n--b\nContent-Type: image/png\nContent-Location: http://example.com/dir/a.png\n\nPNG\n--b--\n",
+        expect: &[("a.png", Some("http://example.com/dir/a.png"))],
+    },
+    Case {
+        name: "mid_urls_reach_other_messages_and_their_parts",
+        message: "Message-ID: <mids@t>\nContent-Type: text/html\n\n<a href=\"mid:start@t\">m</a><img src=\"mid:start@t/img@t\"><a href=\"mid:nowhere@t\">x</a>\n",
+        expect: &[("mid:start@t", Some("page:start@t")), ("mid:start@t/img@t", Some("img@t")), ("mid:nowhere@t", None)],
+    },
+    Case {
+        name: "cid_falls_back_to_other_messages",
+        message: "Message-ID: <fallback@t>\nContent-Type: text/html\n\n<img src=\"cid:logo@t\">\n",
+        expect: &[("cid:logo@t", Some("logo@t"))],
+    },
+];
+
+#[tokio::test]
+async fn references_resolve_by_the_rfc_rules() {
+    let dir = tempfile::tempdir().expect("dir");
+    for c in CASES {
+        std::fs::write(dir.path().join(format!("{}.eml", c.name)), c.message.replace('\n', "\r\n")).expect("write");
+    }
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    for c in CASES {
+        let mid = c.message.split("Message-ID: <").nth(1).and_then(|s| s.split('>').next()).expect("mid");
+        let detail = app.json(&format!("/api/messages/{}", mailshelf::ids::encode_segment(mid))).await;
+        let html_url = detail["html_url"].as_str().unwrap_or_else(|| panic!("{}: no HTML body", c.name));
+        let id = app.archive.find(mid).expect("indexed");
+        let loaded = app.archive.load(id).expect("loads");
+        let msg = loaded.message();
+        let root = msg.html_body.expect("html root");
+        let mailshelf::model::Body::Text(html) = &msg.parts[root].body else { panic!("text") };
+        let resolver = mailshelf::route::Resolver { archive: &app.archive, key: &loaded.entry.key, msg, part: root, remote: false };
+        let out = mailshelf::rewrite::rewrite_html(html, &msg.parts[root].base, &resolver, Default::default());
+        for (reference, want) in c.expect {
+            let got = out
+                .references
+                .iter()
+                .find(|(_, r, _)| r == reference)
+                .unwrap_or_else(|| panic!("{}: {reference} not seen", c.name))
+                .2
+                .clone();
+            match (want, got) {
+                (None, mailshelf::rewrite::Target::Unresolved) => {}
+                (Some(page), mailshelf::rewrite::Target::Page(url)) if page.starts_with("page:") => {
+                    assert_eq!(url, format!("/message/{}", &page[5..]), "{}", c.name);
+                }
+                (Some(label), mailshelf::rewrite::Target::Part(url)) => {
+                    // The URL answers with the part that carries that Content-ID or Location.
+                    let r = app.get(&url).await;
+                    assert_eq!(r.status, 200, "{}: {url}", c.name);
+                    let detail = app.json(&format!("/api/messages/{}", url.split('/').nth(2).expect("mid"))).await;
+                    let mut stack = vec![&detail["parts"][0]];
+                    let mut found = false;
+                    while let Some(p) = stack.pop() {
+                        // A relative Content-Location is the tail of the resolved one.
+                        let located = p["content_location"].as_str().is_some_and(|l| label.ends_with(l));
+                        if (p["content_id"] == *label || located) && p["url"] == url.split('?').next().unwrap_or(&url) {
+                            found = true;
+                        }
+                        stack.extend(p["parts"].as_array().expect("parts"));
+                    }
+                    assert!(found, "{}: {reference} → {url}, not the part {label}", c.name);
+                }
+                (want, got) => panic!("{}: {reference}: wanted {want:?}, got {got:?}", c.name),
+            }
+        }
+        // The served body holds no raw cid:/mid: references, only our own URLs.
+        let body = app.get(html_url).await.text();
+        assert!(!body.contains("cid:") && !body.contains("mid:"), "{}: {body}", c.name);
+    }
+}
+
+#[tokio::test]
+async fn cid_prefers_the_same_message_over_another() {
+    // Content-IDs should be unique but are not: the referencing message's own part wins.
+    let dir = tempfile::tempdir().expect("dir");
+    let own = "Message-ID: <own@t>\r\nContent-Type: multipart/related; boundary=b\r\n\r\n--b\r\nContent-Type: text/html\r\n\r\n<img src=\"cid:shared@t\">\r\n--b\r\nContent-Type: image/png\r\nContent-ID: <shared@t>\r\n\r\nMINE\r\n--b--\r\n";
+    let other = own.replace("own@t", "other@t").replace("MINE", "THEIRS");
+    std::fs::write(dir.path().join("own.eml"), own).expect("write");
+    std::fs::write(dir.path().join("other.eml"), other).expect("write");
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    let body = app.get("/part/own@t/~1").await.text();
+    assert!(body.contains("/part/own@t/shared@t"), "{body}");
+    assert_eq!(app.get("/part/own@t/shared@t").await.body, b"MINE");
+}
