@@ -255,12 +255,7 @@ pub async fn get_message(
     ))]
 pub async fn upload(State(state): State<AppState>, req: Request) -> Result<Response, ApiError> {
     let limit = state.config.max_upload;
-    let ct = req
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
     let mut files: Vec<Vec<u8>> = Vec::new();
     if ct.starts_with("multipart/form-data") {
         let mut form = Multipart::from_request(req, &state)
@@ -277,9 +272,7 @@ pub async fn upload(State(state): State<AppState>, req: Request) -> Result<Respo
             }
         }
     } else {
-        let bytes = Bytes::from_request(req, &state)
-            .await
-            .map_err(|e| too_large_or_bad(e.status(), e.body_text()))?;
+        let bytes = Bytes::from_request(req, &state).await.map_err(|e| too_large_or_bad(e.status(), e.body_text()))?;
         files.push(bytes.to_vec());
     }
     if files.iter().map(Vec::len).sum::<usize>() > limit {

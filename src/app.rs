@@ -62,9 +62,7 @@ pub fn app(state: AppState) -> Router {
         .route("/api/status", get(api::status))
         .route(
             "/api/messages",
-            get(api::list_messages)
-                .post(api::upload)
-                .layer(DefaultBodyLimit::max(state.config.max_upload)),
+            get(api::list_messages).post(api::upload).layer(DefaultBodyLimit::max(state.config.max_upload)),
         )
         .route("/api/messages/{id}", get(api::get_message).delete(api::delete_message))
         .fallback(not_found)
@@ -95,10 +93,8 @@ async fn security_headers(req: Request, next: Next) -> Response {
     let h = res.headers_mut();
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    h.entry(header::CONTENT_SECURITY_POLICY)
-        .or_insert(HeaderValue::from_static(APP_CSP));
-    h.entry(HeaderName::from_static("cross-origin-opener-policy"))
-        .or_insert(HeaderValue::from_static("same-origin"));
+    h.entry(header::CONTENT_SECURITY_POLICY).or_insert(HeaderValue::from_static(APP_CSP));
+    h.entry(HeaderName::from_static("cross-origin-opener-policy")).or_insert(HeaderValue::from_static("same-origin"));
     res
 }
 
@@ -152,8 +148,7 @@ impl IntoResponse for ApiError {
             "detail": self.0.public_detail(),
         });
         let mut res = (status, Json(body)).into_response();
-        res.headers_mut()
-            .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
+        res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
         if matches!(self.0, Error::ReadOnly) {
             res.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
         }
@@ -172,16 +167,10 @@ impl IntoResponse for PageError {
 
 /// Renders a template, turning a template failure into a logged 500.
 pub fn render<T: askama::Template>(t: &T) -> Result<Html<String>, PageError> {
-    t.render()
-        .map(Html)
-        .map_err(|e| PageError(Error::Internal(format!("template: {e}"))))
+    t.render().map(Html).map_err(|e| PageError(Error::Internal(format!("template: {e}"))))
 }
 
 /// Runs blocking work (reading and parsing a message) off the async threads.
-pub async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, Error> + Send + 'static,
-) -> Result<T, Error> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| Error::Internal(format!("worker: {e}")))?
+pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, Error> + Send + 'static) -> Result<T, Error> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| Error::Internal(format!("worker: {e}")))?
 }

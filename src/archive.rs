@@ -49,7 +49,8 @@ pub struct Archive {
     index: RwLock<Index>,
     cache: Mutex<VecDeque<(EntryId, Arc<Message>)>>,
     store: Store,
-    search: Search,
+    /// The full-text index; `None` when search is turned off.
+    search: Option<Search>,
     /// Whether the search index was checked against the index since start.
     search_checked: AtomicBool,
     /// What each source file gave, keyed by its path.
@@ -92,10 +93,20 @@ enum Job {
 
 /// What comes back to the indexing thread.
 enum Outcome {
-    Parsed { key: String, msg: Box<Message>, location: Location },
-    Failed { key: String },
+    Parsed {
+        key: String,
+        msg: Box<Message>,
+        location: Location,
+    },
+    Failed {
+        key: String,
+    },
     /// The walker finished a source: it gave `count` jobs.
-    Done { key: String, count: usize, state: SourceState },
+    Done {
+        key: String,
+        count: usize,
+        state: SourceState,
+    },
 }
 
 /// A source whose messages are still on their way.
@@ -106,8 +117,14 @@ struct Pending {
 }
 
 impl Archive {
-    /// An archive with its index in `data_dir` (created if needed), loaded as it was left.
+    /// An archive with its index in `data_dir` (created if needed), loaded as it was left, with
+    /// full-text search.
     pub fn open(data_dir: &Path) -> Result<Archive, Error> {
+        Self::open_with(data_dir, true)
+    }
+
+    /// As [`Archive::open`], with full-text search on or off.
+    pub fn open_with(data_dir: &Path, search: bool) -> Result<Archive, Error> {
         let store = Store::open(data_dir)?;
         let (entries, sources) = store.load()?;
         let mut index = Index::default();
@@ -120,7 +137,7 @@ impl Archive {
             index: RwLock::new(index),
             cache: Mutex::new(VecDeque::new()),
             store,
-            search: Search::open(&data_dir.join("search"))?,
+            search: if search { Some(Search::open(&data_dir.join("search"))?) } else { None },
             search_checked: AtomicBool::new(false),
             sources: Mutex::new(sources),
             ingest_lock: Mutex::new(()),
@@ -221,22 +238,25 @@ impl Archive {
         if let Err(e) = self.store.commit(batch, durable) {
             tracing::error!(error = %e, "could not save the index; it will be rebuilt from sources");
         }
-        for &id in &batch.removed {
-            self.search.delete(id);
+        if let Some(search) = &self.search {
+            for &id in &batch.removed {
+                search.delete(id);
+            }
+            search.commit();
         }
-        self.search.commit();
     }
 
     /// Brings the search index in line with the index after a crash between the two commits.
     fn reconcile_search(&self) {
+        let Some(search) = &self.search else { return };
         if self.search_checked.swap(true, Ordering::AcqRel) {
             return;
         }
-        let have = self.search.ids();
+        let have = search.ids();
         let listed: Vec<EntryId> = self.index().listed().to_vec();
         let want: HashSet<EntryId> = listed.iter().copied().collect();
         for &id in have.difference(&want) {
-            self.search.delete(id);
+            search.delete(id);
         }
         let missing: Vec<EntryId> = listed.into_iter().filter(|id| !have.contains(id)).collect();
         if !missing.is_empty() {
@@ -244,22 +264,31 @@ impl Archive {
         }
         for id in missing {
             if let Ok(loaded) = self.load(id) {
-                self.search.add(&search_doc(id, loaded.message()));
+                search.add(&search_doc(id, loaded.message()));
             }
         }
-        self.search.commit();
+        search.commit();
+    }
+
+    fn index_for_search(&self, id: EntryId, msg: &Message) {
+        if let Some(search) = &self.search {
+            search.add(&search_doc(id, msg));
+        }
     }
 
     /// Runs a search; ids of listed messages, best first.
     pub fn search(&self, q: &str, offset: usize, limit: usize) -> Result<Hits, Error> {
-        self.search.search(q, offset, limit)
+        match &self.search {
+            Some(search) => search.search(q, offset, limit),
+            None => Err(Error::BadQuery("search is turned off on this server".into())),
+        }
     }
 
     /// A highlighted excerpt of a message's text for a query.
     pub fn snippet(&self, q: &str, id: EntryId) -> Option<String> {
         let loaded = self.load(id).ok()?;
         let doc = search_doc(id, loaded.message());
-        self.search.snippet(q, &doc.body)
+        self.search.as_ref()?.snippet(q, &doc.body)
     }
 
     fn run_pipeline(
@@ -308,7 +337,7 @@ impl Archive {
                     self.progress.parsed.fetch_add(1, Ordering::Relaxed);
                     let added = self.index_mut().add(&msg, location);
                     if let Added::New(id) = added {
-                        self.search.add(&search_doc(id, &msg));
+                        self.index_for_search(id, &msg);
                         if let Some(p) = pending.get_mut(&key) {
                             p.ids.push(id);
                         }
@@ -333,9 +362,8 @@ impl Archive {
                     key
                 }
             };
-            let finished = pending
-                .get(&key)
-                .is_some_and(|p| p.done.as_ref().is_some_and(|(count, _)| p.received >= *count));
+            let finished =
+                pending.get(&key).is_some_and(|p| p.done.as_ref().is_some_and(|(count, _)| p.received >= *count));
             if finished {
                 if let Some(p) = pending.remove(&key) {
                     if let Some((_, mut state)) = p.done {
@@ -373,10 +401,7 @@ impl Archive {
             Kind::Other => return Err(Error::Unparseable),
         };
         // Parse everything first: a batch with an unreadable message stores nothing.
-        let parsed = messages
-            .into_iter()
-            .map(|m| parse_message(Arc::from(m)))
-            .collect::<Result<Vec<_>, _>>()?;
+        let parsed = messages.into_iter().map(|m| parse_message(Arc::from(m))).collect::<Result<Vec<_>, _>>()?;
         if parsed.is_empty() {
             return Err(Error::Unparseable);
         }
@@ -391,7 +416,12 @@ impl Archive {
                 write_durably(&dir, &path, &msg.raw)?;
             }
             let key = path.to_string_lossy().into_owned();
-            let location = Location::Top { source: Source::File { path: path.clone() }, display: name, flags: None, uploaded: true };
+            let location = Location::Top {
+                source: Source::File { path: path.clone() },
+                display: name,
+                flags: None,
+                uploaded: true,
+            };
             let added = {
                 let mut index = self.index_mut();
                 let added = index.add(&msg, location);
@@ -399,7 +429,7 @@ impl Archive {
                 added
             };
             if let Added::New(id) = added {
-                self.search.add(&search_doc(id, &msg));
+                self.index_for_search(id, &msg);
             }
             let (size, mtime_ns) = stat(&path)?;
             let mut sources = self.sources.lock().unwrap_or_else(|e| e.into_inner());
@@ -416,7 +446,9 @@ impl Archive {
         batch.entries = entries;
         batch.removed = removed;
         self.store.commit(&batch, true)?;
-        self.search.commit();
+        if let Some(search) = &self.search {
+            search.commit();
+        }
         Ok(ids)
     }
 
@@ -441,10 +473,12 @@ impl Archive {
         };
         self.cache.lock().unwrap_or_else(|e| e.into_inner()).retain(|(i, _)| *i != id);
         self.store.commit(&Batch { removed: removed.clone(), removed_sources: vec![key], ..Batch::default() }, true)?;
-        for id in removed {
-            self.search.delete(id);
+        if let Some(search) = &self.search {
+            for id in removed {
+                search.delete(id);
+            }
+            search.commit();
         }
-        self.search.commit();
         Ok(())
     }
 
@@ -641,7 +675,11 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>) {
                 let flags = ingest::maildir_flags(&path);
                 let source = Source::File { path };
                 match source.read().map_err(Error::from).and_then(|raw| parse_message(Arc::from(raw))) {
-                    Ok(msg) => Outcome::Parsed { key, msg: Box::new(msg), location: Location::Top { source, display, flags, uploaded } },
+                    Ok(msg) => Outcome::Parsed {
+                        key,
+                        msg: Box::new(msg),
+                        location: Location::Top { source, display, flags, uploaded },
+                    },
                     Err(e) => {
                         tracing::warn!(path = %source.path().display(), error = %e, "skipped");
                         Outcome::Failed { key }

@@ -35,14 +35,19 @@ pub struct ServeArgs {
     #[arg(long, env = "MAILSHELF_LISTEN", default_value = "127.0.0.1:8025")]
     pub listen: String,
 
-    /// Folder for mailshelf's own data (uploads). Default: $XDG_DATA_HOME/mailshelf or
-    /// ~/.local/share/mailshelf.
+    /// Folder for mailshelf's own data: the index, the search index, uploads. Default:
+    /// $XDG_DATA_HOME/mailshelf or ~/.local/share/mailshelf.
     #[arg(long, env = "MAILSHELF_DATA_DIR", value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
 
     /// Largest upload accepted, in bytes (suffixes K, M, G allowed); larger ones get 413.
     #[arg(long, env = "MAILSHELF_MAX_UPLOAD", default_value = "64M")]
     pub max_upload: String,
+
+    /// Keep a full-text search index (on by default; `false` indexes faster and smaller, and the
+    /// search box answers that search is off).
+    #[arg(long, env = "MAILSHELF_SEARCH", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub search: bool,
 
     /// Origins allowed to call the API from a browser (CORS), comma-separated; none by default.
     #[arg(long = "cors-origin", env = "MAILSHELF_CORS_ORIGINS", value_delimiter = ',')]
@@ -64,6 +69,7 @@ pub struct Config {
     pub data_dir: PathBuf,
     pub max_upload: usize,
     pub cors_origins: Vec<String>,
+    pub search: bool,
 }
 
 impl Config {
@@ -86,9 +92,8 @@ impl Config {
         }
         let listen = parse_listen(&args.listen)?;
         let data_dir = args.data_dir.unwrap_or_else(default_data_dir);
-        let max_upload = parse_size(&args.max_upload).ok_or_else(|| {
-            Error::BadRequest(format!("--max-upload: cannot read {:?} as a size", args.max_upload))
-        })?;
+        let max_upload = parse_size(&args.max_upload)
+            .ok_or_else(|| Error::BadRequest(format!("--max-upload: cannot read {:?} as a size", args.max_upload)))?;
         for o in &args.cors_origins {
             if !is_origin(o) {
                 return Err(Error::BadRequest(format!(
@@ -97,13 +102,12 @@ impl Config {
             }
         }
         let cors_origins = args.cors_origins.iter().map(|o| o.trim_end_matches('/').to_string()).collect();
-        Ok(Config { paths, listen, data_dir, max_upload, cors_origins })
+        Ok(Config { paths, listen, data_dir, max_upload, cors_origins, search: args.search })
     }
 }
 
 pub fn parse_listen(s: &str) -> Result<SocketAddr, Error> {
-    s.parse()
-        .map_err(|_| Error::BadRequest(format!("--listen: {s:?} is not an address like 127.0.0.1:8025")))
+    s.parse().map_err(|_| Error::BadRequest(format!("--listen: {s:?} is not an address like 127.0.0.1:8025")))
 }
 
 /// An origin is `scheme://host[:port]` and nothing more; anything else never matches a browser's.

@@ -99,18 +99,15 @@ pub async fn part(
         (PartBody::Multipart, _) => (msg.raw.get(part.raw_range.clone()).unwrap_or(&[]).to_vec(), false),
         _ => (part.bytes().to_vec(), false),
     };
-    let mut res = FileResponse::new(bytes, with_charset(part, &content_type))
-        .disposition(disposition)
-        .content_policy(remote);
+    let mut res =
+        FileResponse::new(bytes, with_charset(part, &content_type)).disposition(disposition).content_policy(remote);
     if !rewritten {
         res = res.immutable();
     }
     let mut response = res.respond(&headers);
     if is_font(&content_type) {
         // Fonts are fetched in CORS mode, and a sandboxed message has an opaque origin.
-        response
-            .headers_mut()
-            .insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+        response.headers_mut().insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
     }
     Ok(response)
 }
@@ -156,16 +153,12 @@ pub fn served_type(part: &Part) -> String {
     if let PartBody::Message(_) = part.body {
         return "message/rfc822".into();
     }
-    let guess = part
-        .filename
-        .as_deref()
-        .and_then(|f| mime_guess::from_path(f).first())
-        .or_else(|| {
-            part.content_location
-                .as_deref()
-                .map(|l| l.split(['?', '#']).next().unwrap_or(l))
-                .and_then(|l| mime_guess::from_path(l).first())
-        });
+    let guess = part.filename.as_deref().and_then(|f| mime_guess::from_path(f).first()).or_else(|| {
+        part.content_location
+            .as_deref()
+            .map(|l| l.split(['?', '#']).next().unwrap_or(l))
+            .and_then(|l| mime_guess::from_path(l).first())
+    });
     match guess {
         Some(m) => m.essence_str().to_string(),
         None if valid => declared.to_string(),
@@ -188,10 +181,7 @@ fn is_font(ct: &str) -> bool {
 }
 
 fn is_token_type(ct: &str) -> bool {
-    let token = |s: &str| {
-        !s.is_empty()
-            && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b))
-    };
+    let token = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b));
     matches!(ct.split_once('/'), Some((a, b)) if token(a) && token(b))
 }
 
@@ -209,9 +199,8 @@ pub fn part_filename(part: &Part, idx: PartIdx) -> String {
         .filter(|s| !s.is_empty() && s.contains('.'))
         .map(crate::ids::decode_percent);
     from_location.unwrap_or_else(|| {
-        let ext = mime_guess::get_mime_extensions_str(&served_type(part))
-            .and_then(|e| e.first().copied())
-            .unwrap_or("bin");
+        let ext =
+            mime_guess::get_mime_extensions_str(&served_type(part)).and_then(|e| e.first().copied()).unwrap_or("bin");
         format!("part-{}.{ext}", if part.section.is_empty() { idx.to_string() } else { part.section.clone() })
     })
 }
@@ -223,22 +212,26 @@ fn disposition(part: &Part, idx: PartIdx, download: bool) -> String {
 
 /// RFC 5987 attr-char: what may stand unencoded in `filename*`.
 const ATTR_CHAR: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'!').remove(b'#').remove(b'$').remove(b'&').remove(b'+').remove(b'-')
-    .remove(b'.').remove(b'^').remove(b'_').remove(b'`').remove(b'|').remove(b'~');
+    .remove(b'!')
+    .remove(b'#')
+    .remove(b'$')
+    .remove(b'&')
+    .remove(b'+')
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'^')
+    .remove(b'_')
+    .remove(b'`')
+    .remove(b'|')
+    .remove(b'~');
 
 /// `inline; filename="ascii"; filename*=UTF-8''…` (RFC 6266). Control characters, path separators
 /// and quotes never reach the header, so a hostile name cannot add headers or escape a folder.
 pub fn content_disposition(kind: &str, name: &str) -> String {
-    let clean: String = name
-        .chars()
-        .map(|c| if c.is_control() || matches!(c, '/' | '\\') { '_' } else { c })
-        .collect();
+    let clean: String = name.chars().map(|c| if c.is_control() || matches!(c, '/' | '\\') { '_' } else { c }).collect();
     let clean = clean.trim().trim_start_matches('.');
     let clean = if clean.is_empty() { "part" } else { clean };
-    let ascii: String = clean
-        .chars()
-        .map(|c| if c.is_ascii() && !matches!(c, '"' | '%') { c } else { '_' })
-        .collect();
+    let ascii: String = clean.chars().map(|c| if c.is_ascii() && !matches!(c, '"' | '%') { c } else { '_' }).collect();
     let encoded = utf8_percent_encode(clean, ATTR_CHAR);
     format!("{kind}; filename=\"{ascii}\"; filename*=UTF-8''{encoded}")
 }
@@ -308,11 +301,7 @@ impl FileResponse {
             .get(header::RANGE)
             .and_then(|v| v.to_str().ok())
             // If-Range with a different validator means: send the whole thing.
-            .filter(|_| {
-                req.get(header::IF_RANGE)
-                    .and_then(|v| v.to_str().ok())
-                    .is_none_or(|v| v == etag)
-            })
+            .filter(|_| req.get(header::IF_RANGE).and_then(|v| v.to_str().ok()).is_none_or(|v| v == etag))
             .map(|r| parse_range(r, total));
         match range {
             Some(RangeAnswer::Unsatisfiable) => {
@@ -336,9 +325,10 @@ impl FileResponse {
 }
 
 fn etag_matches(req: &HeaderMap, etag: &str) -> bool {
-    req.get_all(header::IF_NONE_MATCH).iter().filter_map(|v| v.to_str().ok()).any(|v| {
-        v.split(',').map(str::trim).any(|t| t == "*" || t == etag || t.strip_prefix("W/") == Some(etag))
-    })
+    req.get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.split(',').map(str::trim).any(|t| t == "*" || t == etag || t.strip_prefix("W/") == Some(etag)))
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -407,7 +397,9 @@ mod tests {
     fn dispositions_cannot_inject() {
         let d = content_disposition("inline", "evil\r\nX-Injected: yes\".txt");
         assert!(!d.contains(['\r', '\n']));
-        assert!(d.starts_with("inline; filename=\"evil__X-Injected: yes_.txt\"; filename*=UTF-8''evil__X-Injected%3A%20yes%22.txt"));
+        assert!(d.starts_with(
+            "inline; filename=\"evil__X-Injected: yes_.txt\"; filename*=UTF-8''evil__X-Injected%3A%20yes%22.txt"
+        ));
         let d = content_disposition("attachment", "Rechnung März.pdf");
         assert!(d.ends_with("filename*=UTF-8''Rechnung%20M%C3%A4rz.pdf"), "{d}");
         assert!(content_disposition("inline", "../../etc/passwd").contains("filename=\"_.._etc_passwd\""));

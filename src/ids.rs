@@ -37,10 +37,7 @@ pub fn decode_percent(s: &str) -> String {
 /// Strips white space and one pair of angle brackets from a header's msg-id.
 pub fn strip_angles(raw: &str) -> &str {
     let t = raw.trim();
-    t.strip_prefix('<')
-        .and_then(|s| s.strip_suffix('>'))
-        .unwrap_or(t)
-        .trim()
+    t.strip_prefix('<').and_then(|s| s.strip_suffix('>')).unwrap_or(t).trim()
 }
 
 /// A parsed `cid:` or `mid:` URL.
@@ -85,9 +82,7 @@ pub fn parse_id_url(url: &str) -> Option<IdUrl> {
         return None;
     }
     match c.map(decode_percent) {
-        Some(c) if !strip_angles(&c).is_empty() => {
-            Some(IdUrl::MessagePart(mid, strip_angles(&c).to_string()))
-        }
+        Some(c) if !strip_angles(&c).is_empty() => Some(IdUrl::MessagePart(mid, strip_angles(&c).to_string())),
         _ => Some(IdUrl::Message(mid)),
     }
 }
@@ -128,13 +123,15 @@ pub fn parse_section_segment(seg: &str) -> Option<Vec<usize>> {
         return None;
     }
     rest.split('.')
-        .map(|n| {
-            if n.is_empty() || n.len() > 6 || !n.bytes().all(|b| b.is_ascii_digit()) {
-                None
-            } else {
-                n.parse().ok()
-            }
-        })
+        .map(
+            |n| {
+                if n.is_empty() || n.len() > 6 || !n.bytes().all(|b| b.is_ascii_digit()) {
+                    None
+                } else {
+                    n.parse().ok()
+                }
+            },
+        )
         .collect()
 }
 
@@ -153,10 +150,7 @@ mod tests {
             ("mid:960830.1639@XIson.com", Some(IdUrl::Message("960830.1639@XIson.com".into()))),
             (
                 "mid:960830.1639@XIson.com/partA.960830.1639@XIson.com",
-                Some(IdUrl::MessagePart(
-                    "960830.1639@XIson.com".into(),
-                    "partA.960830.1639@XIson.com".into(),
-                )),
+                Some(IdUrl::MessagePart("960830.1639@XIson.com".into(), "partA.960830.1639@XIson.com".into())),
             ),
             ("mid:a%2Fb@c/d", Some(IdUrl::MessagePart("a/b@c".into(), "d".into()))),
             ("mid:a@b/", Some(IdUrl::Message("a@b".into()))),

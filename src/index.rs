@@ -106,10 +106,7 @@ impl Index {
 
     /// Every entry, listed or nested, in the order it was added.
     pub fn entries(&self) -> impl Iterator<Item = (EntryId, &Entry)> {
-        self.entries
-            .iter()
-            .enumerate()
-            .filter_map(|(i, e)| e.as_ref().map(|e| (i as EntryId, e)))
+        self.entries.iter().enumerate().filter_map(|(i, e)| e.as_ref().map(|e| (i as EntryId, e)))
     }
 
     /// The listed messages, newest first.
@@ -221,10 +218,7 @@ impl Index {
         let mut changed = std::mem::take(&mut self.changed);
         changed.sort_unstable();
         changed.dedup();
-        let entries = changed
-            .into_iter()
-            .filter_map(|id| self.get(id).map(|e| (id, e.clone())))
-            .collect();
+        let entries = changed.into_iter().filter_map(|id| self.get(id).map(|e| (id, e.clone()))).collect();
         (entries, std::mem::take(&mut self.removed))
     }
 
@@ -316,11 +310,7 @@ impl Index {
 
     /// Entries that are messages given to mailshelf (not nested), in list order.
     pub fn page(&self, offset: usize, limit: usize) -> impl Iterator<Item = (EntryId, &Entry)> {
-        self.listed
-            .iter()
-            .skip(offset)
-            .take(limit)
-            .filter_map(|&id| self.get(id).map(|e| (id, e)))
+        self.listed.iter().skip(offset).take(limit).filter_map(|&id| self.get(id).map(|e| (id, e)))
     }
 }
 

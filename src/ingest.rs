@@ -56,10 +56,33 @@ pub enum Kind {
 /// Header names that mark the start of a message (or a saved page) — one must appear in the first
 /// header block, so a YAML or `key: value` file is not taken for mail.
 const MAIL_HEADERS: &[&str] = &[
-    "from", "to", "cc", "subject", "date", "message-id", "mime-version", "content-type", "received",
-    "return-path", "delivered-to", "x-mailer", "snapshot-content-location", "content-location",
-    "reply-to", "sender", "in-reply-to", "references", "x-original-to", "envelope-to", "dkim-signature",
-    "content-transfer-encoding", "resent-from", "user-agent", "newsgroups", "path", "arc-seal",
+    "from",
+    "to",
+    "cc",
+    "subject",
+    "date",
+    "message-id",
+    "mime-version",
+    "content-type",
+    "received",
+    "return-path",
+    "delivered-to",
+    "x-mailer",
+    "snapshot-content-location",
+    "content-location",
+    "reply-to",
+    "sender",
+    "in-reply-to",
+    "references",
+    "x-original-to",
+    "envelope-to",
+    "dkim-signature",
+    "content-transfer-encoding",
+    "resent-from",
+    "user-agent",
+    "newsgroups",
+    "path",
+    "arc-seal",
 ];
 
 /// Tells a message, an mbox, and anything else apart from the start of a file.
@@ -157,10 +180,7 @@ pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
 pub fn maildir_flags(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_str()?;
     // `:2,` is the standard; `!2,` and `;2,` are the forms used where `:` cannot be in a name.
-    let (_, info) = name
-        .rsplit_once(":2,")
-        .or_else(|| name.rsplit_once("!2,"))
-        .or_else(|| name.rsplit_once(";2,"))?;
+    let (_, info) = name.rsplit_once(":2,").or_else(|| name.rsplit_once("!2,")).or_else(|| name.rsplit_once(";2,"))?;
     Some(info.chars().filter(|c| c.is_ascii_alphabetic()).collect())
 }
 
@@ -305,11 +325,7 @@ impl<R: BufRead> Iterator for MboxReader<R> {
 
 /// Message ranges of an mbox held in memory.
 pub fn split_mbox(data: &[u8]) -> Vec<(u64, u64)> {
-    MboxReader::new(data, 0)
-        .filter_map(Result::ok)
-        .filter(|m| m.len > 0)
-        .map(|m| (m.offset, m.len))
-        .collect()
+    MboxReader::new(data, 0).filter_map(Result::ok).filter(|m| m.len > 0).map(|m| (m.offset, m.len)).collect()
 }
 
 /// mboxrd: one `>` is removed from every line matching `^>+From `.

@@ -49,12 +49,12 @@ fn main() -> ExitCode {
 }
 
 async fn serve(config: Config) -> Result<(), mailshelf::Error> {
-    let archive = Arc::new(Archive::open(&config.data_dir)?);
+    let archive = Arc::new(Archive::open_with(&config.data_dir, config.search)?);
     let roots = archive.roots(&config.paths);
     std::fs::create_dir_all(archive.uploads_dir())?;
-    let listener = tokio::net::TcpListener::bind(config.listen).await.map_err(|e| {
-        mailshelf::Error::BadRequest(format!("cannot listen on {}: {e}", config.listen))
-    })?;
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|e| mailshelf::Error::BadRequest(format!("cannot listen on {}: {e}", config.listen)))?;
     let addr = listener.local_addr()?;
     let state = AppState { archive: archive.clone(), config: Arc::new(config.clone()) };
 

@@ -134,17 +134,10 @@ impl Message {
     /// Finds a part by Content-ID, preferring, among parts sharing one id, the one a reader of the
     /// enclosing multipart/alternative would see (the last HTML alternative, else the first match).
     pub fn part_by_content_id(&self, cid: &str) -> Option<PartIdx> {
-        let mut found = self
-            .parts
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| p.content_id.as_deref() == Some(cid));
-        let first = found.next()?;
-        let html = std::iter::once(first)
-            .chain(found)
-            .filter(|(_, p)| p.is_type("text/html"))
-            .last();
-        Some(html.unwrap_or(first).0)
+        let mut matches = self.parts.iter().enumerate().filter(|(_, p)| p.content_id.as_deref() == Some(cid));
+        let first = matches.next()?.0;
+        let html = matches.filter(|(_, p)| p.is_type("text/html")).map(|(i, _)| i).next_back();
+        Some(html.unwrap_or(first))
     }
 
     /// Whether the message carries files a reader would call attachments (not its body, and not the
@@ -161,11 +154,7 @@ impl Message {
 
     /// Finds a part by section numbers (`[2, 1]` is "2.1").
     pub fn part_by_section(&self, section: &[usize]) -> Option<PartIdx> {
-        let want = section
-            .iter()
-            .map(|n| n.to_string())
-            .collect::<Vec<_>>()
-            .join(".");
+        let want = section.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(".");
         self.parts.iter().position(|p| p.section == want)
     }
 

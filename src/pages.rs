@@ -405,7 +405,12 @@ fn thread_view(state: &AppState, id: crate::index::EntryId) -> (Vec<ThreadRow>, 
             let entry = index.get(e)?;
             Some(ThreadRow {
                 indent: depth.min(12),
-                subject: entry.summary.subject.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "(no subject)".into()),
+                subject: entry
+                    .summary
+                    .subject
+                    .clone()
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or_else(|| "(no subject)".into()),
                 from: entry.summary.from.clone().unwrap_or_default(),
                 date: short_date(entry.summary.date.as_deref()),
                 url: route::message_url(&entry.key),
@@ -488,5 +493,9 @@ pub fn human_size(n: u64) -> String {
         v /= 1024.0;
         unit += 1;
     }
-    if v < 10.0 { format!("{v:.1} {}", UNITS[unit]) } else { format!("{v:.0} {}", UNITS[unit]) }
+    if v < 10.0 {
+        format!("{v:.1} {}", UNITS[unit])
+    } else {
+        format!("{v:.0} {}", UNITS[unit])
+    }
 }

@@ -33,13 +33,8 @@ pub fn parse_message(raw: Arc<[u8]>) -> Result<Message, Error> {
 }
 
 fn convert(msg: &mail_parser::Message<'_>, raw: Arc<[u8]>, depth: usize) -> Message {
-    let message_id = msg
-        .message_id()
-        .map(|m| strip_angles(m).to_string())
-        .filter(|m| !m.is_empty());
-    let id = message_id
-        .clone()
-        .unwrap_or_else(|| derived_message_id(&raw));
+    let message_id = msg.message_id().map(|m| strip_angles(m).to_string()).filter(|m| !m.is_empty());
+    let id = message_id.clone().unwrap_or_else(|| derived_message_id(&raw));
     let mut out = Message {
         message_id,
         id,
@@ -92,9 +87,7 @@ fn add_part(
         },
     };
     let charset = ct.and_then(|c| c.attribute("charset")).map(|s| s.trim().to_string());
-    let start = ct
-        .and_then(|c| c.attribute("start"))
-        .map(|s| strip_angles(s).to_string());
+    let start = ct.and_then(|c| c.attribute("start")).map(|s| strip_angles(s).to_string());
     let params = ct
         .and_then(|c| c.attributes())
         .unwrap_or(&[])
@@ -106,7 +99,11 @@ fn add_part(
     let end = (src.offset_end as usize).clamp(begin, raw_len);
     let section = if section.is_empty() {
         // The root: "1" for a single-part message, "0" for the whole of a multipart body.
-        if matches!(src.body, PartType::Multipart(_)) { "0".into() } else { "1".into() }
+        if matches!(src.body, PartType::Multipart(_)) {
+            "0".into()
+        } else {
+            "1".into()
+        }
     } else {
         section
     };
@@ -130,24 +127,13 @@ fn add_part(
         charset,
         start,
         params,
-        content_id: src
-            .content_id()
-            .map(|c| strip_angles(c).to_string())
-            .filter(|c| !c.is_empty()),
-        content_location: src
-            .content_location()
-            .map(uri::clean_reference)
-            .filter(|c| !c.is_empty()),
+        content_id: src.content_id().map(|c| strip_angles(c).to_string()).filter(|c| !c.is_empty()),
+        content_location: src.content_location().map(uri::clean_reference).filter(|c| !c.is_empty()),
         location: None,
         base: String::new(),
         related_scope: None,
-        filename: src
-            .attachment_name()
-            .map(|f| f.trim().to_string())
-            .filter(|f| !f.is_empty()),
-        disposition: src
-            .content_disposition()
-            .map(|d| d.ctype().trim().to_ascii_lowercase()),
+        filename: src.attachment_name().map(|f| f.trim().to_string()).filter(|f| !f.is_empty()),
+        disposition: src.content_disposition().map(|d| d.ctype().trim().to_ascii_lowercase()),
         body,
         raw_range: begin..end,
         damaged: src.is_encoding_problem,
@@ -160,11 +146,7 @@ fn add_part(
             return;
         }
         for (n, &child) in children.iter().enumerate() {
-            let child_section = if section == "0" {
-                format!("{}", n + 1)
-            } else {
-                format!("{section}.{}", n + 1)
-            };
+            let child_section = if section == "0" { format!("{}", n + 1) } else { format!("{section}.{}", n + 1) };
             add_part(msg, child as usize, Some(idx), child_section, depth, seen, out);
         }
     }
@@ -175,17 +157,10 @@ fn add_part(
 fn resolve_locations(msg: &mut Message) {
     for i in 0..msg.parts.len() {
         let parent = msg.parts[i].parent;
-        let parent_base = parent
-            .map(|p| msg.parts[p].base.clone())
-            .unwrap_or_else(|| THIS_MESSAGE.to_string());
-        let location = msg.parts[i]
-            .content_location
-            .as_deref()
-            .and_then(|cl| uri::resolve(&parent_base, cl));
+        let parent_base = parent.map(|p| msg.parts[p].base.clone()).unwrap_or_else(|| THIS_MESSAGE.to_string());
+        let location = msg.parts[i].content_location.as_deref().and_then(|cl| uri::resolve(&parent_base, cl));
         let related_scope = parent.and_then(|p| {
-            std::iter::once(p)
-                .chain(msg.ancestors(p))
-                .find(|&a| msg.parts[a].is_type("multipart/related"))
+            std::iter::once(p).chain(msg.ancestors(p)).find(|&a| msg.parts[a].is_type("multipart/related"))
         });
         let part = &mut msg.parts[i];
         part.base = location.clone().unwrap_or(parent_base);
@@ -207,12 +182,7 @@ fn select_body(msg: &Message, idx: PartIdx, depth: usize) -> (Option<PartIdx>, O
             let root = part
                 .start
                 .as_deref()
-                .and_then(|s| {
-                    part.children
-                        .iter()
-                        .copied()
-                        .find(|&c| msg.parts[c].content_id.as_deref() == Some(s))
-                })
+                .and_then(|s| part.children.iter().copied().find(|&c| msg.parts[c].content_id.as_deref() == Some(s)))
                 .or_else(|| part.children.first().copied());
             root.map_or((None, None), |r| select_body(msg, r, depth + 1))
         }
@@ -259,20 +229,12 @@ fn id_list(v: &HeaderValue<'_>) -> Vec<String> {
         HeaderValue::TextList(l) => l.iter().map(|s| s.as_ref()).collect(),
         _ => Vec::new(),
     };
-    items
-        .into_iter()
-        .map(|s| strip_angles(s).to_string())
-        .filter(|s| !s.is_empty())
-        .collect()
+    items.into_iter().map(|s| strip_angles(s).to_string()).filter(|s| !s.is_empty()).collect()
 }
 
 /// Control characters (CR and LF above all) never survive into a header value we show or send.
 fn clean_text(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect::<String>()
-        .trim()
-        .to_string()
+    s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>().trim().to_string()
 }
 
 fn format_address(a: &Address<'_>) -> String {

@@ -13,13 +13,23 @@ pub enum Query {
     /// Every message (an empty query, or one of only negations).
     All,
     /// Words or a phrase, in one field or in all text fields (`None`).
-    Text { field: Option<TextField>, text: String, phrase: bool },
+    Text {
+        field: Option<TextField>,
+        text: String,
+        phrase: bool,
+    },
     MessageId(String),
     HasAttachment,
     /// Seconds since the epoch: at or after `from`, before `to`.
-    Date { from: Option<i64>, to: Option<i64> },
+    Date {
+        from: Option<i64>,
+        to: Option<i64>,
+    },
     /// Bytes: at least `min`, less than `max`.
-    Size { min: Option<u64>, max: Option<u64> },
+    Size {
+        min: Option<u64>,
+        max: Option<u64>,
+    },
     Not(Box<Query>),
     And(Vec<Query>),
     Or(Vec<Query>),
@@ -62,7 +72,12 @@ enum Tok {
     Close,
     Or,
     /// A term, possibly negated, possibly `field:`, possibly quoted.
-    Term { neg: bool, field: Option<String>, value: String, quoted: bool },
+    Term {
+        neg: bool,
+        field: Option<String>,
+        value: String,
+        quoted: bool,
+    },
     /// A `-` before a parenthesis.
     Neg,
 }
@@ -138,7 +153,18 @@ fn lex(input: &str) -> Result<Vec<Tok>, Error> {
 }
 
 const FIELDS: &[&str] = &[
-    "from", "to", "cc", "subject", "body", "filename", "message-id", "msgid", "has", "before", "after", "larger",
+    "from",
+    "to",
+    "cc",
+    "subject",
+    "body",
+    "filename",
+    "message-id",
+    "msgid",
+    "has",
+    "before",
+    "after",
+    "larger",
     "smaller",
 ];
 
@@ -265,9 +291,7 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 }
 
 fn size(v: &str) -> Result<u64, Error> {
-    crate::config::parse_size(v)
-        .map(|n| n as u64)
-        .ok_or_else(|| bad(format!("“{v}” is not a size like 100K or 2M")))
+    crate::config::parse_size(v).map(|n| n as u64).ok_or_else(|| bad(format!("“{v}” is not a size like 100K or 2M")))
 }
 
 #[cfg(test)]
@@ -283,10 +307,22 @@ mod tests {
         let cases = [
             ("", Query::All),
             ("hello", t(None, "hello", false)),
-            ("from:alice subject:\"build fails\"", Query::And(vec![t(Some(TextField::From), "alice", false), t(Some(TextField::Subject), "build fails", true)])),
+            (
+                "from:alice subject:\"build fails\"",
+                Query::And(vec![
+                    t(Some(TextField::From), "alice", false),
+                    t(Some(TextField::Subject), "build fails", true),
+                ]),
+            ),
             ("a OR b", Query::Or(vec![t(None, "a", false), t(None, "b", false)])),
             ("-spam", Query::Not(Box::new(t(None, "spam", false)))),
-            ("-(a OR b) c", Query::And(vec![Query::Not(Box::new(Query::Or(vec![t(None, "a", false), t(None, "b", false)]))), t(None, "c", false)])),
+            (
+                "-(a OR b) c",
+                Query::And(vec![
+                    Query::Not(Box::new(Query::Or(vec![t(None, "a", false), t(None, "b", false)]))),
+                    t(None, "c", false),
+                ]),
+            ),
             ("has:attachment", Query::HasAttachment),
             ("message-id:<a@b>", Query::MessageId("a@b".into())),
             ("before:2024-02-01", Query::Date { from: None, to: Some(1_706_745_600) }),

@@ -164,11 +164,7 @@ pub fn rewrite_html(input: &str, base: &str, resolver: &dyn Resolve, opts: Optio
             }));
         let mut rewriter = HtmlRewriter::new(settings, |c: &[u8]| output.extend_from_slice(c));
         // Feed in pieces, as a stream would arrive; lol_html holds only what a token needs.
-        input
-            .as_bytes()
-            .chunks(16 * 1024)
-            .try_for_each(|c| rewriter.write(c))
-            .and_then(|()| rewriter.end())
+        input.as_bytes().chunks(16 * 1024).try_for_each(|c| rewriter.write(c)).and_then(|()| rewriter.end())
     };
     let mut outcome = std::mem::take(&mut state.borrow_mut().outcome);
     outcome.output = match result {
@@ -221,11 +217,9 @@ fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
             "href" | "xlink:href" => Some(Use::Resource),
             "src" if matches!(tag.as_str(), "iframe" | "frame") => Some(Use::Frame),
             "src" => Some(Use::Resource),
-            n if URL_ATTRIBUTES.contains(&n) => Some(if matches!(n, "cite" | "longdesc") {
-                Use::Link
-            } else {
-                Use::Resource
-            }),
+            n if URL_ATTRIBUTES.contains(&n) => {
+                Some(if matches!(n, "cite" | "longdesc") { Use::Link } else { Use::Resource })
+            }
             _ => None,
         };
         let Some(value) = el.get_attribute(&name) else { continue };
@@ -379,9 +373,8 @@ const CSS_NOWHERE: &str = "about:invalid";
 fn rewrite_css_with(css: &str, base: &str, st: &mut State<'_>) -> String {
     let saved = std::mem::replace(&mut st.base, base.to_string());
     let mut out = String::with_capacity(css.len() + 64);
-    let mut map = |url: &str| -> String {
-        st.map(url, Use::Resource).map(|m| m.url).unwrap_or_else(|| CSS_NOWHERE.to_string())
-    };
+    let mut map =
+        |url: &str| -> String { st.map(url, Use::Resource).map(|m| m.url).unwrap_or_else(|| CSS_NOWHERE.to_string()) };
     css_scan(css, &mut out, &mut map);
     st.base = saved;
     out
@@ -648,7 +641,10 @@ mod tests {
             ("<style>@import 'cid:c';</style>", r#"<style>@import "/p/c";</style>"#),
             ("<script>alert(1)</script><p>ok</p>", "<p>ok</p>"),
             (r#"<a href="javascript:alert(1)" onclick="x()">t</a>"#, "<a>t</a>"),
-            (r#"<a href="http://x.example/">t</a>"#, r#"<a href="http://x.example/" target="_blank" rel="noopener noreferrer">t</a>"#),
+            (
+                r#"<a href="http://x.example/">t</a>"#,
+                r#"<a href="http://x.example/" target="_blank" rel="noopener noreferrer">t</a>"#,
+            ),
             (r##"<a href="#top">t</a>"##, r##"<a href="#top">t</a>"##),
             (r#"<iframe src="http://evil/"></iframe>"#, "<iframe></iframe>"),
             (r#"<iframe srcdoc="<script>x</script>" src="cid:f"></iframe>"#, r#"<iframe src="/p/f"></iframe>"#),

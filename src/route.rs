@@ -26,9 +26,7 @@ pub fn raw_url(key: &str) -> String {
 pub fn part_segment(msg: &Message, idx: PartIdx) -> String {
     let part = &msg.parts[idx];
     match part.content_id.as_deref() {
-        Some(cid)
-            if !cid.starts_with(ids::SECTION_PREFIX) && msg.part_by_content_id(cid) == Some(idx) =>
-        {
+        Some(cid) if !cid.starts_with(ids::SECTION_PREFIX) && msg.part_by_content_id(cid) == Some(idx) => {
             encode_segment(cid)
         }
         _ => ids::section_segment(&part.section),
@@ -41,9 +39,7 @@ pub fn part_url(key: &str, msg: &Message, idx: PartIdx) -> String {
 
 /// Finds a part by its (decoded) segment: a section number first, then a Content-ID.
 pub fn find_part(msg: &Message, segment: &str) -> Option<PartIdx> {
-    parse_section_segment(segment)
-        .and_then(|s| msg.part_by_section(&s))
-        .or_else(|| msg.part_by_content_id(segment))
+    parse_section_segment(segment).and_then(|s| msg.part_by_section(&s)).or_else(|| msg.part_by_content_id(segment))
 }
 
 /// Types that come back rewritten, and so carry the remote-content choice along.
@@ -77,11 +73,7 @@ impl Resolver<'_> {
             return self.local_part(idx);
         }
         let index = self.archive.index();
-        let other = index
-            .by_content_id(cid)
-            .iter()
-            .filter_map(|&id| index.get(id))
-            .find(|e| e.key != self.key);
+        let other = index.by_content_id(cid).iter().filter_map(|&id| index.get(id)).find(|e| e.key != self.key);
         match other {
             Some(e) => Target::Part(format!("/part/{}/{}", encode_segment(&e.key), encode_segment(cid))),
             None => Target::Unresolved,
@@ -118,11 +110,10 @@ impl Resolver<'_> {
         }
         scopes.push(None);
         scopes.into_iter().find_map(|scope| {
-            self.msg.parts.iter().position(|p| {
-                p.related_scope == scope
-                    && !p.is_multipart()
-                    && p.location.as_deref() == Some(wanted)
-            })
+            self.msg
+                .parts
+                .iter()
+                .position(|p| p.related_scope == scope && !p.is_multipart() && p.location.as_deref() == Some(wanted))
         })
     }
 }

@@ -13,7 +13,9 @@ use tantivy::collector::{Count, TopDocs};
 use tantivy::query::{AllQuery, BooleanQuery, EmptyQuery, Occur, PhraseQuery, Query as TQuery, RangeQuery, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STRING};
 use tantivy::snippet::SnippetGenerator;
-use tantivy::tokenizer::{AsciiFoldingFilter, LowerCaser, RemoveLongFilter, TextAnalyzer, Token, TokenStream, Tokenizer};
+use tantivy::tokenizer::{
+    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
+};
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::error::Error;
@@ -199,14 +201,13 @@ impl Search {
         let parsed = query::parse(q)?;
         let query = self.build(&parsed)?;
         let searcher = self.reader.searcher();
-        let top = TopDocs::with_limit(limit.max(1)).and_offset(offset).tweak_score(
-            move |seg: &tantivy::SegmentReader| {
+        let top =
+            TopDocs::with_limit(limit.max(1)).and_offset(offset).tweak_score(move |seg: &tantivy::SegmentReader| {
                 let dates = seg.fast_fields().i64("date").ok();
                 move |doc: tantivy::DocId, score: tantivy::Score| {
                     (score, dates.as_ref().and_then(|d| d.first(doc)).unwrap_or(i64::MIN))
                 }
-            },
-        );
+            });
         let (docs, total) = searcher.search(&*query, &(top, Count)).map_err(fail)?;
         let ids = docs
             .into_iter()
@@ -274,8 +275,12 @@ impl Search {
                     .collect();
                 Box::new(BooleanQuery::new(any))
             }
-            Query::MessageId(m) => Box::new(TermQuery::new(Term::from_field_text(f.message_id, m), IndexRecordOption::Basic)),
-            Query::HasAttachment => Box::new(TermQuery::new(Term::from_field_u64(f.attachment, 1), IndexRecordOption::Basic)),
+            Query::MessageId(m) => {
+                Box::new(TermQuery::new(Term::from_field_text(f.message_id, m), IndexRecordOption::Basic))
+            }
+            Query::HasAttachment => {
+                Box::new(TermQuery::new(Term::from_field_u64(f.attachment, 1), IndexRecordOption::Basic))
+            }
             Query::Date { from, to } => Box::new(RangeQuery::new(
                 from.map_or(Bound::Unbounded, |v| Bound::Included(Term::from_field_i64(f.date, v))),
                 to.map_or(Bound::Unbounded, |v| Bound::Excluded(Term::from_field_i64(f.date, v))),
@@ -335,7 +340,13 @@ impl Tokenizer for MailTokenizer {
         let mut start: Option<usize> = None;
         let push = |from: usize, to: usize, tokens: &mut Vec<Token>| {
             let position = tokens.len();
-            tokens.push(Token { offset_from: from, offset_to: to, position, text: text[from..to].to_string(), position_length: 1 });
+            tokens.push(Token {
+                offset_from: from,
+                offset_to: to,
+                position,
+                text: text[from..to].to_string(),
+                position_length: 1,
+            });
         };
         for (i, c) in text.char_indices() {
             if is_cjk(c) {

@@ -88,9 +88,7 @@ impl Store {
 
     fn reset(&self) -> Result<(), Error> {
         let txn = self.db.begin_write().map_err(|e| fail("write")(e.into()))?;
-        for t in [ENTRIES] {
-            txn.delete_table(t).map_err(|e| fail("reset")(e.into()))?;
-        }
+        txn.delete_table(ENTRIES).map_err(|e| fail("reset")(e.into()))?;
         txn.delete_table(SOURCES).map_err(|e| fail("reset")(e.into()))?;
         txn.open_table(META)
             .and_then(|mut m| m.insert("schema", SCHEMA).map(|_| ()).map_err(Into::into))

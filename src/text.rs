@@ -129,10 +129,7 @@ mod tests {
     #[test]
     fn format_flowed_reflows() {
         let out = render("This is a \nflowed para.\n>quoted \n>more\n-- \nsig", true, false);
-        assert_eq!(
-            out,
-            "This is a flowed para.\n<blockquote class=\"quote\">quoted more\n</blockquote>-- \nsig\n"
-        );
+        assert_eq!(out, "This is a flowed para.\n<blockquote class=\"quote\">quoted more\n</blockquote>-- \nsig\n");
         assert_eq!(render("ab \ncd", true, true), "abcd\n");
     }
 }

@@ -23,10 +23,7 @@ pub fn resolve(base: &str, reference: &str) -> Option<String> {
 /// (RFC 2557 §4.4, RFC 2017 §3: it is not part of the URI).
 pub fn clean_reference(reference: &str) -> String {
     let t = reference.trim();
-    let t = t
-        .strip_prefix('"')
-        .and_then(|s| s.strip_suffix('"'))
-        .unwrap_or(t);
+    let t = t.strip_prefix('"').and_then(|s| s.strip_suffix('"')).unwrap_or(t);
     t.chars().filter(|c| !matches!(c, '\r' | '\n' | '\t')).collect::<String>().trim().to_string()
 }
 
@@ -58,10 +55,22 @@ mod tests {
     fn rfc2557_section9_examples() {
         let cases = [
             // 9.1 / 9.2: absolute Content-Location, absolute reference
-            ("http://www.ietf.cnri.reston.va.us/images/", "http://www.ietf.cnri.reston.va.us/images/ietflogo.gif", "http://www.ietf.cnri.reston.va.us/images/ietflogo.gif"),
+            (
+                "http://www.ietf.cnri.reston.va.us/images/",
+                "http://www.ietf.cnri.reston.va.us/images/ietflogo.gif",
+                "http://www.ietf.cnri.reston.va.us/images/ietflogo.gif",
+            ),
             // 9.3: relative Content-Location against the outer absolute one
-            ("http://www.ietf.cnri.reston.va.us/images/", "ietflogo.gif", "http://www.ietf.cnri.reston.va.us/images/ietflogo.gif"),
-            ("http://www.ietf.cnri.reston.va.us/images/page.html", "../logo.gif", "http://www.ietf.cnri.reston.va.us/logo.gif"),
+            (
+                "http://www.ietf.cnri.reston.va.us/images/",
+                "ietflogo.gif",
+                "http://www.ietf.cnri.reston.va.us/images/ietflogo.gif",
+            ),
+            (
+                "http://www.ietf.cnri.reston.va.us/images/page.html",
+                "../logo.gif",
+                "http://www.ietf.cnri.reston.va.us/logo.gif",
+            ),
             // 9.4: no base at all: thismessage:/
             (THIS_MESSAGE, "images/ietflogo.gif", "thismessage:/images/ietflogo.gif"),
             (THIS_MESSAGE, "ietflogo.gif", "thismessage:/ietflogo.gif"),

@@ -59,7 +59,8 @@ async fn message_detail_has_its_part_tree() {
     let mut cids = Vec::new();
     let mut stack = vec![root];
     while let Some(p) = stack.pop() {
-        for key in ["content_type", "content_id", "content_location", "filename", "disposition", "size", "url", "parts"] {
+        for key in ["content_type", "content_id", "content_location", "filename", "disposition", "size", "url", "parts"]
+        {
             assert!(p.get(key).is_some(), "{key} in {p}");
         }
         if let Some(c) = p["content_id"].as_str() {
@@ -104,9 +105,7 @@ async fn parts_are_served_like_files() {
     assert_eq!(beyond.status, StatusCode::RANGE_NOT_SATISFIABLE);
     assert_eq!(beyond.header("content-range"), format!("bytes */{}", r.body.len()));
 
-    let head = app
-        .request(Request::head(url).body(Body::empty()).expect("request"))
-        .await;
+    let head = app.request(Request::head(url).body(Body::empty()).expect("request")).await;
     assert_eq!(head.status, StatusCode::OK);
     assert!(head.body.is_empty());
 }
@@ -171,10 +170,7 @@ const UPLOAD: &str = "From: up@example.com\r\nTo: you@example.com\r\nSubject: Up
 
 async fn post(app: &TestApp, content_type: &str, body: Vec<u8>) -> crate::common::Reply {
     app.request(
-        Request::post("/api/messages")
-            .header("content-type", content_type)
-            .body(Body::from(body))
-            .expect("request"),
+        Request::post("/api/messages").header("content-type", content_type).body(Body::from(body)).expect("request"),
     )
     .await
 }
@@ -278,9 +274,8 @@ async fn text_is_compressed_images_are_not() {
     assert!(["gzip", "br", "zstd"].contains(&css.header("content-encoding")), "{:?}", css.headers);
     let html = app.get_with("/", &[("accept-encoding", "gzip")]).await;
     assert_eq!(html.header("content-encoding"), "gzip");
-    let png = app
-        .get_with("/part/newsletter-2026-10@example.com/logo@example.com", &[("accept-encoding", "gzip")])
-        .await;
+    let png =
+        app.get_with("/part/newsletter-2026-10@example.com/logo@example.com", &[("accept-encoding", "gzip")]).await;
     assert_eq!(png.header("content-encoding"), "");
     let ranged = app.get_with("/raw/welcome@example.com", &[("accept-encoding", "gzip"), ("range", "bytes=0-9")]).await;
     assert_eq!(ranged.status, StatusCode::PARTIAL_CONTENT);
@@ -303,12 +298,19 @@ async fn cors_is_off_unless_origins_are_listed() {
     use tower::ServiceExt;
     let res = router
         .clone()
-        .oneshot(Request::get("/api/status").header("origin", "https://tools.example").body(Body::empty()).expect("request"))
+        .oneshot(
+            Request::get("/api/status").header("origin", "https://tools.example").body(Body::empty()).expect("request"),
+        )
         .await
         .expect("response");
-    assert_eq!(res.headers().get("access-control-allow-origin").map(|v| v.as_bytes()), Some(&b"https://tools.example"[..]));
+    assert_eq!(
+        res.headers().get("access-control-allow-origin").map(|v| v.as_bytes()),
+        Some(&b"https://tools.example"[..])
+    );
     let other = router
-        .oneshot(Request::get("/api/status").header("origin", "https://evil.example").body(Body::empty()).expect("request"))
+        .oneshot(
+            Request::get("/api/status").header("origin", "https://evil.example").body(Body::empty()).expect("request"),
+        )
         .await
         .expect("response");
     assert!(other.headers().get("access-control-allow-origin").is_none());

@@ -33,7 +33,7 @@ async fn maildir_trees_are_indexed_with_flags() {
         let dir = corpus.join(tree);
         let want = maildir_messages(&dir);
         assert!(want > 0, "{tree}: no Maildir messages found");
-        let app = TestApp::new(&[dir.clone()]);
+        let app = TestApp::new(std::slice::from_ref(&dir));
         assert_eq!(app.archive.index().listed_count(), want, "{tree}");
     }
     // Flags from the file name are shown.
@@ -57,7 +57,8 @@ fn from_lines(data: &[u8]) -> usize {
 #[tokio::test]
 async fn mbox_files_split_into_every_message() {
     let dir = corpus_dir().join("apache-ponymail-unit-tests/corpus");
-    let mut files: Vec<PathBuf> = walk(&dir).into_iter().filter(|p| p.extension().is_some_and(|e| e == "mbox")).collect();
+    let mut files: Vec<PathBuf> =
+        walk(&dir).into_iter().filter(|p| p.extension().is_some_and(|e| e == "mbox")).collect();
     files.sort();
     assert!(files.len() >= 25, "ponymail mbox files: {}", files.len());
     let (mut total, mut agree) = (0, 0);
@@ -78,7 +79,8 @@ async fn mbox_files_split_into_every_message() {
     let mk = corpus_dir().join("mimekit/UnitTests/TestData/mbox");
     let data = std::fs::read(mk.join("content-length.mbox.txt")).expect("read");
     let expected: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(mk.join("content-length.unix-offsets.json")).expect("read")).expect("json");
+        serde_json::from_slice(&std::fs::read(mk.join("content-length.unix-offsets.json")).expect("read"))
+            .expect("json");
     let want: Vec<(u64, u64)> = expected
         .as_array()
         .expect("array")
@@ -90,7 +92,7 @@ async fn mbox_files_split_into_every_message() {
 
     // Served: every message of one list archive is listed.
     let one = dir.join("maven-dev-2017-11-listsao.mbox");
-    let app = TestApp::new(&[one.clone()]);
+    let app = TestApp::new(std::slice::from_ref(&one));
     let distinct: HashSet<Vec<u8>> = mailshelf::ingest::split_mbox(&std::fs::read(&one).expect("read"))
         .into_iter()
         .map(|(o, l)| mailshelf::ingest::Source::Mbox { path: one.clone(), offset: o, len: l }.read().expect("read"))
@@ -111,12 +113,16 @@ fn message(n: usize, mid: Option<&str>, body: &str) -> String {
 async fn restarts_read_only_what_changed() {
     let mail = tempfile::tempdir().expect("dir");
     for n in 0..20 {
-        std::fs::write(mail.path().join(format!("{n}.eml")), message(n, Some(&format!("m{n}@x")), "hello")).expect("write");
+        std::fs::write(mail.path().join(format!("{n}.eml")), message(n, Some(&format!("m{n}@x")), "hello"))
+            .expect("write");
     }
     let mbox = mail.path().join("list.mbox");
     let mut text = String::new();
     for n in 20..25 {
-        text.push_str(&format!("From x Mon Nov  2 10:00:00 2026\n{}\n", message(n, Some(&format!("m{n}@x")), "in mbox")));
+        text.push_str(&format!(
+            "From x Mon Nov  2 10:00:00 2026\n{}\n",
+            message(n, Some(&format!("m{n}@x")), "in mbox")
+        ));
     }
     std::fs::write(&mbox, &text).expect("write");
     let paths = [mail.path().to_path_buf()];
@@ -133,11 +139,16 @@ async fn restarts_read_only_what_changed() {
     std::fs::remove_file(mail.path().join("4.eml")).expect("remove");
     let mut f = std::fs::OpenOptions::new().append(true).open(&mbox).expect("open");
     for n in 25..27 {
-        write!(f, "From x Mon Nov  2 10:00:00 2026\n{}\n", message(n, Some(&format!("m{n}@x")), "appended")).expect("append");
+        write!(f, "From x Mon Nov  2 10:00:00 2026\n{}\n", message(n, Some(&format!("m{n}@x")), "appended"))
+            .expect("append");
     }
     drop(f);
     let app = app.restart(&paths);
-    assert_eq!(app.archive.progress.parsed.load(Ordering::Relaxed), 3, "the changed file and the two appended messages");
+    assert_eq!(
+        app.archive.progress.parsed.load(Ordering::Relaxed),
+        3,
+        "the changed file and the two appended messages"
+    );
     assert_eq!(app.archive.index().listed_count(), 26);
     assert!(app.archive.find("m3-new@x").is_some() && app.archive.find("m3@x").is_none());
     assert!(app.archive.find("m4@x").is_none());
@@ -158,7 +169,8 @@ async fn duplicate_and_missing_message_ids() {
     let page = app.get("/message/same@x").await.text();
     assert!(page.contains("Other messages share this Message-ID"), "{page}");
     let list = app.json("/api/messages?limit=10").await;
-    let ids: Vec<String> = list["messages"].as_array().expect("list").iter().map(|m| m["id"].as_str().expect("id").to_string()).collect();
+    let ids: Vec<String> =
+        list["messages"].as_array().expect("list").iter().map(|m| m["id"].as_str().expect("id").to_string()).collect();
     for id in &ids {
         assert_eq!(app.get(&format!("/message/{id}")).await.status, 200, "{id} reachable");
     }
@@ -253,7 +265,11 @@ async fn kill_during_indexing_then_restart_is_consistent() {
         let dir = mail.path().join(format!("folder{chunk}/cur"));
         std::fs::create_dir_all(&dir).expect("mkdir");
         for n in chunk * 1000..(chunk + 1) * 1000 {
-            std::fs::write(dir.join(format!("{n}.host:2,S")), message(n, Some(&format!("k{n}@x")), &"text ".repeat(50))).expect("write");
+            std::fs::write(
+                dir.join(format!("{n}.host:2,S")),
+                message(n, Some(&format!("k{n}@x")), &"text ".repeat(50)),
+            )
+            .expect("write");
         }
     }
     let mut server = Server::start(mail.path(), data.path());
@@ -286,7 +302,9 @@ async fn kill_during_indexing_then_restart_is_consistent() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert_eq!(status["messages"], count as u64, "nothing lost, nothing doubled");
-    let list: serde_json::Value = serde_json::from_str(&http_get(&server.addr, "/api/messages?limit=1000&offset=5000").expect("list")).expect("json");
+    let list: serde_json::Value =
+        serde_json::from_str(&http_get(&server.addr, "/api/messages?limit=1000&offset=5000").expect("list"))
+            .expect("json");
     assert_eq!(list["messages"].as_array().map(Vec::len), Some(1000));
 }
 

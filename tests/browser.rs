@@ -143,9 +143,7 @@ async fn sample_resources_really_load() {
         }
     }
     // The saved page: its stylesheet, the images it and its CSS name, its frame and the frame's image.
-    let saved = app
-        .json("/api/messages?limit=100")
-        .await["messages"]
+    let saved = app.json("/api/messages?limit=100").await["messages"]
         .as_array()
         .expect("list")
         .iter()
@@ -179,12 +177,8 @@ async fn hostile_messages_load_nothing_remote_and_run_nothing() {
     let app = TestApp::new(&[dir.path().to_path_buf()]);
     let (base, local_log) = serve(app.router.clone()).await;
     let list = app.json("/api/messages?limit=100").await;
-    let ids: Vec<String> = list["messages"]
-        .as_array()
-        .expect("list")
-        .iter()
-        .map(|m| m["id"].as_str().expect("id").to_string())
-        .collect();
+    let ids: Vec<String> =
+        list["messages"].as_array().expect("list").iter().map(|m| m["id"].as_str().expect("id").to_string()).collect();
     assert_eq!(ids.len(), files.len(), "every hostile message is listed");
     let mut pages = Vec::new();
     for id in &ids {

@@ -52,16 +52,11 @@ async fn every_corpus_message_is_listed_and_answers() {
     assert!(message_files >= 700, "only {message_files} message files found");
     assert!(mbox_files >= 30, "only {mbox_files} mbox files found");
 
-    let app = TestApp::new(&[corpus.clone()]);
+    let app = TestApp::new(std::slice::from_ref(&corpus));
     let listed = app.archive.index().listed_count();
     assert_eq!(listed, distinct.len(), "every distinct message is listed once");
 
-    let all: Vec<String> = app
-        .archive
-        .index()
-        .entries()
-        .map(|(_, e)| mailshelf::ids::encode_segment(&e.key))
-        .collect();
+    let all: Vec<String> = app.archive.index().entries().map(|(_, e)| mailshelf::ids::encode_segment(&e.key)).collect();
     let (mut parts, mut requests) = (0usize, 0usize);
     for id in &all {
         let page = app.get(&format!("/message/{id}")).await;
@@ -147,7 +142,12 @@ async fn every_satisfiable_mhtml_reference_is_rewritten_to_its_part() {
             if r.status.is_success() && same {
                 resolved += 1;
             } else {
-                failures.push(format!("{}: {reference:?} → {url} gave {} ({} bytes)", f.display(), r.status, r.body.len()));
+                failures.push(format!(
+                    "{}: {reference:?} → {url} gave {} ({} bytes)",
+                    f.display(),
+                    r.status,
+                    r.body.len()
+                ));
             }
         }
     }
@@ -199,11 +199,7 @@ fn decoded_bodies_match_mime4j_expected_outputs() {
         let msg_path = xml_path.with_file_name(format!("{stem}.msg"));
         let Ok(raw) = std::fs::read(&msg_path) else { continue };
         let xml = std::fs::read_to_string(xml_path).expect("read");
-        let names: Vec<&str> = xml
-            .split("-body name=\"")
-            .skip(1)
-            .filter_map(|s| s.split('"').next())
-            .collect();
+        let names: Vec<&str> = xml.split("-body name=\"").skip(1).filter_map(|s| s.split('"').next()).collect();
         let Ok(msg) = parse_message(Arc::from(raw)) else { continue };
         let mut ours = Vec::new();
         leaves(&msg, &mut ours);

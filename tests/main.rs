@@ -5,6 +5,7 @@ mod common;
 mod api;
 mod archive;
 mod browser;
+mod cli;
 mod corpus;
 mod pages;
 mod render;

@@ -20,7 +20,12 @@ async fn list_shows_every_sample_with_safe_headers() {
     assert_eq!(r.header("referrer-policy"), "no-referrer");
     assert_eq!(r.header("x-content-type-options"), "nosniff");
     let html = r.text();
-    for subject in ["Nouveautés d&#39;automne", "Welcome to Maison Verte", "Field notes: a week in the hills", "Rechnung Nr. 2026-0315"] {
+    for subject in [
+        "Nouveautés d&#39;automne",
+        "Welcome to Maison Verte",
+        "Field notes: a week in the hills",
+        "Rechnung Nr. 2026-0315",
+    ] {
         assert!(html.contains(subject), "{subject} in the list");
     }
     assert!(html.contains("/static/style.css?v="), "hashed stylesheet");
@@ -33,7 +38,8 @@ async fn message_page_frames_the_body_in_a_sandbox() {
     let html = app.get("/message/newsletter-2026-10@example.com").await.text();
     let frame = html.split("<iframe").nth(1).expect("body frame");
     let frame = &frame[..frame.find('>').expect("tag end")];
-    assert!(frame.contains("sandbox=\"allow-popups allow-popups-to-escape-sandbox allow-top-navigation-by-user-activation\""));
+    assert!(frame
+        .contains("sandbox=\"allow-popups allow-popups-to-escape-sandbox allow-top-navigation-by-user-activation\""));
     assert!(!frame.contains("allow-scripts") && !frame.contains("allow-same-origin"));
     assert!(html.contains("?view=text"), "HTML/text switch");
     assert!(html.contains("/raw/newsletter-2026-10@example.com"));

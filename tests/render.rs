@@ -83,7 +83,13 @@ async fn references_resolve_by_the_rfc_rules() {
         let msg = loaded.message();
         let root = msg.html_body.expect("html root");
         let mailshelf::model::Body::Text(html) = &msg.parts[root].body else { panic!("text") };
-        let resolver = mailshelf::route::Resolver { archive: &app.archive, key: &loaded.entry.key, msg, part: root, remote: false };
+        let resolver = mailshelf::route::Resolver {
+            archive: &app.archive,
+            key: &loaded.entry.key,
+            msg,
+            part: root,
+            remote: false,
+        };
         let out = mailshelf::rewrite::rewrite_html(html, &msg.parts[root].base, &resolver, Default::default());
         for (reference, want) in c.expect {
             let got = out

@@ -53,9 +53,15 @@ fn corpus(dir: &Path) {
 }
 
 async fn subjects(app: &TestApp, q: &str) -> BTreeSet<String> {
-    let uri = format!("/api/messages?q={}", percent_encoding::utf8_percent_encode(q, percent_encoding::NON_ALPHANUMERIC));
+    let uri =
+        format!("/api/messages?q={}", percent_encoding::utf8_percent_encode(q, percent_encoding::NON_ALPHANUMERIC));
     let list = app.json(&uri).await;
-    list["messages"].as_array().expect("messages").iter().map(|m| m["subject"].as_str().unwrap_or("").to_string()).collect()
+    list["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| m["subject"].as_str().unwrap_or("").to_string())
+        .collect()
 }
 
 fn set(items: &[&str]) -> BTreeSet<String> {
@@ -123,7 +129,8 @@ async fn results_are_ranked_paginated_and_highlighted() {
     // Equal relevance: newest first.
     let list = app.json("/api/messages?q=cc:carol&limit=2").await;
     assert_eq!(list["total"], 6);
-    let got: Vec<&str> = list["messages"].as_array().expect("list").iter().filter_map(|m| m["subject"].as_str()).collect();
+    let got: Vec<&str> =
+        list["messages"].as_array().expect("list").iter().filter_map(|m| m["subject"].as_str()).collect();
     assert_eq!(got, ["定例会議のお知らせ", "Re: Build fails on ARM"]);
     let next = app.json("/api/messages?q=cc:carol&limit=2&offset=2").await;
     assert_eq!(next["messages"][0]["subject"], "Build fails on ARM");
@@ -162,13 +169,22 @@ async fn uploaded_and_delivered_messages_are_found() {
     let app = TestApp::new(&paths);
     let upload = "From: up@example.com\r\nSubject: Uploaded\r\nMessage-ID: <u1@x>\r\n\r\nzeppelin hangar\r\n";
     let r = app
-        .request(Request::post("/api/messages").header("content-type", "message/rfc822").body(Body::from(upload)).expect("req"))
+        .request(
+            Request::post("/api/messages")
+                .header("content-type", "message/rfc822")
+                .body(Body::from(upload))
+                .expect("req"),
+        )
         .await;
     assert_eq!(r.status, StatusCode::CREATED);
     assert_eq!(subjects(&app, "zeppelin").await, set(&["Uploaded"]));
 
     let _watcher = mailshelf::watch::watch(app.archive.clone(), app.archive.roots(&paths)).expect("watch");
-    std::fs::write(dir.path().join("dropped.eml"), "From: d@example.com\r\nSubject: Dropped in\r\nMessage-ID: <d1@x>\r\n\r\nquokka sighting\r\n").expect("write");
+    std::fs::write(
+        dir.path().join("dropped.eml"),
+        "From: d@example.com\r\nSubject: Dropped in\r\nMessage-ID: <d1@x>\r\n\r\nquokka sighting\r\n",
+    )
+    .expect("write");
     let deadline = Instant::now() + Duration::from_secs(30);
     while subjects(&app, "quokka").await.is_empty() {
         assert!(Instant::now() < deadline, "the dropped message was not found");

@@ -36,6 +36,7 @@ pub fn config_for(paths: &[PathBuf], data_dir: &Path) -> Config {
         data_dir: data_dir.to_path_buf(),
         max_upload: 1 << 20,
         cors_origins: Vec::new(),
+        search: true,
     }
 }
 
@@ -115,9 +116,7 @@ pub fn files_with_ext(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = walk(dir)
         .into_iter()
         .filter(|p| {
-            p.extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| exts.iter().any(|x| x.eq_ignore_ascii_case(e)))
+            p.extension().and_then(|e| e.to_str()).is_some_and(|e| exts.iter().any(|x| x.eq_ignore_ascii_case(e)))
         })
         .collect();
     out.sort();
