@@ -488,18 +488,33 @@ impl Archive {
         index.by_key(key).or_else(|| index.by_message_id(key).first().copied())
     }
 
+    /// A message from the cache only: no I/O, `None` when it would have to be read.
+    pub fn load_cached(&self, id: EntryId) -> Option<Loaded> {
+        let (top_id, path) = self.way_down(id).ok()?;
+        let top = self.cache_get(top_id)?;
+        let entry = self.index().get(id).cloned()?;
+        Some(Loaded { id, entry, top, path })
+    }
+
     /// Reads a message back from its source and parses it (or takes it from the cache).
     pub fn load(&self, id: EntryId) -> Result<Loaded, Error> {
+        let entry = self.index().get(id).cloned().ok_or(Error::MessageNotFound)?;
+        let (top_id, path) = self.way_down(id)?;
+        let top = self.load_top(top_id)?;
+        Ok(Loaded { id, entry, top, path })
+    }
+
+    /// The top-level message an entry lives in, and the parts that lead down to it.
+    fn way_down(&self, id: EntryId) -> Result<(EntryId, Vec<PartIdx>), Error> {
         let mut path = Vec::new();
         let mut top_id = id;
-        let entry = self.index().get(id).cloned().ok_or(Error::MessageNotFound)?;
+        let index = self.index();
         // Walk up to the top-level message, remembering the way back down.
         loop {
-            let loc = self.index().get(top_id).map(|e| e.location.clone());
-            match loc {
+            match index.get(top_id).map(|e| &e.location) {
                 Some(Location::Nested { parent, part }) => {
-                    path.push(part);
-                    top_id = parent;
+                    path.push(*part);
+                    top_id = *parent;
                 }
                 Some(Location::Top { .. }) => break,
                 None => return Err(Error::MessageNotFound),
@@ -509,8 +524,7 @@ impl Archive {
             }
         }
         path.reverse();
-        let top = self.load_top(top_id)?;
-        Ok(Loaded { id, entry, top, path })
+        Ok((top_id, path))
     }
 
     fn load_top(&self, id: EntryId) -> Result<Arc<Message>, Error> {

@@ -2,7 +2,7 @@
 //! Content-Disposition (RFC 6266), a strong ETag from the bytes, conditional GET, byte ranges, and
 //! the sandboxing CSP on everything that came from a message.
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -35,14 +35,15 @@ pub fn flag(v: &Option<String>) -> bool {
     matches!(v.as_deref(), Some("1" | "true" | "yes" | "on" | ""))
 }
 
-/// Looks up and loads a message by the id in its URL.
+/// Looks up and loads a message by the id in its URL: from the cache when it is there, else read
+/// and parsed off the async threads.
 pub async fn load_message(state: &AppState, key: String) -> Result<Loaded, Error> {
+    let id = state.archive.find(&key).ok_or(Error::MessageNotFound)?;
+    if let Some(hit) = state.archive.load_cached(id) {
+        return Ok(hit);
+    }
     let archive = state.archive.clone();
-    blocking(move || {
-        let id = archive.find(&key).ok_or(Error::MessageNotFound)?;
-        archive.load(id)
-    })
-    .await
+    blocking(move || archive.load(id)).await
 }
 
 /// A part's decoded bytes (HTML and CSS rewritten to mailshelf's URLs), with file semantics:
@@ -77,7 +78,7 @@ pub async fn part(
     let remote = flag(&q.remote);
     let disposition = disposition(part, idx, flag(&q.download));
     if flag(&q.raw) {
-        let bytes = msg.raw.get(part.raw_range.clone()).unwrap_or(&[]).to_vec();
+        let bytes = Bytes::copy_from_slice(msg.raw.get(part.raw_range.clone()).unwrap_or(&[]));
         return Ok(FileResponse::new(bytes, "application/octet-stream".into())
             .disposition(disposition)
             .content_policy(false)
@@ -89,15 +90,15 @@ pub async fn part(
         (PartBody::Text(t), "text/html" | "application/xhtml+xml") => {
             let resolver = Resolver { archive: &state.archive, key: &loaded.entry.key, msg, part: idx, remote };
             let out = rewrite::rewrite_html(t, &part.base, &resolver, Options { allow_remote: remote });
-            (out.output.into_bytes(), true)
+            (Bytes::from(out.output), true)
         }
         (PartBody::Text(t), "text/css") => {
             let resolver = Resolver { archive: &state.archive, key: &loaded.entry.key, msg, part: idx, remote };
             let out = rewrite::rewrite_css(t, &part.base, &resolver, Options { allow_remote: remote });
-            (out.output.into_bytes(), true)
+            (Bytes::from(out.output), true)
         }
-        (PartBody::Multipart, _) => (msg.raw.get(part.raw_range.clone()).unwrap_or(&[]).to_vec(), false),
-        _ => (part.bytes().to_vec(), false),
+        (PartBody::Multipart, _) => (Bytes::copy_from_slice(msg.raw.get(part.raw_range.clone()).unwrap_or(&[])), false),
+        _ => (part.shared_bytes(), false),
     };
     let mut res =
         FileResponse::new(bytes, with_charset(part, &content_type)).disposition(disposition).content_policy(remote);
@@ -135,7 +136,7 @@ pub async fn raw(
     let kind = if flag(&q.download) { "attachment" } else { "inline" };
     let name = format!("{}.eml", safe_stem(&loaded.entry.key));
     // Shown as text so a browser never interprets a message as a page.
-    Ok(FileResponse::new(msg.raw.to_vec(), "text/plain; charset=utf-8".into())
+    Ok(FileResponse::new(Bytes::copy_from_slice(&msg.raw), "text/plain; charset=utf-8".into())
         .disposition(content_disposition(kind, &name))
         .content_policy(false)
         .immutable()
@@ -245,7 +246,7 @@ fn safe_stem(key: &str) -> String {
 
 /// Bytes in memory answered with file semantics.
 pub struct FileResponse {
-    bytes: Vec<u8>,
+    bytes: Bytes,
     content_type: String,
     disposition: Option<String>,
     csp: Option<String>,
@@ -253,7 +254,7 @@ pub struct FileResponse {
 }
 
 impl FileResponse {
-    pub fn new(bytes: Vec<u8>, content_type: String) -> Self {
+    pub fn new(bytes: Bytes, content_type: String) -> Self {
         FileResponse { bytes, content_type, disposition: None, csp: None, cache: "private, no-cache" }
     }
 
@@ -316,7 +317,7 @@ impl FileResponse {
                 if let Ok(v) = HeaderValue::from_str(&format!("bytes {start}-{end}/{total}")) {
                     headers.insert(header::CONTENT_RANGE, v);
                 }
-                let slice = self.bytes[start..=end].to_vec();
+                let slice = self.bytes.slice(start..=end);
                 (StatusCode::PARTIAL_CONTENT, headers, Body::from(slice)).into_response()
             }
             Some(RangeAnswer::Whole) | None => (StatusCode::OK, headers, Body::from(self.bytes)).into_response(),

@@ -79,8 +79,8 @@ pub struct Part {
 pub enum Body {
     /// A text part, decoded from its transfer encoding and charset.
     Text(String),
-    /// Any other leaf, decoded from its transfer encoding.
-    Binary(Vec<u8>),
+    /// Any other leaf, decoded from its transfer encoding; shared, so serving it copies nothing.
+    Binary(bytes::Bytes),
     Multipart,
     /// An enclosed `message/rfc822`.
     Message(Box<Message>),
@@ -97,11 +97,19 @@ impl Part {
         }
     }
 
+    /// The decoded body as a shared buffer: free for binary parts, a copy for text.
+    pub fn shared_bytes(&self) -> bytes::Bytes {
+        match &self.body {
+            Body::Binary(b) => b.clone(),
+            _ => bytes::Bytes::copy_from_slice(self.bytes()),
+        }
+    }
+
     /// The decoded body bytes of a leaf (an enclosed message gives its raw bytes).
     pub fn bytes(&self) -> &[u8] {
         match &self.body {
             Body::Text(t) => t.as_bytes(),
-            Body::Binary(b) => b,
+            Body::Binary(b) => b.as_ref(),
             Body::Multipart => &[],
             Body::Message(m) => &m.raw,
         }

@@ -109,13 +109,13 @@ fn add_part(
     };
     let body = match &src.body {
         PartType::Text(t) | PartType::Html(t) => Body::Text(t.to_string()),
-        PartType::Binary(b) | PartType::InlineBinary(b) => Body::Binary(b.to_vec()),
+        PartType::Binary(b) | PartType::InlineBinary(b) => Body::Binary(bytes::Bytes::copy_from_slice(b)),
         PartType::Multipart(_) => Body::Multipart,
         PartType::Message(inner) if depth < MAX_DEPTH && !inner.parts.is_empty() => {
             let inner_raw: Arc<[u8]> = Arc::from(inner.raw_message());
             Body::Message(Box::new(convert(inner, inner_raw, depth + 1)))
         }
-        PartType::Message(inner) => Body::Binary(inner.raw_message().to_vec()),
+        PartType::Message(inner) => Body::Binary(bytes::Bytes::copy_from_slice(inner.raw_message())),
     };
     let idx = out.parts.len();
     out.parts.push(Part {
