@@ -27,6 +27,9 @@ use crate::store::{Batch, SourceState, Store};
 /// How many parsed top-level messages stay in memory.
 const CACHE_SIZE: usize = 32;
 
+/// An indexing run that parsed this many messages compacts the store afterwards.
+const COMPACT_AFTER: usize = 10_000;
+
 /// Messages between two commits to the store while indexing.
 const BATCH: usize = 2000;
 
@@ -53,8 +56,6 @@ pub struct Archive {
     search: Option<Search>,
     /// Whether the search index was checked against the index since start.
     search_checked: AtomicBool,
-    /// What each source file gave, keyed by its path.
-    sources: Mutex<HashMap<String, SourceState>>,
     /// One indexing run at a time (start-up, a watch event, an upload).
     ingest_lock: Mutex<()>,
     uploads: PathBuf,
@@ -126,7 +127,7 @@ impl Archive {
     /// As [`Archive::open`], with full-text search on or off.
     pub fn open_with(data_dir: &Path, search: bool) -> Result<Archive, Error> {
         let store = Store::open(data_dir)?;
-        let (entries, sources) = store.load()?;
+        let entries = store.load()?;
         let mut index = Index::default();
         for (id, e) in entries {
             index.restore(id, e);
@@ -139,7 +140,6 @@ impl Archive {
             store,
             search: if search { Some(Search::open(&data_dir.join("search"))?) } else { None },
             search_checked: AtomicBool::new(false),
-            sources: Mutex::new(sources),
             ingest_lock: Mutex::new(()),
             uploads: data_dir.join("uploads"),
             progress: Progress::default(),
@@ -178,55 +178,67 @@ impl Archive {
         self.progress.total.store(found.len(), Ordering::Relaxed);
         self.progress.indexed.store(0, Ordering::Relaxed);
 
-        let mut known = std::mem::take(&mut *self.sources.lock().unwrap_or_else(|e| e.into_inner()));
         let mut batch = Batch::default();
-        let mut todo: Vec<(ingest::Found, String, u64, Vec<EntryId>)> = Vec::new();
         let mut seen = HashSet::new();
-        for f in found {
-            let key = f.path.to_string_lossy().into_owned();
-            let Ok((size, mtime_ns)) = stat(&f.path) else {
-                self.progress.indexed.fetch_add(1, Ordering::Relaxed);
-                continue;
-            };
-            seen.insert(key.clone());
-            match known.get(&key) {
-                Some(st) if st.size == size && st.mtime_ns == mtime_ns => {
+        let mut stale: Vec<EntryId> = Vec::new();
+        let scanned = self.store.with_sources(|known| {
+            let mut todo: Vec<(ingest::Found, String, u64, Vec<EntryId>)> = Vec::new();
+            for f in found {
+                let key = f.path.to_string_lossy().into_owned();
+                let Ok((size, mtime_ns)) = stat(&f.path) else {
                     self.progress.indexed.fetch_add(1, Ordering::Relaxed);
-                }
-                Some(st) if st.mbox_end > 0 && size > st.size && mbox_prefix_unchanged(&f.path, st) => {
-                    // An mbox that only grew: read from where its last message ended.
-                    todo.push((f, key, st.mbox_end, st.ids.clone()));
-                }
-                old => {
-                    if let Some(old) = old {
-                        let mut index = self.index_mut();
-                        for &id in &old.ids {
-                            index.remove(id);
-                        }
+                    continue;
+                };
+                let old = known(&key);
+                seen.insert(key.clone());
+                match old {
+                    Some(st) if st.size == size && st.mtime_ns == mtime_ns => {
+                        self.progress.indexed.fetch_add(1, Ordering::Relaxed);
                     }
-                    todo.push((f, key, 0, Vec::new()));
+                    Some(st) if st.mbox_end > 0 && size > st.size && mbox_prefix_unchanged(&f.path, &st) => {
+                        // An mbox that only grew: read from where its last message ended.
+                        todo.push((f, key, st.mbox_end, st.ids));
+                    }
+                    old => {
+                        stale.extend(old.into_iter().flat_map(|st| st.ids));
+                        todo.push((f, key, 0, Vec::new()));
+                    }
                 }
             }
-        }
-        // Sources that are gone.
-        let gone: Vec<String> = known.keys().filter(|k| !seen.contains(*k)).cloned().collect();
+            todo
+        });
+        let todo = match scanned {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::error!(error = %e, "the index store is unreadable; nothing indexed");
+                self.progress.ready.store(true, Ordering::Release);
+                return;
+            }
+        };
+        // Sources that are gone, and the entries of sources that changed.
+        let gone: Vec<String> =
+            self.store.source_keys().unwrap_or_default().into_iter().filter(|k| !seen.contains(k)).collect();
+        drop(seen);
         if !gone.is_empty() {
+            let states = self.store.with_sources(|known| gone.iter().filter_map(|k| known(k)).collect::<Vec<_>>());
+            stale.extend(states.unwrap_or_default().into_iter().flat_map(|st| st.ids));
+            batch.removed_sources = gone;
+        }
+        if !stale.is_empty() {
             let mut index = self.index_mut();
-            for k in gone {
-                if let Some(st) = known.remove(&k) {
-                    for id in st.ids {
-                        index.remove(id);
-                    }
-                }
-                batch.removed_sources.push(k);
+            for id in stale {
+                index.remove(id);
             }
         }
-        self.run_pipeline(todo, &mut known, &mut batch);
+        let parsed_before = self.progress.parsed.load(Ordering::Relaxed);
+        self.run_pipeline(todo, &mut batch);
         let (entries, removed) = self.index_mut().take_changes();
         batch.entries.extend(entries);
         batch.removed.extend(removed);
         self.commit(&batch, true);
-        *self.sources.lock().unwrap_or_else(|e| e.into_inner()) = known;
+        if self.progress.parsed.load(Ordering::Relaxed) - parsed_before >= COMPACT_AFTER {
+            self.store.compact();
+        }
         self.index_mut().sort();
         self.cache.lock().unwrap_or_else(|e| e.into_inner()).clear();
         self.progress.ready.store(true, Ordering::Release);
@@ -291,12 +303,7 @@ impl Archive {
         self.search.as_ref()?.snippet(q, &doc.body)
     }
 
-    fn run_pipeline(
-        &self,
-        todo: Vec<(ingest::Found, String, u64, Vec<EntryId>)>,
-        known: &mut HashMap<String, SourceState>,
-        batch: &mut Batch,
-    ) {
+    fn run_pipeline(&self, todo: Vec<(ingest::Found, String, u64, Vec<EntryId>)>, batch: &mut Batch) {
         if todo.is_empty() {
             return;
         }
@@ -318,18 +325,12 @@ impl Archive {
                 scope.spawn(move || parse_worker(&rx, &tx));
             }
             drop(out_tx);
-            self.collect(out_rx, &mut pending, known, batch);
+            self.collect(out_rx, &mut pending, batch);
         });
     }
 
     /// The indexing thread: adds parsed messages, finishes sources, commits in batches.
-    fn collect(
-        &self,
-        out_rx: Receiver<Outcome>,
-        pending: &mut HashMap<String, Pending>,
-        known: &mut HashMap<String, SourceState>,
-        batch: &mut Batch,
-    ) {
+    fn collect(&self, out_rx: Receiver<Outcome>, pending: &mut HashMap<String, Pending>, batch: &mut Batch) {
         let mut since_commit = 0;
         for outcome in out_rx {
             let key = match outcome {
@@ -368,8 +369,7 @@ impl Archive {
                 if let Some(p) = pending.remove(&key) {
                     if let Some((_, mut state)) = p.done {
                         state.ids = p.ids;
-                        batch.sources.push((key.clone(), state.clone()));
-                        known.insert(key, state);
+                        batch.sources.push((key, state));
                     }
                 }
                 self.progress.indexed.fetch_add(1, Ordering::Relaxed);
@@ -432,14 +432,13 @@ impl Archive {
                 self.index_for_search(id, &msg);
             }
             let (size, mtime_ns) = stat(&path)?;
-            let mut sources = self.sources.lock().unwrap_or_else(|e| e.into_inner());
-            let state = sources.entry(key.clone()).or_default();
+            let mut state = self.store.source(&key)?.unwrap_or_default();
             state.size = size;
             state.mtime_ns = mtime_ns;
             if let Added::New(id) = added {
                 state.ids.push(id);
             }
-            batch.sources.push((key, state.clone()));
+            batch.sources.push((key, state));
             ids.push(added.id());
         }
         let (entries, removed) = self.index_mut().take_changes();
@@ -465,7 +464,6 @@ impl Archive {
             Err(e) => return Err(e.into()),
         }
         let key = path.to_string_lossy().into_owned();
-        self.sources.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
         let (_, removed) = {
             let mut index = self.index_mut();
             index.remove(id);

@@ -3,7 +3,6 @@
 //! never a torn one. It holds every index entry and, per source file, what was indexed from it
 //! (size, modification time, mbox end offset), so a restart re-reads only what changed.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
@@ -48,8 +47,14 @@ impl Batch {
 }
 
 pub struct Store {
-    db: Database,
+    /// Behind a lock only so that [`Store::compact`] can have it alone; transactions are
+    /// serialised by the archive anyway.
+    db: std::sync::Mutex<Database>,
 }
+
+/// redb's page cache. Its default (1 GiB) would let the cache, not the index, set the memory a
+/// large archive takes; what is read back at start-up is read once.
+const CACHE_BYTES: usize = 16 * 1024 * 1024;
 
 fn fail(what: &str) -> impl Fn(redb::Error) -> Error + '_ {
     move |e| Error::Internal(format!("index store, {what}: {e}"))
@@ -64,16 +69,17 @@ impl Store {
     pub fn open(dir: &Path) -> Result<Store, Error> {
         std::fs::create_dir_all(dir)?;
         let path = dir.join("index.redb");
-        let db = Database::create(&path).map_err(|e| match e {
+        let db = Database::builder().set_cache_size(CACHE_BYTES).create(&path).map_err(|e| match e {
             redb::DatabaseError::DatabaseAlreadyOpen => Error::BadPath {
                 path: dir.to_path_buf(),
                 reason: "this data folder is in use by another mailshelf".into(),
             },
             e => fail("open")(e.into()),
         })?;
-        let store = Store { db };
+        let store = Store { db: std::sync::Mutex::new(db) };
         let version = {
-            let txn = store.db.begin_read().map_err(|e| fail("read")(e.into()))?;
+            let db = store.db();
+            let txn = db.begin_read().map_err(|e| fail("read")(e.into()))?;
             match txn.open_table(META) {
                 Ok(t) => t.get("schema").map_err(|e| fail("read")(e.into()))?.map(|v| v.value()),
                 Err(redb::TableError::TableDoesNotExist(_)) => None,
@@ -86,8 +92,12 @@ impl Store {
         Ok(store)
     }
 
+    fn db(&self) -> std::sync::MutexGuard<'_, Database> {
+        self.db.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn reset(&self) -> Result<(), Error> {
-        let txn = self.db.begin_write().map_err(|e| fail("write")(e.into()))?;
+        let txn = self.db().begin_write().map_err(|e| fail("write")(e.into()))?;
         txn.delete_table(ENTRIES).map_err(|e| fail("reset")(e.into()))?;
         txn.delete_table(SOURCES).map_err(|e| fail("reset")(e.into()))?;
         txn.open_table(META)
@@ -96,10 +106,10 @@ impl Store {
         txn.commit().map_err(|e| fail("commit")(e.into()))
     }
 
-    /// Every stored entry, in id order, and every source's state.
-    #[allow(clippy::type_complexity)]
-    pub fn load(&self) -> Result<(Vec<(EntryId, Entry)>, HashMap<String, SourceState>), Error> {
-        let txn = self.db.begin_read().map_err(|e| fail("read")(e.into()))?;
+    /// Every stored entry, in id order.
+    pub fn load(&self) -> Result<Vec<(EntryId, Entry)>, Error> {
+        let db = self.db();
+        let txn = db.begin_read().map_err(|e| fail("read")(e.into()))?;
         let mut entries = Vec::new();
         match txn.open_table(ENTRIES) {
             Ok(t) => {
@@ -114,20 +124,55 @@ impl Store {
             Err(redb::TableError::TableDoesNotExist(_)) => {}
             Err(e) => return Err(fail("read")(e.into())),
         }
-        let mut sources = HashMap::new();
+        Ok(entries)
+    }
+
+    /// Calls `f` with a lookup of source states, all in one read transaction (a whole scan).
+    pub fn with_sources<T>(&self, f: impl FnOnce(&dyn Fn(&str) -> Option<SourceState>) -> T) -> Result<T, Error> {
+        let db = self.db();
+        let txn = db.begin_read().map_err(|e| fail("read")(e.into()))?;
+        let table = match txn.open_table(SOURCES) {
+            Ok(t) => Some(t),
+            Err(redb::TableError::TableDoesNotExist(_)) => None,
+            Err(e) => return Err(fail("read")(e.into())),
+        };
+        let lookup = |key: &str| -> Option<SourceState> {
+            let t = table.as_ref()?;
+            let v = t.get(key).ok()??;
+            postcard::from_bytes(v.value()).ok()
+        };
+        Ok(f(&lookup))
+    }
+
+    /// Every stored source path.
+    pub fn source_keys(&self) -> Result<Vec<String>, Error> {
+        let db = self.db();
+        let txn = db.begin_read().map_err(|e| fail("read")(e.into()))?;
+        let mut keys = Vec::new();
         match txn.open_table(SOURCES) {
             Ok(t) => {
                 for row in t.iter().map_err(|e| fail("read")(e.into()))? {
-                    let (k, v) = row.map_err(|e| fail("read")(e.into()))?;
-                    if let Ok(s) = postcard::from_bytes::<SourceState>(v.value()) {
-                        sources.insert(k.value().to_string(), s);
-                    }
+                    let (k, _) = row.map_err(|e| fail("read")(e.into()))?;
+                    keys.push(k.value().to_string());
                 }
             }
             Err(redb::TableError::TableDoesNotExist(_)) => {}
             Err(e) => return Err(fail("read")(e.into())),
         }
-        Ok((entries, sources))
+        Ok(keys)
+    }
+
+    /// One source's state.
+    pub fn source(&self, key: &str) -> Result<Option<SourceState>, Error> {
+        self.with_sources(|lookup| lookup(key))
+    }
+
+    /// Gives back the space that copy-on-write commits leave behind (after a large indexing run).
+    pub fn compact(&self) {
+        match self.db().compact() {
+            Ok(_) => {}
+            Err(e) => tracing::debug!(error = %e, "index not compacted"),
+        }
     }
 
     /// Writes a batch atomically. `durable` waits for the disk; otherwise the batch becomes durable
@@ -136,7 +181,8 @@ impl Store {
         if batch.is_empty() && !durable {
             return Ok(());
         }
-        let mut txn = self.db.begin_write().map_err(|e| fail("write")(e.into()))?;
+        let db = self.db();
+        let mut txn = db.begin_write().map_err(|e| fail("write")(e.into()))?;
         txn.set_durability(if durable { Durability::Immediate } else { Durability::None })
             .map_err(|e| fail("write")(e.into()))?;
         {
