@@ -22,7 +22,7 @@ pub struct Entry {
     /// Size of the message in bytes.
     pub size: u64,
     /// Hash of the message's bytes: the same bytes found twice are one message.
-    pub hash: String,
+    pub hash: ContentHash,
     /// Content-IDs of its parts, for `cid:` references from other messages.
     pub content_ids: Vec<String>,
     pub has_attachments: bool,
@@ -63,18 +63,80 @@ impl Added {
     }
 }
 
+/// Entry ids filed under a 64-bit hash of a string (a key, a Message-ID, a Content-ID). The strings
+/// themselves live once, in the entries; a lookup checks them, so a hash collision costs a
+/// comparison, never a wrong answer. Most strings name one entry, which needs no allocation.
+#[derive(Debug, Default)]
+struct Lookup(HashMap<u64, Ids>);
+
+#[derive(Debug)]
+enum Ids {
+    One(EntryId),
+    Many(Vec<EntryId>),
+}
+
+fn string_hash(s: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish()
+}
+
+impl Lookup {
+    fn insert(&mut self, key: &str, id: EntryId) {
+        match self.0.entry(string_hash(key)) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(Ids::One(id));
+            }
+            std::collections::hash_map::Entry::Occupied(mut o) => match o.get_mut() {
+                Ids::One(first) if *first != id => {
+                    let first = *first;
+                    *o.get_mut() = Ids::Many(vec![first, id]);
+                }
+                Ids::One(_) => {}
+                Ids::Many(list) if !list.contains(&id) => list.push(id),
+                Ids::Many(_) => {}
+            },
+        }
+    }
+
+    fn remove(&mut self, key: &str, id: EntryId) {
+        let h = string_hash(key);
+        let empty = match self.0.get_mut(&h) {
+            Some(Ids::One(x)) => *x == id,
+            Some(Ids::Many(list)) => {
+                list.retain(|&x| x != id);
+                list.is_empty()
+            }
+            None => false,
+        };
+        if empty {
+            self.0.remove(&h);
+        }
+    }
+
+    /// Candidates for `key`, to be checked against the entries.
+    fn candidates(&self, key: &str) -> &[EntryId] {
+        match self.0.get(&string_hash(key)) {
+            Some(Ids::One(id)) => std::slice::from_ref(id),
+            Some(Ids::Many(list)) => list,
+            None => &[],
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Index {
     entries: Vec<Option<Entry>>,
-    by_key: HashMap<String, EntryId>,
-    by_message_id: HashMap<String, Vec<EntryId>>,
-    by_content_id: HashMap<String, Vec<EntryId>>,
-    by_hash: HashMap<String, EntryId>,
+    by_key: Lookup,
+    by_message_id: Lookup,
+    by_content_id: Lookup,
+    by_hash: HashMap<ContentHash, EntryId>,
     /// Listed (top-level) entries, newest first once [`Index::sort`] has run.
     listed: Vec<EntryId>,
     sorted: bool,
     /// Entries replying to each Message-ID.
-    replies: HashMap<String, Vec<EntryId>>,
+    replies: Lookup,
     /// Messages enclosed in each entry.
     children: HashMap<EntryId, Vec<EntryId>>,
     /// Ids added or changed, and removed, not yet written to the store.
@@ -88,20 +150,24 @@ impl Index {
     }
 
     pub fn by_key(&self, key: &str) -> Option<EntryId> {
-        self.by_key.get(key).copied()
+        self.by_key.candidates(key).iter().copied().find(|&id| self.get(id).is_some_and(|e| e.key == key))
     }
 
     /// Every entry carrying this Message-ID (several when real archives reuse one).
-    pub fn by_message_id(&self, message_id: &str) -> &[EntryId] {
-        self.by_message_id.get(message_id).map_or(&[], Vec::as_slice)
+    pub fn by_message_id(&self, message_id: &str) -> Vec<EntryId> {
+        self.matching(&self.by_message_id, message_id, |e| e.message_id.as_deref() == Some(message_id))
     }
 
-    pub fn by_hash(&self, hash: &str) -> Option<EntryId> {
+    fn matching(&self, lookup: &Lookup, key: &str, test: impl Fn(&Entry) -> bool) -> Vec<EntryId> {
+        lookup.candidates(key).iter().copied().filter(|&id| self.get(id).is_some_and(&test)).collect()
+    }
+
+    pub fn by_hash(&self, hash: &ContentHash) -> Option<EntryId> {
         self.by_hash.get(hash).copied()
     }
 
-    pub fn by_content_id(&self, content_id: &str) -> &[EntryId] {
-        self.by_content_id.get(content_id).map_or(&[], Vec::as_slice)
+    pub fn by_content_id(&self, content_id: &str) -> Vec<EntryId> {
+        self.matching(&self.by_content_id, content_id, |e| e.content_ids.iter().any(|c| c == content_id))
     }
 
     /// Every entry, listed or nested, in the order it was added.
@@ -136,7 +202,7 @@ impl Index {
             return Added::Duplicate(existing);
         }
         let key = match &msg.message_id {
-            Some(mid) if !self.by_key.contains_key(mid) => mid.clone(),
+            Some(mid) if self.by_key(mid).is_none() => mid.clone(),
             _ => crate::ids::derived_message_id(&msg.raw),
         };
         let id = self.entries.len() as EntryId;
@@ -186,18 +252,15 @@ impl Index {
 
     fn insert(&mut self, id: EntryId, entry: Entry) {
         for cid in &entry.content_ids {
-            let list = self.by_content_id.entry(cid.clone()).or_default();
-            if !list.contains(&id) {
-                list.push(id);
-            }
+            self.by_content_id.insert(cid, id);
         }
         if let Some(mid) = &entry.message_id {
-            self.by_message_id.entry(mid.clone()).or_default().push(id);
+            self.by_message_id.insert(mid, id);
         }
-        self.by_key.insert(entry.key.clone(), id);
-        self.by_hash.insert(entry.hash.clone(), id);
+        self.by_key.insert(&entry.key, id);
+        self.by_hash.insert(entry.hash, id);
         if let Some(p) = &entry.parent {
-            self.replies.entry(p.clone()).or_default().push(id);
+            self.replies.insert(p, id);
         }
         match entry.location {
             Location::Top { .. } => {
@@ -226,31 +289,16 @@ impl Index {
     pub fn remove(&mut self, id: EntryId) {
         let Some(entry) = self.entries.get_mut(id as usize).and_then(Option::take) else { return };
         self.removed.push(id);
-        self.by_key.remove(&entry.key);
+        self.by_key.remove(&entry.key, id);
         self.by_hash.remove(&entry.hash);
         if let Some(p) = &entry.parent {
-            if let Some(list) = self.replies.get_mut(p) {
-                list.retain(|&i| i != id);
-                if list.is_empty() {
-                    self.replies.remove(p);
-                }
-            }
+            self.replies.remove(p, id);
         }
         if let Some(mid) = &entry.message_id {
-            if let Some(list) = self.by_message_id.get_mut(mid) {
-                list.retain(|&i| i != id);
-                if list.is_empty() {
-                    self.by_message_id.remove(mid);
-                }
-            }
+            self.by_message_id.remove(mid, id);
         }
         for cid in &entry.content_ids {
-            if let Some(list) = self.by_content_id.get_mut(cid) {
-                list.retain(|&i| i != id);
-                if list.is_empty() {
-                    self.by_content_id.remove(cid);
-                }
-            }
+            self.by_content_id.remove(cid, id);
         }
         self.listed.retain(|&i| i != id);
         for c in self.children.remove(&id).unwrap_or_default() {
@@ -284,7 +332,7 @@ impl Index {
             }
             out.push((depth, e));
             let Some(mid) = self.get(e).and_then(|x| x.message_id.as_deref()) else { continue };
-            let mut kids: Vec<EntryId> = self.replies.get(mid).cloned().unwrap_or_default();
+            let mut kids = self.matching(&self.replies, mid, |x| x.parent.as_deref() == Some(mid));
             kids.sort_by_key(|k| std::cmp::Reverse(self.get(*k).and_then(|x| x.summary.timestamp).unwrap_or(i64::MIN)));
             stack.extend(kids.into_iter().map(|k| (depth + 1, k)));
         }
@@ -314,7 +362,19 @@ impl Index {
     }
 }
 
-/// A short, stable hash of a message's bytes.
-pub fn content_hash(raw: &[u8]) -> String {
-    blake3::hash(raw).to_hex()[..32].to_string()
+/// 128 bits of BLAKE3 over a message's bytes: stable, and short enough to keep for every message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ContentHash(pub [u8; 16]);
+
+impl std::fmt::Display for ContentHash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+    }
+}
+
+/// The hash of a message's bytes.
+pub fn content_hash(raw: &[u8]) -> ContentHash {
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&blake3::hash(raw).as_bytes()[..16]);
+    ContentHash(out)
 }

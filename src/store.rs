@@ -16,7 +16,7 @@ const SOURCES: TableDefinition<&str, &[u8]> = TableDefinition::new("sources");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 
 /// Bumped whenever the stored form changes; an index of another version is rebuilt from sources.
-const SCHEMA: u64 = 1;
+const SCHEMA: u64 = 2;
 
 /// What was indexed from one source file.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
