@@ -173,6 +173,7 @@ impl Archive {
     /// ended, and sources that are gone are dropped. Never fatal: unreadable files are logged.
     pub fn ingest_paths(&self, roots: &[PathBuf]) {
         let _one_at_a_time = self.ingest_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let started = std::time::Instant::now();
         self.reconcile_search();
         let found: Vec<ingest::Found> = roots.iter().flat_map(|r| ingest::walk(r)).collect();
         self.progress.total.store(found.len(), Ordering::Relaxed);
@@ -231,6 +232,7 @@ impl Archive {
             }
         }
         let parsed_before = self.progress.parsed.load(Ordering::Relaxed);
+        tracing::debug!(seconds = started.elapsed().as_secs_f64(), to_read = todo.len(), "sources compared");
         self.run_pipeline(todo, &mut batch);
         let (entries, removed) = self.index_mut().take_changes();
         batch.entries.extend(entries);

@@ -49,7 +49,13 @@ fn main() -> ExitCode {
 }
 
 async fn serve(config: Config) -> Result<(), mailshelf::Error> {
+    let opened = std::time::Instant::now();
     let archive = Arc::new(Archive::open_with(&config.data_dir, config.search)?);
+    tracing::debug!(
+        seconds = opened.elapsed().as_secs_f64(),
+        messages = archive.index().listed_count(),
+        "index loaded"
+    );
     let roots = archive.roots(&config.paths);
     std::fs::create_dir_all(archive.uploads_dir())?;
     let listener = tokio::net::TcpListener::bind(config.listen)

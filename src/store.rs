@@ -106,24 +106,33 @@ impl Store {
         txn.commit().map_err(|e| fail("commit")(e.into()))
     }
 
-    /// Every stored entry, in id order.
-    pub fn load(&self) -> Result<Vec<(EntryId, Entry)>, Error> {
+    /// Calls `f` with every row of a table, in key order (a missing table has no rows).
+    fn each_row<K: redb::Key + 'static>(
+        &self,
+        table: TableDefinition<K, &'static [u8]>,
+        mut f: impl FnMut(K::SelfType<'_>, &[u8]),
+    ) -> Result<(), Error> {
         let db = self.db();
         let txn = db.begin_read().map_err(|e| fail("read")(e.into()))?;
-        let mut entries = Vec::new();
-        match txn.open_table(ENTRIES) {
-            Ok(t) => {
-                for row in t.iter().map_err(|e| fail("read")(e.into()))? {
-                    let (k, v) = row.map_err(|e| fail("read")(e.into()))?;
-                    match postcard::from_bytes::<Entry>(v.value()) {
-                        Ok(e) => entries.push((k.value(), e)),
-                        Err(e) => tracing::warn!(id = k.value(), error = %e, "unreadable index entry dropped"),
-                    }
-                }
-            }
-            Err(redb::TableError::TableDoesNotExist(_)) => {}
+        let t = match txn.open_table(table) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(()),
             Err(e) => return Err(fail("read")(e.into())),
+        };
+        for row in t.iter().map_err(|e| fail("read")(e.into()))? {
+            let (k, v) = row.map_err(|e| fail("read")(e.into()))?;
+            f(k.value(), v.value());
         }
+        Ok(())
+    }
+
+    /// Every stored entry, in id order.
+    pub fn load(&self) -> Result<Vec<(EntryId, Entry)>, Error> {
+        let mut entries = Vec::new();
+        self.each_row(ENTRIES, |id, bytes| match postcard::from_bytes::<Entry>(bytes) {
+            Ok(e) => entries.push((id, e)),
+            Err(e) => tracing::warn!(id, error = %e, "unreadable index entry dropped"),
+        })?;
         Ok(entries)
     }
 
@@ -146,19 +155,8 @@ impl Store {
 
     /// Every stored source path.
     pub fn source_keys(&self) -> Result<Vec<String>, Error> {
-        let db = self.db();
-        let txn = db.begin_read().map_err(|e| fail("read")(e.into()))?;
         let mut keys = Vec::new();
-        match txn.open_table(SOURCES) {
-            Ok(t) => {
-                for row in t.iter().map_err(|e| fail("read")(e.into()))? {
-                    let (k, _) = row.map_err(|e| fail("read")(e.into()))?;
-                    keys.push(k.value().to_string());
-                }
-            }
-            Err(redb::TableError::TableDoesNotExist(_)) => {}
-            Err(e) => return Err(fail("read")(e.into())),
-        }
+        self.each_row(SOURCES, |k, _| keys.push(k.to_string()))?;
         Ok(keys)
     }
 
