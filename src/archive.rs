@@ -87,7 +87,7 @@ impl Loaded {
 /// Work for the parse workers.
 enum Job {
     /// A file that is one message.
-    File { key: String, root: PathBuf, path: PathBuf, uploaded: bool },
+    File { key: String, root: Arc<Path>, path: PathBuf, uploaded: bool },
     /// One message of an mbox, already read.
     Mbox { key: String, source: Source, display: String, raw: Vec<u8> },
 }
@@ -127,8 +127,11 @@ impl Archive {
     /// As [`Archive::open`], with full-text search on or off.
     pub fn open_with(data_dir: &Path, search: bool) -> Result<Archive, Error> {
         let store = Store::open(data_dir)?;
+        let t = std::time::Instant::now();
         let entries = store.load()?;
+        tracing::debug!(seconds = t.elapsed().as_secs_f64(), "entries read");
         let mut index = Index::default();
+        index.reserve(entries.len());
         for (id, e) in entries {
             index.restore(id, e);
         }
@@ -138,7 +141,14 @@ impl Archive {
             index: RwLock::new(index),
             cache: Mutex::new(VecDeque::new()),
             store,
-            search: if search { Some(Search::open(&data_dir.join("search"))?) } else { None },
+            search: if search {
+                let t = std::time::Instant::now();
+                let s = Search::open(&data_dir.join("search"))?;
+                tracing::debug!(seconds = t.elapsed().as_secs_f64(), "search index opened");
+                Some(s)
+            } else {
+                None
+            },
             search_checked: AtomicBool::new(false),
             ingest_lock: Mutex::new(()),
             uploads: data_dir.join("uploads"),
@@ -175,47 +185,43 @@ impl Archive {
         let _one_at_a_time = self.ingest_lock.lock().unwrap_or_else(|e| e.into_inner());
         let started = std::time::Instant::now();
         self.reconcile_search();
+        tracing::debug!(seconds = started.elapsed().as_secs_f64(), "search index checked");
         let found: Vec<ingest::Found> = roots.iter().flat_map(|r| ingest::walk(r)).collect();
+        tracing::debug!(seconds = started.elapsed().as_secs_f64(), files = found.len(), "sources found");
         self.progress.total.store(found.len(), Ordering::Relaxed);
         self.progress.indexed.store(0, Ordering::Relaxed);
 
         let mut batch = Batch::default();
         let mut seen = HashSet::new();
         let mut stale: Vec<EntryId> = Vec::new();
-        let scanned = self.store.with_sources(|known| {
-            let mut todo: Vec<(ingest::Found, String, u64, Vec<EntryId>)> = Vec::new();
-            for f in found {
-                let key = f.path.to_string_lossy().into_owned();
-                let Ok((size, mtime_ns)) = stat(&f.path) else {
+        // Stat every file and look up what was indexed from it, on all cores: on a warm start that
+        // is most of the work.
+        let keys: Vec<String> = found.iter().map(|f| f.path.to_string_lossy().into_owned()).collect();
+        let stats = stat_all(&found);
+        let states = self.store.sources_of(&keys);
+        let mut todo: Vec<(ingest::Found, String, u64, Vec<EntryId>)> = Vec::new();
+        for (((f, key), stat), known) in found.into_iter().zip(keys).zip(stats).zip(states) {
+            let Some((size, mtime_ns)) = stat else {
+                self.progress.indexed.fetch_add(1, Ordering::Relaxed);
+                continue;
+            };
+            match known {
+                Some(st) if st.size == size && st.mtime_ns == mtime_ns => {
                     self.progress.indexed.fetch_add(1, Ordering::Relaxed);
-                    continue;
-                };
-                let old = known(&key);
-                seen.insert(key.clone());
-                match old {
-                    Some(st) if st.size == size && st.mtime_ns == mtime_ns => {
-                        self.progress.indexed.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Some(st) if st.mbox_end > 0 && size > st.size && mbox_prefix_unchanged(&f.path, &st) => {
-                        // An mbox that only grew: read from where its last message ended.
-                        todo.push((f, key, st.mbox_end, st.ids));
-                    }
-                    old => {
-                        stale.extend(old.into_iter().flat_map(|st| st.ids));
-                        todo.push((f, key, 0, Vec::new()));
-                    }
+                    seen.insert(key);
+                }
+                Some(st) if st.mbox_end > 0 && size > st.size && mbox_prefix_unchanged(&f.path, &st) => {
+                    // An mbox that only grew: read from where its last message ended.
+                    seen.insert(key.clone());
+                    todo.push((f, key, st.mbox_end, st.ids));
+                }
+                old => {
+                    stale.extend(old.into_iter().flat_map(|st| st.ids));
+                    seen.insert(key.clone());
+                    todo.push((f, key, 0, Vec::new()));
                 }
             }
-            todo
-        });
-        let todo = match scanned {
-            Ok(t) => t,
-            Err(e) => {
-                tracing::error!(error = %e, "the index store is unreadable; nothing indexed");
-                self.progress.ready.store(true, Ordering::Release);
-                return;
-            }
-        };
+        }
         // Sources that are gone, and the entries of sources that changed.
         let gone: Vec<String> =
             self.store.source_keys().unwrap_or_default().into_iter().filter(|k| !seen.contains(k)).collect();
@@ -246,8 +252,9 @@ impl Archive {
         self.progress.ready.store(true, Ordering::Release);
     }
 
-    /// Writes a batch to the store, then the search index: the store is the reference, and a
-    /// search index behind it is caught up at the next start ([`Archive::reconcile_search`]).
+    /// Writes a batch to the store, then (on durable commits: a search commit costs a segment)
+    /// the search index. The store is the reference; a search index behind it is caught up at the
+    /// next start ([`Archive::reconcile_search`]).
     fn commit(&self, batch: &Batch, durable: bool) {
         if let Err(e) = self.store.commit(batch, durable) {
             tracing::error!(error = %e, "could not save the index; it will be rebuilt from sources");
@@ -256,7 +263,9 @@ impl Archive {
             for &id in &batch.removed {
                 search.delete(id);
             }
-            search.commit();
+            if durable {
+                search.commit();
+            }
         }
     }
 
@@ -716,6 +725,19 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>) {
             return;
         }
     }
+}
+
+/// Size and modification time of every file, using every core (`None` where stat failed).
+fn stat_all(found: &[ingest::Found]) -> Vec<Option<(u64, i64)>> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+    let chunk = found.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = found
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(|f| stat(&f.path).ok()).collect::<Vec<_>>()))
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+    })
 }
 
 fn stat(path: &Path) -> std::io::Result<(u64, i64)> {

@@ -67,7 +67,26 @@ impl Added {
 /// themselves live once, in the entries; a lookup checks them, so a hash collision costs a
 /// comparison, never a wrong answer. Most strings name one entry, which needs no allocation.
 #[derive(Debug, Default)]
-struct Lookup(HashMap<u64, Ids>);
+struct Lookup(HashMap<u64, Ids, std::hash::BuildHasherDefault<Prehashed>>);
+
+/// The keys of a [`Lookup`] are SipHash outputs already; hashing them again buys nothing.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl std::hash::Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Only u64 keys are hashed here; fold anything else in rather than lose it.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
 
 #[derive(Debug)]
 enum Ids {
@@ -243,6 +262,15 @@ impl Index {
         Added::New(id)
     }
 
+    /// Room for `n` entries, before loading a persisted index.
+    pub fn reserve(&mut self, n: usize) {
+        self.entries.reserve(n);
+        self.listed.reserve(n);
+        self.by_key.0.reserve(n);
+        self.by_message_id.0.reserve(n);
+        self.by_hash.reserve(n);
+    }
+
     /// Puts a stored entry back under its id (loading a persisted index).
     pub fn restore(&mut self, id: EntryId, entry: Entry) {
         if self.get(id).is_none() {
@@ -339,20 +367,17 @@ impl Index {
         out
     }
 
-    /// Orders the list newest first (undated last), then by key for a stable order.
+    /// Orders the list newest first (undated last), then in the order found.
     pub fn sort(&mut self) {
         if self.sorted {
             return;
         }
         let entries = &self.entries;
-        let sort_key = |id: &EntryId| {
-            let e = entries[*id as usize].as_ref();
-            (
-                std::cmp::Reverse(e.and_then(|e| e.summary.timestamp).unwrap_or(i64::MIN)),
-                e.map(|e| e.key.clone()).unwrap_or_default(),
-            )
+        let newest_first = |id: &EntryId| {
+            let ts = entries.get(*id as usize).and_then(Option::as_ref).and_then(|e| e.summary.timestamp);
+            (std::cmp::Reverse(ts.unwrap_or(i64::MIN)), *id)
         };
-        self.listed.sort_by_cached_key(sort_key);
+        self.listed.sort_unstable_by_key(newest_first);
         self.sorted = true;
     }
 

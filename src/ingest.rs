@@ -151,7 +151,8 @@ pub fn sniff_file(path: &Path) -> std::io::Result<Kind> {
 /// A file found under a given PATH, with that PATH (for display as a relative source).
 #[derive(Debug, Clone)]
 pub struct Found {
-    pub root: PathBuf,
+    /// Shared by every file found under it.
+    pub root: std::sync::Arc<Path>,
     pub path: PathBuf,
 }
 
@@ -159,6 +160,7 @@ pub struct Found {
 /// still being delivered) and hidden files are skipped (but not Maildir++ folders); symbolic links to folders are not followed,
 /// so a link loop cannot trap the walk.
 pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
+    let shared: std::sync::Arc<Path> = std::sync::Arc::from(root);
     walkdir::WalkDir::new(root)
         .follow_links(false)
         .follow_root_links(true)
@@ -173,7 +175,7 @@ pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
         })
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file() || (e.depth() == 0 && e.path().is_file()))
-        .map(move |e| Found { root: root.to_path_buf(), path: e.into_path() })
+        .map(move |e| Found { root: std::sync::Arc::clone(&shared), path: e.into_path() })
 }
 
 /// Maildir flags from a file name (`…:2,FS` → "FS"); `None` outside Maildir naming.

@@ -144,7 +144,8 @@ impl Search {
         self.writer.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Adds (or replaces) a message's document; visible after the next [`Search::commit`].
+    /// Adds a message's document (ids are never reused, so nothing is replaced); visible after the
+    /// next [`Search::commit`].
     pub fn add(&self, d: &Doc) {
         let f = self.fields;
         let mut doc = TantivyDocument::default();
@@ -161,9 +162,7 @@ impl Search {
         doc.add_i64(f.date, d.timestamp.unwrap_or(i64::MIN));
         doc.add_u64(f.size, d.size);
         doc.add_u64(f.attachment, u64::from(d.has_attachment));
-        let writer = self.writer();
-        writer.delete_term(Term::from_field_u64(f.id, u64::from(d.id)));
-        if let Err(e) = writer.add_document(doc) {
+        if let Err(e) = self.writer().add_document(doc) {
             tracing::warn!(error = %e, id = d.id, "not added to the search index");
         }
     }

@@ -153,6 +153,32 @@ impl Store {
         Ok(f(&lookup))
     }
 
+    /// The stored state of each of `keys`, looked up on every core (a warm start compares every
+    /// source file with what was indexed from it).
+    pub fn sources_of(&self, keys: &[String]) -> Vec<Option<SourceState>> {
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+        let chunk = keys.len().div_ceil(threads).max(1);
+        let txns: Vec<_> = (0..keys.len().div_ceil(chunk)).map(|_| self.db().begin_read()).collect();
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = keys
+                .chunks(chunk)
+                .zip(txns)
+                .map(|(part, txn)| {
+                    scope.spawn(move || {
+                        let table = txn.ok().and_then(|t| t.open_table(SOURCES).ok());
+                        part.iter()
+                            .map(|k| {
+                                let v = table.as_ref()?.get(k.as_str()).ok()??;
+                                postcard::from_bytes(v.value()).ok()
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+        })
+    }
+
     /// Every stored source path.
     pub fn source_keys(&self) -> Result<Vec<String>, Error> {
         let mut keys = Vec::new();
