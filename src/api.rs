@@ -196,7 +196,7 @@ pub fn detail(archive: &crate::Archive, loaded: &Loaded) -> MessageDetail {
     let e = &loaded.entry;
     let key = &e.key;
     let (source, uploaded) = match &e.location {
-        Location::Top { display, uploaded, .. } => (Some(display.clone()), *uploaded),
+        Location::Top { uploaded, .. } => (e.location.display(), *uploaded),
         Location::Nested { .. } => (None, false),
     };
     MessageDetail {

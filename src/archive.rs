@@ -7,7 +7,7 @@
 //! to the store in batches. A source's state is written only once all its messages are, so a crash
 //! re-reads exactly the sources that were not finished.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -29,6 +29,9 @@ const CACHE_SIZE: usize = 32;
 
 /// An indexing run that parsed this many messages compacts the store afterwards.
 const COMPACT_AFTER: usize = 10_000;
+
+/// Files stat'ed and compared per slice of a scan.
+const SCAN_CHUNK: usize = 8192;
 
 /// Messages between two commits to the store while indexing.
 const BATCH: usize = 2000;
@@ -87,31 +90,40 @@ impl Loaded {
 /// Work for the parse workers.
 enum Job {
     /// A file that is one message.
-    File { key: String, root: Arc<Path>, path: PathBuf, uploaded: bool },
+    File { src: usize, root: Arc<Path>, path: PathBuf, uploaded: bool },
     /// One message of an mbox, already read.
-    Mbox { key: String, source: Source, display: String, raw: Vec<u8> },
+    Mbox { src: usize, source: Source, rel: u16, raw: Vec<u8> },
 }
 
 /// What comes back to the indexing thread.
 enum Outcome {
     Parsed {
-        key: String,
+        src: usize,
         msg: Box<Message>,
         location: Location,
     },
     Failed {
-        key: String,
+        src: usize,
     },
     /// The walker finished a source: it gave `count` jobs.
     Done {
-        key: String,
+        src: usize,
         count: usize,
         state: SourceState,
     },
 }
 
+/// A source to read: the file, where to start (an appended mbox), and the entries it already gave.
+struct ToRead {
+    found: ingest::Found,
+    key: String,
+    start: u64,
+    ids: Vec<EntryId>,
+}
+
 /// A source whose messages are still on their way.
 struct Pending {
+    key: String,
     ids: Vec<EntryId>,
     received: usize,
     done: Option<(usize, SourceState)>,
@@ -192,39 +204,44 @@ impl Archive {
         self.progress.indexed.store(0, Ordering::Relaxed);
 
         let mut batch = Batch::default();
-        let mut seen = HashSet::new();
+        // Paths seen, by hash: enough to tell which stored sources are gone.
+        let mut seen: HashSet<u64> = HashSet::with_capacity(found.len());
         let mut stale: Vec<EntryId> = Vec::new();
-        // Stat every file and look up what was indexed from it, on all cores: on a warm start that
-        // is most of the work.
-        let keys: Vec<String> = found.iter().map(|f| f.path.to_string_lossy().into_owned()).collect();
-        let stats = stat_all(&found);
-        let states = self.store.sources_of(&keys);
-        let mut todo: Vec<(ingest::Found, String, u64, Vec<EntryId>)> = Vec::new();
-        for (((f, key), stat), known) in found.into_iter().zip(keys).zip(stats).zip(states) {
-            let Some((size, mtime_ns)) = stat else {
-                self.progress.indexed.fetch_add(1, Ordering::Relaxed);
-                continue;
-            };
-            match known {
-                Some(st) if st.size == size && st.mtime_ns == mtime_ns => {
+        let mut todo: Vec<ToRead> = Vec::new();
+        let mut found = found.into_iter();
+        loop {
+            // Stat files and look up what was indexed from them on all cores, a slice at a time
+            // so that a large tree never needs it all in memory at once.
+            let chunk: Vec<ingest::Found> = found.by_ref().take(SCAN_CHUNK).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            let keys: Vec<String> = chunk.iter().map(|f| f.path.to_string_lossy().into_owned()).collect();
+            let stats = stat_all(&chunk);
+            let states = self.store.sources_of(&keys);
+            for (((f, key), stat), known) in chunk.into_iter().zip(keys).zip(stats).zip(states) {
+                let Some((size, mtime_ns)) = stat else {
                     self.progress.indexed.fetch_add(1, Ordering::Relaxed);
-                    seen.insert(key);
-                }
-                Some(st) if st.mbox_end > 0 && size > st.size && mbox_prefix_unchanged(&f.path, &st) => {
-                    // An mbox that only grew: read from where its last message ended.
-                    seen.insert(key.clone());
-                    todo.push((f, key, st.mbox_end, st.ids));
-                }
-                old => {
-                    stale.extend(old.into_iter().flat_map(|st| st.ids));
-                    seen.insert(key.clone());
-                    todo.push((f, key, 0, Vec::new()));
+                    continue;
+                };
+                seen.insert(crate::index::string_hash(&key));
+                match known {
+                    Some(st) if st.size == size && st.mtime_ns == mtime_ns => {
+                        self.progress.indexed.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Some(st) if st.mbox_end > 0 && size > st.size && mbox_prefix_unchanged(&f.path, &st) => {
+                        // An mbox that only grew: read from where its last message ended.
+                        todo.push(ToRead { found: f, key, start: st.mbox_end, ids: st.ids });
+                    }
+                    old => {
+                        stale.extend(old.into_iter().flat_map(|st| st.ids));
+                        todo.push(ToRead { found: f, key, start: 0, ids: Vec::new() });
+                    }
                 }
             }
         }
         // Sources that are gone, and the entries of sources that changed.
-        let gone: Vec<String> =
-            self.store.source_keys().unwrap_or_default().into_iter().filter(|k| !seen.contains(k)).collect();
+        let gone = self.store.source_keys_where(|k| !seen.contains(&crate::index::string_hash(k))).unwrap_or_default();
         drop(seen);
         if !gone.is_empty() {
             let states = self.store.with_sources(|known| gone.iter().filter_map(|k| known(k)).collect::<Vec<_>>());
@@ -314,7 +331,7 @@ impl Archive {
         self.search.as_ref()?.snippet(q, &doc.body)
     }
 
-    fn run_pipeline(&self, todo: Vec<(ingest::Found, String, u64, Vec<EntryId>)>, batch: &mut Batch) {
+    fn run_pipeline(&self, todo: Vec<ToRead>, batch: &mut Batch) {
         if todo.is_empty() {
             return;
         }
@@ -322,14 +339,16 @@ impl Archive {
         let (job_tx, job_rx) = sync_channel::<Job>(256);
         let (out_tx, out_rx) = sync_channel::<Outcome>(256);
         let job_rx = Arc::new(Mutex::new(job_rx));
-        let mut pending: HashMap<String, Pending> = HashMap::new();
-        for (_, key, _, ids) in &todo {
-            pending.insert(key.clone(), Pending { ids: ids.clone(), received: 0, done: None });
+        let mut pending: Vec<Option<Pending>> = Vec::with_capacity(todo.len());
+        let mut files = Vec::with_capacity(todo.len());
+        for t in todo {
+            pending.push(Some(Pending { key: t.key, ids: t.ids, received: 0, done: None }));
+            files.push((t.found, t.start));
         }
         std::thread::scope(|scope| {
             let walker_out = out_tx.clone();
             let uploads = self.uploads.as_path();
-            scope.spawn(move || walk_sources(todo, uploads, job_tx, walker_out));
+            scope.spawn(move || walk_sources(files, uploads, job_tx, walker_out));
             for _ in 0..workers {
                 let rx = Arc::clone(&job_rx);
                 let tx = out_tx.clone();
@@ -341,46 +360,47 @@ impl Archive {
     }
 
     /// The indexing thread: adds parsed messages, finishes sources, commits in batches.
-    fn collect(&self, out_rx: Receiver<Outcome>, pending: &mut HashMap<String, Pending>, batch: &mut Batch) {
+    fn collect(&self, out_rx: Receiver<Outcome>, pending: &mut [Option<Pending>], batch: &mut Batch) {
         let mut since_commit = 0;
         for outcome in out_rx {
-            let key = match outcome {
-                Outcome::Parsed { key, msg, location } => {
+            let src = match outcome {
+                Outcome::Parsed { src, msg, location } => {
                     self.progress.parsed.fetch_add(1, Ordering::Relaxed);
                     let added = self.index_mut().add(&msg, location);
-                    if let Added::New(id) = added {
-                        self.index_for_search(id, &msg);
-                        if let Some(p) = pending.get_mut(&key) {
+                    if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
+                        if let Added::New(id) = added {
+                            self.index_for_search(id, &msg);
                             p.ids.push(id);
                         }
-                    }
-                    if let Some(p) = pending.get_mut(&key) {
                         p.received += 1;
                     }
                     since_commit += 1;
-                    key
+                    src
                 }
-                Outcome::Failed { key } => {
+                Outcome::Failed { src } => {
                     self.progress.failed.fetch_add(1, Ordering::Relaxed);
-                    if let Some(p) = pending.get_mut(&key) {
+                    if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
                         p.received += 1;
                     }
-                    key
+                    src
                 }
-                Outcome::Done { key, count, state } => {
-                    if let Some(p) = pending.get_mut(&key) {
+                Outcome::Done { src, count, state } => {
+                    if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
                         p.done = Some((count, state));
                     }
-                    key
+                    src
                 }
             };
-            let finished =
-                pending.get(&key).is_some_and(|p| p.done.as_ref().is_some_and(|(count, _)| p.received >= *count));
+            let slot = pending.get_mut(src);
+            let finished = slot
+                .as_ref()
+                .and_then(|p| p.as_ref())
+                .is_some_and(|p| p.done.as_ref().is_some_and(|(count, _)| p.received >= *count));
             if finished {
-                if let Some(p) = pending.remove(&key) {
+                if let Some(p) = slot.and_then(Option::take) {
                     if let Some((_, mut state)) = p.done {
                         state.ids = p.ids;
-                        batch.sources.push((key, state));
+                        batch.sources.push((p.key, state));
                     }
                 }
                 self.progress.indexed.fetch_add(1, Ordering::Relaxed);
@@ -427,12 +447,9 @@ impl Archive {
                 write_durably(&dir, &path, &msg.raw)?;
             }
             let key = path.to_string_lossy().into_owned();
-            let location = Location::Top {
-                source: Source::File { path: path.clone() },
-                display: name,
-                flags: None,
-                uploaded: true,
-            };
+            let rel = relative_start(&dir, &path);
+            let location =
+                Location::Top { source: Source::File { path: path.clone() }, rel, flags: None, uploaded: true };
             let added = {
                 let mut index = self.index_mut();
                 let added = index.add(&msg, location);
@@ -621,22 +638,17 @@ pub fn search_doc(id: EntryId, msg: &Message) -> Doc {
 
 /// The walker: tells files from mbox files, streams mbox files into single-message jobs, and
 /// reports each source done with its job count.
-fn walk_sources(
-    todo: Vec<(ingest::Found, String, u64, Vec<EntryId>)>,
-    uploads: &Path,
-    jobs: SyncSender<Job>,
-    out: SyncSender<Outcome>,
-) {
-    for (found, key, start, _) in todo {
+fn walk_sources(files: Vec<(ingest::Found, u64)>, uploads: &Path, jobs: SyncSender<Job>, out: SyncSender<Outcome>) {
+    for (src, (found, start)) in files.into_iter().enumerate() {
         let uploaded = found.path.starts_with(uploads);
-        let (count, state) = match walk_one(&found, &key, start, uploaded, &jobs) {
+        let (count, state) = match walk_one(&found, src, start, uploaded, &jobs) {
             Ok(r) => r,
             Err(e) => {
                 tracing::warn!(path = %found.path.display(), error = %e, "skipped");
                 (0, SourceState::default())
             }
         };
-        if out.send(Outcome::Done { key, count, state }).is_err() {
+        if out.send(Outcome::Done { src, count, state }).is_err() {
             return;
         }
     }
@@ -644,7 +656,7 @@ fn walk_sources(
 
 fn walk_one(
     found: &ingest::Found,
-    key: &str,
+    src: usize,
     start: u64,
     uploaded: bool,
     jobs: &SyncSender<Job>,
@@ -654,14 +666,14 @@ fn walk_one(
     match ingest::sniff_file(&found.path)? {
         Kind::Other => Ok((0, state)),
         Kind::Message => {
-            let job = Job::File { key: key.to_string(), root: found.root.clone(), path: found.path.clone(), uploaded };
+            let job = Job::File { src, root: found.root.clone(), path: found.path.clone(), uploaded };
             let _ = jobs.send(job);
             Ok((1, state))
         }
         Kind::Mbox => {
             let mut f = File::open(&found.path)?;
             f.seek(SeekFrom::Start(start))?;
-            let shown = display_path(&found.root, &found.path);
+            let rel = relative_start(&found.root, &found.path);
             let mut count = 0;
             let mut end = start;
             for m in MboxReader::new(BufReader::with_capacity(256 * 1024, f), start) {
@@ -671,8 +683,7 @@ fn walk_one(
                     continue;
                 }
                 let source = Source::Mbox { path: found.path.clone(), offset: m.offset, len: m.len };
-                let display = format!("{shown}@{}", m.offset);
-                let job = Job::Mbox { key: key.to_string(), source, display, raw: ingest::unescape_from_lines(m.raw) };
+                let job = Job::Mbox { src, source, rel, raw: ingest::unescape_from_lines(m.raw) };
                 if jobs.send(job).is_err() {
                     break;
                 }
@@ -693,31 +704,31 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>) {
         };
         let Ok(job) = job else { return };
         let outcome = match job {
-            Job::File { key, root, path, uploaded } => {
-                let display = display_path(&root, &path);
+            Job::File { src, root, path, uploaded } => {
+                let rel = relative_start(&root, &path);
                 let flags = ingest::maildir_flags(&path);
                 let source = Source::File { path };
                 match source.read().map_err(Error::from).and_then(|raw| parse_message(Arc::from(raw))) {
                     Ok(msg) => Outcome::Parsed {
-                        key,
+                        src,
                         msg: Box::new(msg),
-                        location: Location::Top { source, display, flags, uploaded },
+                        location: Location::Top { source, rel, flags, uploaded },
                     },
                     Err(e) => {
                         tracing::warn!(path = %source.path().display(), error = %e, "skipped");
-                        Outcome::Failed { key }
+                        Outcome::Failed { src }
                     }
                 }
             }
-            Job::Mbox { key, source, display: shown, raw } => match parse_message(Arc::from(raw)) {
+            Job::Mbox { src, source, rel, raw } => match parse_message(Arc::from(raw)) {
                 Ok(msg) => Outcome::Parsed {
-                    key,
+                    src,
                     msg: Box::new(msg),
-                    location: Location::Top { source, display: shown, flags: None, uploaded: false },
+                    location: Location::Top { source, rel, flags: None, uploaded: false },
                 },
                 Err(e) => {
-                    tracing::warn!(source = %shown, error = %e, "skipped");
-                    Outcome::Failed { key }
+                    tracing::warn!(path = %source.path().display(), error = %e, "skipped");
+                    Outcome::Failed { src }
                 }
             },
         };
@@ -780,14 +791,12 @@ fn write_durably(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-/// The path of a source relative to the PATH it was found under (the file name when given directly).
-fn display_path(root: &Path, path: &Path) -> String {
-    let rel = path.strip_prefix(root).ok().filter(|r| !r.as_os_str().is_empty());
-    match rel {
-        Some(r) => r.to_string_lossy().into_owned(),
-        None => path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| path.to_string_lossy().into_owned()),
-    }
+/// Where the part of `path` relative to `root` begins (the file name, when `root` is the file).
+fn relative_start(root: &Path, path: &Path) -> u16 {
+    let full = path.to_string_lossy();
+    let start = match path.strip_prefix(root) {
+        Ok(rel) if !rel.as_os_str().is_empty() => full.len() - rel.to_string_lossy().len(),
+        _ => full.len() - path.file_name().map_or(0, |n| n.to_string_lossy().len()),
+    };
+    u16::try_from(start).unwrap_or(0)
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::ingest::Source;
-use crate::model::{Message, PartIdx, Summary};
+use crate::model::{Message, PartIdx};
 
 /// Position of an entry in the index; stable for the life of the index.
 pub type EntryId = u32;
@@ -17,7 +17,7 @@ pub struct Entry {
     /// The id in URLs (decoded): the Message-ID, or a derived id when it has none or shares it.
     pub key: String,
     pub message_id: Option<String>,
-    pub summary: Summary,
+    pub summary: Listing,
     pub location: Location,
     /// Size of the message in bytes.
     pub size: u64,
@@ -30,14 +30,25 @@ pub struct Entry {
     pub parent: Option<String>,
 }
 
+/// What the list shows of a message; the rest is read from the message when it is opened.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Listing {
+    pub subject: Option<String>,
+    pub from: Option<String>,
+    /// RFC 3339, as the message states it.
+    pub date: Option<String>,
+    /// Seconds since the epoch, for ordering.
+    pub timestamp: Option<i64>,
+}
+
 /// Where an entry's message is.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum Location {
     /// A message given to mailshelf: it is listed.
     Top {
         source: Source,
-        /// The source path relative to the PATH it was found under.
-        display: String,
+        /// Where, in the source path, the part relative to the PATH it was found under begins.
+        rel: u16,
         /// Maildir flags, when the file name carries them.
         flags: Option<String>,
         /// True for uploads (the only messages that can be deleted).
@@ -45,6 +56,20 @@ pub enum Location {
     },
     /// A message enclosed in another (message/rfc822): reached through its parent, not listed.
     Nested { parent: EntryId, part: PartIdx },
+}
+
+impl Location {
+    /// The source as a user knows it: relative to the PATH given, `file@offset` inside an mbox;
+    /// `None` for an enclosed message.
+    pub fn display(&self) -> Option<String> {
+        let Location::Top { source, rel, .. } = self else { return None };
+        let path = source.path().to_string_lossy();
+        let shown = path.get(usize::from(*rel)..).unwrap_or(&path).to_string();
+        Some(match source {
+            Source::Mbox { offset, .. } => format!("{shown}@{offset}"),
+            Source::File { .. } => shown,
+        })
+    }
 }
 
 /// What [`Index::add`] did.
@@ -94,7 +119,8 @@ enum Ids {
     Many(Vec<EntryId>),
 }
 
-fn string_hash(s: &str) -> u64 {
+/// SipHash of a string: fixed, so stable across runs, and hard to aim collisions at.
+pub fn string_hash(s: &str) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     s.hash(&mut h);
@@ -235,13 +261,11 @@ impl Index {
             .or_else(|| msg.summary.in_reply_to.first())
             .filter(|p| Some(*p) != msg.message_id.as_ref())
             .cloned();
-        // The index keeps what the list shows; the rest is read from the message when asked for.
-        let summary = Summary {
+        let summary = Listing {
             subject: msg.summary.subject.clone(),
             from: msg.summary.from.clone(),
             date: msg.summary.date.clone(),
             timestamp: msg.summary.timestamp,
-            ..Summary::default()
         };
         let entry = Entry {
             key,

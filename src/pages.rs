@@ -350,7 +350,7 @@ fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text
         .unwrap_or_default();
     let (thread, prev_in_thread, next_in_thread) = thread_view(state, loaded.id);
     let (flags, source) = match &loaded.entry.location {
-        Location::Top { flags, display, .. } => (flags.clone().filter(|f| !f.is_empty()), Some(display.clone())),
+        Location::Top { flags, .. } => (flags.clone().filter(|f| !f.is_empty()), loaded.entry.location.display()),
         Location::Nested { .. } => (None, None),
     };
     MessagePage {

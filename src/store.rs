@@ -16,7 +16,7 @@ const SOURCES: TableDefinition<&str, &[u8]> = TableDefinition::new("sources");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 
 /// Bumped whenever the stored form changes; an index of another version is rebuilt from sources.
-const SCHEMA: u64 = 2;
+const SCHEMA: u64 = 3;
 
 /// What was indexed from one source file.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -179,10 +179,14 @@ impl Store {
         })
     }
 
-    /// Every stored source path.
-    pub fn source_keys(&self) -> Result<Vec<String>, Error> {
+    /// The stored source paths that `keep` accepts.
+    pub fn source_keys_where(&self, keep: impl Fn(&str) -> bool) -> Result<Vec<String>, Error> {
         let mut keys = Vec::new();
-        self.each_row(SOURCES, |k, _| keys.push(k.to_string()))?;
+        self.each_row(SOURCES, |k, _| {
+            if keep(k) {
+                keys.push(k.to_string());
+            }
+        })?;
         Ok(keys)
     }
 
