@@ -24,6 +24,14 @@ use crate::{api, assets, files, pages};
 pub struct AppState {
     pub archive: Arc<Archive>,
     pub config: Arc<Config>,
+    /// Rewritten documents recently served.
+    pub rendered: Arc<crate::files::RenderCache>,
+}
+
+impl AppState {
+    pub fn new(archive: Arc<Archive>, config: Arc<Config>) -> AppState {
+        AppState { archive, config, rendered: Arc::default() }
+    }
 }
 
 /// The policy for mailshelf's own pages: no script at all, nothing from outside, never framed.

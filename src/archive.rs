@@ -140,13 +140,10 @@ impl Archive {
     pub fn open_with(data_dir: &Path, search: bool) -> Result<Archive, Error> {
         let store = Store::open(data_dir)?;
         let t = std::time::Instant::now();
-        let entries = store.load()?;
-        tracing::debug!(seconds = t.elapsed().as_secs_f64(), "entries read");
         let mut index = Index::default();
-        index.reserve(entries.len());
-        for (id, e) in entries {
-            index.restore(id, e);
-        }
+        index.reserve(usize::try_from(store.len()?).unwrap_or(0));
+        store.load(|id, e| index.restore(id, e))?;
+        tracing::debug!(seconds = t.elapsed().as_secs_f64(), "entries read");
         index.sort();
         let _ = index.take_changes();
         Ok(Archive {

@@ -31,6 +31,38 @@ pub struct PartQuery {
     pub raw: Option<String>,
 }
 
+/// Rewritten HTML and CSS parts, so a body viewed again (or by many clients) is not rewritten per
+/// request. Keyed by the index generation too: a change anywhere may change where a reference in
+/// it leads.
+#[derive(Default)]
+pub struct RenderCache(std::sync::Mutex<std::collections::VecDeque<(RenderKey, Bytes, String)>>);
+
+/// Entry, part, remote content allowed, index generation.
+type RenderKey = (crate::index::EntryId, PartIdx, bool, u64);
+
+/// Rewritten documents kept.
+const RENDERED: usize = 64;
+
+impl RenderCache {
+    fn get(&self, key: RenderKey) -> Option<(Bytes, String)> {
+        let cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        cache.iter().find(|(k, _, _)| *k == key).map(|(_, b, e)| (b.clone(), e.clone()))
+    }
+
+    fn put(&self, key: RenderKey, bytes: Bytes, etag: String) {
+        let mut cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= RENDERED {
+            cache.pop_front();
+        }
+        cache.push_back((key, bytes, etag));
+    }
+}
+
+/// A strong validator for bytes: a hash of them.
+fn etag_of(bytes: &[u8]) -> String {
+    format!("\"{}\"", &blake3::hash(bytes).to_hex()[..32])
+}
+
 pub fn flag(v: &Option<String>) -> bool {
     matches!(v.as_deref(), Some("1" | "true" | "yes" | "on" | ""))
 }
@@ -86,25 +118,43 @@ pub async fn part(
             .respond(&headers));
     }
     let content_type = served_type(part);
-    let (bytes, rewritten) = match (&part.body, content_type.as_str()) {
-        (PartBody::Text(t), "text/html" | "application/xhtml+xml") => {
-            let resolver = Resolver { archive: &state.archive, key: &loaded.entry.key, msg, part: idx, remote };
-            let out = rewrite::rewrite_html(t, &part.base, &resolver, Options { allow_remote: remote });
-            (Bytes::from(out.output), true)
-        }
-        (PartBody::Text(t), "text/css") => {
-            let resolver = Resolver { archive: &state.archive, key: &loaded.entry.key, msg, part: idx, remote };
-            let out = rewrite::rewrite_css(t, &part.base, &resolver, Options { allow_remote: remote });
-            (Bytes::from(out.output), true)
-        }
-        (PartBody::Multipart, _) => (Bytes::copy_from_slice(msg.raw.get(part.raw_range.clone()).unwrap_or(&[])), false),
-        _ => (part.shared_bytes(), false),
+    let is_document = matches!(
+        (&part.body, content_type.as_str()),
+        (PartBody::Text(_), "text/html" | "application/xhtml+xml" | "text/css")
+    );
+    let res = if is_document {
+        let key = (loaded.id, idx, remote, state.archive.index().generation());
+        let (bytes, etag) = match state.rendered.get(key) {
+            Some(hit) => hit,
+            None => {
+                let resolver = Resolver { archive: &state.archive, key: &loaded.entry.key, msg, part: idx, remote };
+                let opts = Options { allow_remote: remote, ..Options::default() };
+                let text = match &part.body {
+                    PartBody::Text(t) => t.as_str(),
+                    _ => "",
+                };
+                let out = if content_type == "text/css" {
+                    rewrite::rewrite_css(text, &part.base, &resolver, opts)
+                } else {
+                    rewrite::rewrite_html(text, &part.base, &resolver, opts)
+                };
+                let bytes = Bytes::from(out.output);
+                let etag = etag_of(&bytes);
+                state.rendered.put(key, bytes.clone(), etag.clone());
+                (bytes, etag)
+            }
+        };
+        FileResponse::new(bytes, with_charset(part, &content_type)).etag(etag)
+    } else {
+        let bytes = match &part.body {
+            PartBody::Multipart => Bytes::copy_from_slice(msg.raw.get(part.raw_range.clone()).unwrap_or(&[])),
+            _ => part.shared_bytes(),
+        };
+        // The message's bytes decide the part's: their hash and the section name it for good.
+        let etag = format!("\"{}-{}\"", loaded.entry.hash, part.section);
+        FileResponse::new(bytes, with_charset(part, &content_type)).etag(etag).immutable()
     };
-    let mut res =
-        FileResponse::new(bytes, with_charset(part, &content_type)).disposition(disposition).content_policy(remote);
-    if !rewritten {
-        res = res.immutable();
-    }
+    let res = res.disposition(disposition).content_policy(remote);
     let mut response = res.respond(&headers);
     if is_font(&content_type) {
         // Fonts are fetched in CORS mode, and a sandboxed message has an opaque origin.
@@ -137,6 +187,7 @@ pub async fn raw(
     let name = format!("{}.eml", safe_stem(&loaded.entry.key));
     // Shown as text so a browser never interprets a message as a page.
     Ok(FileResponse::new(Bytes::copy_from_slice(&msg.raw), "text/plain; charset=utf-8".into())
+        .etag(format!("\"{}\"", loaded.entry.hash))
         .disposition(content_disposition(kind, &name))
         .content_policy(false)
         .immutable()
@@ -247,6 +298,7 @@ fn safe_stem(key: &str) -> String {
 /// Bytes in memory answered with file semantics.
 pub struct FileResponse {
     bytes: Bytes,
+    etag: Option<String>,
     content_type: String,
     disposition: Option<String>,
     csp: Option<String>,
@@ -255,7 +307,13 @@ pub struct FileResponse {
 
 impl FileResponse {
     pub fn new(bytes: Bytes, content_type: String) -> Self {
-        FileResponse { bytes, content_type, disposition: None, csp: None, cache: "private, no-cache" }
+        FileResponse { bytes, etag: None, content_type, disposition: None, csp: None, cache: "private, no-cache" }
+    }
+
+    /// A validator known in advance (otherwise one is computed from the bytes).
+    pub fn etag(mut self, etag: String) -> Self {
+        self.etag = Some(etag);
+        self
     }
 
     pub fn disposition(mut self, d: String) -> Self {
@@ -277,7 +335,7 @@ impl FileResponse {
 
     /// Answers `If-None-Match` with 304 and `Range` with 206/416; otherwise 200.
     pub fn respond(self, req: &HeaderMap) -> Response {
-        let etag = format!("\"{}\"", &blake3::hash(&self.bytes).to_hex()[..32]);
+        let etag = self.etag.clone().unwrap_or_else(|| etag_of(&self.bytes));
         let mut headers = HeaderMap::new();
         let mut set = |name: header::HeaderName, value: &str| {
             if let Ok(v) = HeaderValue::from_str(value) {

@@ -184,6 +184,9 @@ pub struct Index {
     replies: Lookup,
     /// Messages enclosed in each entry.
     children: HashMap<EntryId, Vec<EntryId>>,
+    /// Bumped by every change, so what was derived from the index (rewritten documents, whose
+    /// `cid:`/`mid:` links may reach other messages) knows when it may be stale.
+    generation: u64,
     /// Ids added or changed, and removed, not yet written to the store.
     changed: Vec<EntryId>,
     removed: Vec<EntryId>,
@@ -302,7 +305,12 @@ impl Index {
         }
     }
 
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
     fn insert(&mut self, id: EntryId, entry: Entry) {
+        self.generation += 1;
         for cid in &entry.content_ids {
             self.by_content_id.insert(cid, id);
         }
@@ -340,6 +348,7 @@ impl Index {
     /// Removes an entry and the messages nested in it.
     pub fn remove(&mut self, id: EntryId) {
         let Some(entry) = self.entries.get_mut(id as usize).and_then(Option::take) else { return };
+        self.generation += 1;
         self.removed.push(id);
         self.by_key.remove(&entry.key, id);
         self.by_hash.remove(&entry.hash);

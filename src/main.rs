@@ -62,7 +62,7 @@ async fn serve(config: Config) -> Result<(), mailshelf::Error> {
         .await
         .map_err(|e| mailshelf::Error::BadRequest(format!("cannot listen on {}: {e}", config.listen)))?;
     let addr = listener.local_addr()?;
-    let state = AppState { archive: archive.clone(), config: Arc::new(config.clone()) };
+    let state = AppState::new(archive.clone(), Arc::new(config.clone()));
 
     // Index in the background: the server answers (and reports progress) while it runs; then
     // watch for new mail.

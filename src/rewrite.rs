@@ -41,6 +41,8 @@ pub trait Resolve {
 pub struct Options {
     /// Let remote images, styles, fonts and media load (the user asked for it).
     pub allow_remote: bool,
+    /// Keep every reference and its target in [`Outcome::references`] (tests, diagnostics).
+    pub record: bool,
 }
 
 /// The rewritten document and what happened to its references.
@@ -79,7 +81,9 @@ impl State<'_> {
     /// Resolves one reference for a use; `None` means the attribute must go.
     fn map(&mut self, reference: &str, use_: Use) -> Option<Mapped> {
         let target = self.resolver.resolve(&self.base, reference);
-        self.outcome.references.push((self.base.clone(), reference.to_string(), target.clone()));
+        if self.opts.record {
+            self.outcome.references.push((self.base.clone(), reference.to_string(), target.clone()));
+        }
         let mapped = match (&target, use_) {
             (Target::Part(u), _) => Some(Mapped::plain(u)),
             (Target::Page(u), Use::Link) => Some(Mapped::top(u)),
@@ -168,7 +172,7 @@ pub fn rewrite_html(input: &str, base: &str, resolver: &dyn Resolve, opts: Optio
     };
     let mut outcome = std::mem::take(&mut state.borrow_mut().outcome);
     outcome.output = match result {
-        Ok(()) => String::from_utf8_lossy(&output).into_owned(),
+        Ok(()) => String::from_utf8(output).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
         // A document the rewriter gives up on is shown as text: nothing of it can run or load.
         Err(e) => {
             tracing::warn!(error = %e, "HTML rewrite failed; showing the source as text");
@@ -222,7 +226,15 @@ fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
             }
             _ => None,
         };
+        let is_srcset = lname == "srcset" || lname == "imagesrcset";
+        if use_.is_none() && !is_srcset && lname != "style" {
+            continue;
+        }
         let Some(value) = el.get_attribute(&name) else { continue };
+        // Most style attributes name no URL at all: leave them as they are.
+        if lname == "style" && !value.contains(['(', '@', '\\', '&']) {
+            continue;
+        }
         let value = decode_entities(&value);
         if let Some(use_) = use_ {
             match st.map(&value, use_) {
@@ -234,7 +246,7 @@ fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
                 }
                 None => el.remove_attribute(&name),
             }
-        } else if lname == "srcset" || lname == "imagesrcset" {
+        } else if is_srcset {
             let rewritten = rewrite_srcset(&value, st);
             if rewritten.is_empty() {
                 el.remove_attribute(&name);
@@ -697,7 +709,7 @@ mod tests {
     fn remote_counts_and_allowance() {
         let input = r#"<img src="http://e/1"><link rel=stylesheet href="https://e/2"><div style="background:url(http://e/3)"></div>"#;
         assert_eq!(html(input).blocked, 3);
-        let allowed = rewrite_html(input, "http://local/", &Fake, Options { allow_remote: true });
+        let allowed = rewrite_html(input, "http://local/", &Fake, Options { allow_remote: true, ..Options::default() });
         assert_eq!(allowed.blocked, 0);
         assert!(allowed.output.contains(r#"src="http://e/1""#));
     }

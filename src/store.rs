@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{Database, Durability, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
@@ -126,14 +126,27 @@ impl Store {
         Ok(())
     }
 
-    /// Every stored entry, in id order.
-    pub fn load(&self) -> Result<Vec<(EntryId, Entry)>, Error> {
-        let mut entries = Vec::new();
+    /// Hands every stored entry to `f`, in id order, without holding them all twice.
+    pub fn load(&self, mut f: impl FnMut(EntryId, Entry)) -> Result<(), Error> {
         self.each_row(ENTRIES, |id, bytes| match postcard::from_bytes::<Entry>(bytes) {
-            Ok(e) => entries.push((id, e)),
+            Ok(e) => f(id, e),
             Err(e) => tracing::warn!(id, error = %e, "unreadable index entry dropped"),
-        })?;
-        Ok(entries)
+        })
+    }
+
+    /// How many entries are stored.
+    pub fn len(&self) -> Result<u64, Error> {
+        let db = self.db();
+        let txn = db.begin_read().map_err(|e| fail("read")(e.into()))?;
+        match txn.open_table(ENTRIES) {
+            Ok(t) => t.len().map_err(|e| fail("read")(e.into())),
+            Err(redb::TableError::TableDoesNotExist(_)) => Ok(0),
+            Err(e) => Err(fail("read")(e.into())),
+        }
+    }
+
+    pub fn is_empty(&self) -> Result<bool, Error> {
+        Ok(self.len()? == 0)
     }
 
     /// Calls `f` with a lookup of source states, all in one read transaction (a whole scan).

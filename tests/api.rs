@@ -294,7 +294,7 @@ async fn cors_is_off_unless_origins_are_listed() {
     config.cors_origins = vec!["https://tools.example".into()];
     let archive = std::sync::Arc::new(mailshelf::Archive::open(data.path()).expect("open"));
     archive.ingest_paths(&archive.roots(&config.paths));
-    let router = mailshelf::app(mailshelf::AppState { archive, config: std::sync::Arc::new(config) });
+    let router = mailshelf::app(mailshelf::AppState::new(archive, std::sync::Arc::new(config)));
     use tower::ServiceExt;
     let res = router
         .clone()

@@ -90,7 +90,12 @@ async fn references_resolve_by_the_rfc_rules() {
             part: root,
             remote: false,
         };
-        let out = mailshelf::rewrite::rewrite_html(html, &msg.parts[root].base, &resolver, Default::default());
+        let out = mailshelf::rewrite::rewrite_html(
+            html,
+            &msg.parts[root].base,
+            &resolver,
+            mailshelf::rewrite::Options { record: true, ..Default::default() },
+        );
         for (reference, want) in c.expect {
             let got = out
                 .references

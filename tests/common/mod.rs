@@ -50,7 +50,7 @@ impl TestApp {
         let config = config_for(paths, data_dir.path());
         let archive = Arc::new(Archive::open(data_dir.path()).expect("archive opens"));
         archive.ingest_paths(&archive.roots(paths));
-        let router = app(AppState { archive: archive.clone(), config: Arc::new(config) });
+        let router = app(AppState::new(archive.clone(), Arc::new(config)));
         TestApp { router, archive, data_dir }
     }
 
