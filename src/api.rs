@@ -63,7 +63,7 @@ impl MessageSummary {
     fn of(e: &Entry) -> Self {
         MessageSummary {
             id: encode_segment(&e.key),
-            message_id: e.message_id.clone(),
+            message_id: e.message_id().map(str::to_string),
             subject: e.summary.subject.clone(),
             from: e.summary.from.clone(),
             date: e.summary.date.clone(),

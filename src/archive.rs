@@ -30,6 +30,10 @@ const CACHE_SIZE: usize = 32;
 /// An indexing run that parsed this many messages compacts the store afterwards.
 const COMPACT_AFTER: usize = 10_000;
 
+/// Messages waiting to be parsed, and parsed ones waiting to be indexed: enough to keep every
+/// core busy, few enough that memory does not grow with a backlog.
+const IN_FLIGHT: usize = 64;
+
 /// Files stat'ed and compared per slice of a scan.
 const SCAN_CHUNK: usize = 8192;
 
@@ -101,6 +105,8 @@ enum Outcome {
         src: usize,
         msg: Box<Message>,
         location: Location,
+        /// What the search index gets, made by the worker (its id is set once known).
+        doc: Option<Box<Doc>>,
     },
     Failed {
         src: usize,
@@ -333,8 +339,8 @@ impl Archive {
             return;
         }
         let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
-        let (job_tx, job_rx) = sync_channel::<Job>(256);
-        let (out_tx, out_rx) = sync_channel::<Outcome>(256);
+        let (job_tx, job_rx) = sync_channel::<Job>(IN_FLIGHT);
+        let (out_tx, out_rx) = sync_channel::<Outcome>(IN_FLIGHT);
         let job_rx = Arc::new(Mutex::new(job_rx));
         let mut pending: Vec<Option<Pending>> = Vec::with_capacity(todo.len());
         let mut files = Vec::with_capacity(todo.len());
@@ -349,7 +355,8 @@ impl Archive {
             for _ in 0..workers {
                 let rx = Arc::clone(&job_rx);
                 let tx = out_tx.clone();
-                scope.spawn(move || parse_worker(&rx, &tx));
+                let search = self.search.is_some();
+                scope.spawn(move || parse_worker(&rx, &tx, search));
             }
             drop(out_tx);
             self.collect(out_rx, &mut pending, batch);
@@ -361,12 +368,15 @@ impl Archive {
         let mut since_commit = 0;
         for outcome in out_rx {
             let src = match outcome {
-                Outcome::Parsed { src, msg, location } => {
+                Outcome::Parsed { src, msg, location, doc } => {
                     self.progress.parsed.fetch_add(1, Ordering::Relaxed);
                     let added = self.index_mut().add(&msg, location);
                     if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
+                        if let (Added::New(id), Some(search), Some(mut doc)) = (added, &self.search, doc) {
+                            doc.id = id;
+                            search.add(&doc);
+                        }
                         if let Added::New(id) = added {
-                            self.index_for_search(id, &msg);
                             p.ids.push(id);
                         }
                         p.received += 1;
@@ -693,7 +703,9 @@ fn walk_one(
     }
 }
 
-fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>) {
+fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: bool) {
+    // Search documents are made here, on every core, rather than on the indexing thread.
+    let doc = |msg: &Message| search.then(|| Box::new(search_doc(0, msg)));
     loop {
         let job = {
             let rx = jobs.lock().unwrap_or_else(|e| e.into_inner());
@@ -708,6 +720,7 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>) {
                 match source.read().map_err(Error::from).and_then(|raw| parse_message(Arc::from(raw))) {
                     Ok(msg) => Outcome::Parsed {
                         src,
+                        doc: doc(&msg),
                         msg: Box::new(msg),
                         location: Location::Top { source, rel, flags, uploaded },
                     },
@@ -720,6 +733,7 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>) {
             Job::Mbox { src, source, rel, raw } => match parse_message(Arc::from(raw)) {
                 Ok(msg) => Outcome::Parsed {
                     src,
+                    doc: doc(&msg),
                     msg: Box::new(msg),
                     location: Location::Top { source, rel, flags: None, uploaded: false },
                 },

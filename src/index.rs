@@ -16,7 +16,10 @@ pub type EntryId = u32;
 pub struct Entry {
     /// The id in URLs (decoded): the Message-ID, or a derived id when it has none or shares it.
     pub key: String,
-    pub message_id: Option<String>,
+    /// The Message-ID when it is not the key (a message without one, or one sharing it); see
+    /// [`Entry::message_id`]. Most messages are keyed by their Message-ID, which then lives once.
+    other_message_id: Option<String>,
+    mid_is_key: bool,
     pub summary: Listing,
     pub location: Location,
     /// Size of the message in bytes.
@@ -56,6 +59,17 @@ pub enum Location {
     },
     /// A message enclosed in another (message/rfc822): reached through its parent, not listed.
     Nested { parent: EntryId, part: PartIdx },
+}
+
+impl Entry {
+    /// The message's Message-ID, if it has one.
+    pub fn message_id(&self) -> Option<&str> {
+        if self.mid_is_key {
+            Some(&self.key)
+        } else {
+            self.other_message_id.as_deref()
+        }
+    }
 }
 
 impl Location {
@@ -203,7 +217,7 @@ impl Index {
 
     /// Every entry carrying this Message-ID (several when real archives reuse one).
     pub fn by_message_id(&self, message_id: &str) -> Vec<EntryId> {
-        self.matching(&self.by_message_id, message_id, |e| e.message_id.as_deref() == Some(message_id))
+        self.matching(&self.by_message_id, message_id, |e| e.message_id() == Some(message_id))
     }
 
     fn matching(&self, lookup: &Lookup, key: &str, test: impl Fn(&Entry) -> bool) -> Vec<EntryId> {
@@ -271,8 +285,9 @@ impl Index {
             timestamp: msg.summary.timestamp,
         };
         let entry = Entry {
+            mid_is_key: msg.message_id.as_ref() == Some(&key),
+            other_message_id: msg.message_id.clone().filter(|m| *m != key),
             key,
-            message_id: msg.message_id.clone(),
             summary,
             parent,
             location,
@@ -314,7 +329,7 @@ impl Index {
         for cid in &entry.content_ids {
             self.by_content_id.insert(cid, id);
         }
-        if let Some(mid) = &entry.message_id {
+        if let Some(mid) = entry.message_id() {
             self.by_message_id.insert(mid, id);
         }
         self.by_key.insert(&entry.key, id);
@@ -355,7 +370,7 @@ impl Index {
         if let Some(p) = &entry.parent {
             self.replies.remove(p, id);
         }
-        if let Some(mid) = &entry.message_id {
+        if let Some(mid) = entry.message_id() {
             self.by_message_id.remove(mid, id);
         }
         for cid in &entry.content_ids {
@@ -392,7 +407,7 @@ impl Index {
                 continue;
             }
             out.push((depth, e));
-            let Some(mid) = self.get(e).and_then(|x| x.message_id.as_deref()) else { continue };
+            let Some(mid) = self.get(e).and_then(|x| x.message_id()) else { continue };
             let mut kids = self.matching(&self.replies, mid, |x| x.parent.as_deref() == Some(mid));
             kids.sort_by_key(|k| std::cmp::Reverse(self.get(*k).and_then(|x| x.summary.timestamp).unwrap_or(i64::MIN)));
             stack.extend(kids.into_iter().map(|k| (depth + 1, k)));

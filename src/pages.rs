@@ -328,8 +328,7 @@ fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text
         .collect();
     let duplicates = loaded
         .entry
-        .message_id
-        .as_deref()
+        .message_id()
         .map(|mid| {
             let index = state.archive.index();
             index
