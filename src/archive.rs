@@ -32,7 +32,7 @@ const COMPACT_AFTER: usize = 10_000;
 
 /// Messages waiting to be parsed, and parsed ones waiting to be indexed: enough to keep every
 /// core busy, few enough that memory does not grow with a backlog.
-const IN_FLIGHT: usize = 64;
+const IN_FLIGHT: usize = 32;
 
 /// Files stat'ed and compared per slice of a scan.
 const SCAN_CHUNK: usize = 8192;
