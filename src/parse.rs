@@ -170,8 +170,9 @@ fn resolve_locations(msg: &mut Message) {
 }
 
 /// Chooses the HTML and text bodies under `idx`: multipart/related → its root (`start`, else the
-/// first part; RFC 2557 §7); multipart/alternative → the last HTML alternative and the first text
-/// one; other multiparts → the first part that is not an attachment.
+/// part of the `type` given, else the first part; RFC 2557 §7, RFC 2387); multipart/alternative →
+/// the last HTML alternative and the first text one; other multiparts → the first part that is not
+/// an attachment.
 fn select_body(msg: &Message, idx: PartIdx, depth: usize) -> (Option<PartIdx>, Option<PartIdx>) {
     let Some(part) = msg.parts.get(idx) else { return (None, None) };
     if depth > MAX_DEPTH {
@@ -183,6 +184,12 @@ fn select_body(msg: &Message, idx: PartIdx, depth: usize) -> (Option<PartIdx>, O
                 .start
                 .as_deref()
                 .and_then(|s| part.children.iter().copied().find(|&c| msg.parts[c].content_id.as_deref() == Some(s)))
+                // No `start`: the part of the type the `type` parameter names (RFC 2387), which
+                // some savers put after the resources, else the first part.
+                .or_else(|| {
+                    let wanted = part.param("type")?.to_ascii_lowercase();
+                    part.children.iter().copied().find(|&c| msg.parts[c].content_type == wanted)
+                })
                 .or_else(|| part.children.first().copied());
             root.map_or((None, None), |r| select_body(msg, r, depth + 1))
         }

@@ -148,3 +148,15 @@ async fn cid_prefers_the_same_message_over_another() {
     assert!(body.contains("/part/own@t/shared@t"), "{body}");
     assert_eq!(app.get("/part/own@t/shared@t").await.body, b"MINE");
 }
+
+#[tokio::test]
+async fn related_type_parameter_finds_a_root_saved_after_its_resources() {
+    // Internet Explorer saves multi-frame pages with the images first and `type=` naming the root.
+    let dir = tempfile::tempdir().expect("dir");
+    let msg = "Message-ID: <ie@t>\r\nContent-Type: multipart/related; type=\"multipart/alternative\"; boundary=r\r\n\r\n--r\r\nContent-Type: image/png\r\nContent-Location: http://x.example/a.png\r\n\r\nPNG\r\n--r\r\nContent-Type: multipart/alternative; boundary=a\r\n\r\n--a\r\nContent-Type: text/html\r\nContent-Location: http://x.example/\r\n\r\n<img src=\"a.png\">\r\n--a--\r\n--r--\r\n";
+    std::fs::write(dir.path().join("ie.eml"), msg).expect("write");
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    let detail = app.json("/api/messages/ie@t").await;
+    let body = app.get(detail["html_url"].as_str().expect("an HTML root")).await.text();
+    assert!(body.contains("/part/ie@t/~1"), "{body}");
+}
