@@ -194,10 +194,14 @@ fn select_body(msg: &Message, idx: PartIdx, depth: usize) -> (Option<PartIdx>, O
             root.map_or((None, None), |r| select_body(msg, r, depth + 1))
         }
         "multipart/alternative" => {
+            // Mail puts the preferred alternative last. A saved page whose root is an
+            // alternative of several HTML documents (Internet Explorer's frames) means the first:
+            // the others are its frames.
+            let is_related_root = part.parent.is_some_and(|p| msg.parts[p].is_type("multipart/related"));
             let (mut html, mut text) = (None, None);
             for &c in &part.children {
                 let (h, t) = select_body(msg, c, depth + 1);
-                html = h.or(html);
+                html = if is_related_root { html.or(h) } else { h.or(html) };
                 text = text.or(t);
             }
             (html, text)
