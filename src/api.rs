@@ -66,7 +66,7 @@ impl MessageSummary {
             message_id: e.message_id().map(str::to_string),
             subject: e.summary.subject.clone(),
             from: e.summary.from.clone(),
-            date: e.summary.date.clone(),
+            date: e.summary.date(),
             url: route::message_url(&e.key),
             snippet: None,
         }

@@ -38,10 +38,17 @@ pub struct Entry {
 pub struct Listing {
     pub subject: Option<String>,
     pub from: Option<String>,
-    /// RFC 3339, as the message states it.
-    pub date: Option<String>,
     /// Seconds since the epoch, for ordering.
     pub timestamp: Option<i64>,
+    /// The zone the Date header was written in, in minutes east of UTC.
+    pub zone: Option<i16>,
+}
+
+impl Listing {
+    /// The Date header as RFC 3339, in the zone it was written in.
+    pub fn date(&self) -> Option<String> {
+        Some(crate::dates::rfc3339(self.timestamp?, self.zone.unwrap_or(0)))
+    }
 }
 
 /// Where an entry's message is.
@@ -281,8 +288,8 @@ impl Index {
         let summary = Listing {
             subject: msg.summary.subject.clone(),
             from: msg.summary.from.clone(),
-            date: msg.summary.date.clone(),
             timestamp: msg.summary.timestamp,
+            zone: msg.summary.date.as_deref().and_then(crate::dates::offset_minutes),
         };
         let entry = Entry {
             mid_is_key: msg.message_id.as_ref() == Some(&key),

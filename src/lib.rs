@@ -12,6 +12,7 @@ pub mod app;
 pub mod archive;
 pub mod assets;
 pub mod config;
+pub mod dates;
 pub mod error;
 pub mod files;
 pub mod ids;

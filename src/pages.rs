@@ -98,7 +98,7 @@ pub async fn list(State(state): State<AppState>, Query(q): Query<ListQuery>) -> 
         snippet,
         subject: e.summary.subject.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "(no subject)".into()),
         from: e.summary.from.clone().unwrap_or_default(),
-        date: short_date(e.summary.date.as_deref()),
+        date: short_date(e.summary.date().as_deref()),
         size: human_size(e.size),
         attachment: e.has_attachments,
         flags: match &e.location {
@@ -341,7 +341,7 @@ fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text
                     label: format!(
                         "{} ({})",
                         e.summary.subject.clone().unwrap_or_else(|| "(no subject)".into()),
-                        short_date(e.summary.date.as_deref())
+                        short_date(e.summary.date().as_deref())
                     ),
                 })
                 .collect()
@@ -411,7 +411,7 @@ fn thread_view(state: &AppState, id: crate::index::EntryId) -> (Vec<ThreadRow>, 
                     .filter(|s| !s.is_empty())
                     .unwrap_or_else(|| "(no subject)".into()),
                 from: entry.summary.from.clone().unwrap_or_default(),
-                date: short_date(entry.summary.date.as_deref()),
+                date: short_date(entry.summary.date().as_deref()),
                 url: route::message_url(&entry.key),
                 current: e == id,
             })

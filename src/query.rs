@@ -273,21 +273,10 @@ fn day_start(v: &str) -> Result<i64, Error> {
     };
     match (y, m, d) {
         (Some(y), Some(m), Some(d)) if (1..=9999).contains(&y) && (1..=12).contains(&m) && (1..=31).contains(&d) => {
-            Ok(days_from_civil(y, m, d) * 86_400)
+            Ok(crate::dates::days_from_civil(y, m, d) * 86_400)
         }
         _ => Err(bad(format!("“{v}” is not a date like 2024-03-31"))),
     }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 fn size(v: &str) -> Result<u64, Error> {

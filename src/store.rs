@@ -16,7 +16,7 @@ const SOURCES: TableDefinition<&str, &[u8]> = TableDefinition::new("sources");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 
 /// Bumped whenever the stored form changes; an index of another version is rebuilt from sources.
-const SCHEMA: u64 = 4;
+const SCHEMA: u64 = 5;
 
 /// What was indexed from one source file.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -54,7 +54,7 @@ pub struct Store {
 
 /// redb's page cache. Its default (1 GiB) would let the cache, not the index, set the memory a
 /// large archive takes; what is read back at start-up is read once.
-const CACHE_BYTES: usize = 8 * 1024 * 1024;
+const CACHE_BYTES: usize = 4 * 1024 * 1024;
 
 fn fail(what: &str) -> impl Fn(redb::Error) -> Error + '_ {
     move |e| Error::Internal(format!("index store, {what}: {e}"))
