@@ -77,6 +77,7 @@ async fn serve(config: Config) -> Result<(), mailshelf::Error> {
     });
     tokio::spawn(show_progress(archive.clone()));
 
+    let shutdown = shutdown_signal();
     println!("mailshelf serving on http://{addr}/");
     let _ = std::io::stdout().flush();
     // The watcher lives as long as the runtime does.
@@ -90,7 +91,7 @@ async fn serve(config: Config) -> Result<(), mailshelf::Error> {
             Err(_) => {}
         }
     });
-    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown_signal()).await?;
+    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await?;
     Ok(())
 }
 
@@ -132,26 +133,34 @@ async fn show_progress(archive: Arc<Archive>) {
     }
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Ctrl-C or SIGTERM. The handlers are installed here, before the server says it listens, so a
+/// signal sent the moment the URL is printed already stops it cleanly.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let term = signal(SignalKind::terminate());
+        let int = signal(SignalKind::interrupt());
+        async move {
+            match (term, int) {
+                (Ok(mut term), Ok(mut int)) => {
+                    tokio::select! {
+                        _ = term.recv() => {},
+                        _ = int.recv() => {},
+                    }
+                }
+                _ => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
-            Err(_) => std::future::pending::<()>().await,
+            tracing::info!("shutting down");
         }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
     }
-    tracing::info!("shutting down");
+    #[cfg(not(unix))]
+    async {
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("shutting down");
+    }
 }
 
 /// `mailshelf healthcheck`: GET /api/status on the local server; exit 0 on a 200.

@@ -17,8 +17,9 @@ fn maildir_messages(dir: &Path) -> usize {
     let files: Vec<PathBuf> = walk(dir)
         .into_iter()
         .filter(|p| {
-            !p.components().any(|c| c.as_os_str() == "tmp")
-                && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            let rel = p.strip_prefix(dir).unwrap_or(p);
+            !rel.components().any(|c| c.as_os_str() == "tmp")
+                && !rel.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
         })
         .collect();
     let distinct: HashSet<Vec<u8>> = files.iter().map(|f| std::fs::read(f).expect("read")).collect();

@@ -160,3 +160,35 @@ async fn related_type_parameter_finds_a_root_saved_after_its_resources() {
     let body = app.get(detail["html_url"].as_str().expect("an HTML root")).await.text();
     assert!(body.contains("/part/ie@t/~1"), "{body}");
 }
+
+/// The fixtures in `tests/fixtures/render`: where a file's README section names the marker its
+/// root must show, it does; every part answers and no `cid:` is left in what is served.
+#[tokio::test]
+async fn render_fixtures_show_their_roots() {
+    let dir = crate::common::repo_path("tests/fixtures/render");
+    let readme = std::fs::read_to_string(dir.join("README.md")).expect("README");
+    let app = TestApp::new(&[dir.clone()]);
+    let mut checked = 0;
+    for section in readme.split("\n## ").skip(1) {
+        let file = section.lines().next().unwrap_or("").trim();
+        let Some(name) = file.strip_suffix(".eml") else { continue };
+        let marker = section
+            .lines()
+            .find(|l| l.starts_with("- root"))
+            .and_then(|l| l.split("(marker `").nth(1))
+            .and_then(|m| m.split('`').next());
+        let detail = app.json(&format!("/api/messages/render-{name}@test.invalid")).await;
+        let body = app.get(detail["html_url"].as_str().expect("html body")).await.text();
+        if let Some(marker) = marker {
+            assert!(body.contains(marker), "{file}: the root shows {marker}");
+        }
+        assert!(!body.contains("cid:"), "{file}: {body}");
+        let mut stack = vec![&detail["parts"][0]];
+        while let Some(p) = stack.pop() {
+            assert_eq!(app.get(p["url"].as_str().expect("url")).await.status, 200, "{file}: {}", p["url"]);
+            stack.extend(p["parts"].as_array().expect("parts"));
+        }
+        checked += 1;
+    }
+    assert!(checked >= 9, "render fixtures checked: {checked}");
+}
