@@ -23,9 +23,13 @@ WORKDIR /build
 # Dependencies first, against stub sources, so that this layer is reused
 # until Cargo.toml or Cargo.lock change.
 COPY Cargo.toml Cargo.lock ./
-RUN mkdir -p src \
+# The manifest names a test and a bench target; stubs stand in for them (tests/ and benches/
+# are not part of the build context and `cargo build` compiles neither).
+RUN mkdir -p src tests benches \
  && echo 'fn main() {}' > src/main.rs \
  && : > src/lib.rs \
+ && : > tests/main.rs \
+ && echo 'fn main() {}' > benches/rewrite.rs \
  && cargo build --release --locked \
  && rm -rf src target/release/.fingerprint/mailshelf-*
 
