@@ -124,14 +124,14 @@ pub async fn list_messages(
 /// One page of search results, each with its snippet.
 pub fn search_page(archive: &crate::Archive, query: &str, offset: usize, limit: usize) -> Result<MessageList, Error> {
     let hits = archive.search(query, offset, limit)?;
+    let snippets = archive.snippets(query, &hits.ids);
     let messages = hits
         .ids
         .iter()
-        .filter_map(|&id| {
+        .zip(snippets)
+        .filter_map(|(&id, snippet)| {
             let entry = archive.index().get(id).cloned()?;
-            let mut summary = MessageSummary::of(&entry);
-            summary.snippet = archive.snippet(query, id);
-            Some(summary)
+            Some(MessageSummary { snippet, ..MessageSummary::of(&entry) })
         })
         .collect();
     Ok(MessageList { total: hits.total, messages })

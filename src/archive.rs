@@ -147,7 +147,7 @@ impl Archive {
         let store = Store::open(data_dir)?;
         let t = std::time::Instant::now();
         let mut index = Index::default();
-        index.reserve(usize::try_from(store.len()?).unwrap_or(0));
+        index.reserve(usize::try_from(store.entry_count()?).unwrap_or(0));
         store.load(|id, e| index.restore(id, e))?;
         tracing::debug!(seconds = t.elapsed().as_secs_f64(), "entries read");
         index.sort();
@@ -247,8 +247,7 @@ impl Archive {
         let gone = self.store.source_keys_where(|k| !seen.contains(&crate::index::string_hash(k))).unwrap_or_default();
         drop(seen);
         if !gone.is_empty() {
-            let states = self.store.with_sources(|known| gone.iter().filter_map(|k| known(k)).collect::<Vec<_>>());
-            stale.extend(states.unwrap_or_default().into_iter().flat_map(|st| st.ids));
+            stale.extend(self.store.sources_of(&gone).into_iter().flatten().flat_map(|st| st.ids));
             batch.removed_sources = gone;
         }
         if !stale.is_empty() {
@@ -327,18 +326,19 @@ impl Archive {
         }
     }
 
-    /// A highlighted excerpt of a message's text for a query.
-    pub fn snippet(&self, q: &str, id: EntryId) -> Option<String> {
-        let loaded = self.load(id).ok()?;
-        let doc = search_doc(id, loaded.message());
-        self.search.as_ref()?.snippet(q, &doc.body)
+    /// A highlighted excerpt of each message's text for a query (`None` where there is none).
+    pub fn snippets(&self, q: &str, ids: &[EntryId]) -> Vec<Option<String>> {
+        let Some(search) = &self.search else { return vec![None; ids.len()] };
+        let texts: Vec<String> =
+            ids.iter().map(|&id| self.load(id).map(|l| reader_text(l.message())).unwrap_or_default()).collect();
+        search.snippets(q, &texts)
     }
 
     fn run_pipeline(&self, todo: Vec<ToRead>, batch: &mut Batch) {
         if todo.is_empty() {
             return;
         }
-        let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+        let workers = crate::par::cores();
         let (job_tx, job_rx) = sync_channel::<Job>(IN_FLIGHT);
         let (out_tx, out_rx) = sync_channel::<Outcome>(IN_FLIGHT);
         let job_rx = Arc::new(Mutex::new(job_rx));
@@ -372,11 +372,11 @@ impl Archive {
                     self.progress.parsed.fetch_add(1, Ordering::Relaxed);
                     let added = self.index_mut().add(&msg, location);
                     if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
-                        if let (Added::New(id), Some(search), Some(mut doc)) = (added, &self.search, doc) {
-                            doc.id = id;
-                            search.add(&doc);
-                        }
                         if let Added::New(id) = added {
+                            if let (Some(search), Some(mut doc)) = (&self.search, doc) {
+                                doc.id = id;
+                                search.add(&doc);
+                            }
                             p.ids.push(id);
                         }
                         p.received += 1;
@@ -467,7 +467,7 @@ impl Archive {
                 self.index_for_search(id, &msg);
             }
             let (size, mtime_ns) = stat(&path)?;
-            let mut state = self.store.source(&key)?.unwrap_or_default();
+            let mut state = self.store.source(&key).unwrap_or_default();
             state.size = size;
             state.mtime_ns = mtime_ns;
             if let Added::New(id) = added {
@@ -594,12 +594,34 @@ impl Archive {
 /// Most text of one message that goes into the search index.
 const MAX_INDEXED_TEXT: usize = 1 << 20;
 
-/// What the search index gets of a message: its headers, the text a reader sees (the text body,
-/// else the visible text of the HTML body, of it and of every message it encloses) and the names
-/// of its files.
+/// What the search index gets of a message: its headers, the text a reader sees and the names of
+/// its files (its own and those of the messages it encloses).
 pub fn search_doc(id: EntryId, msg: &Message) -> Doc {
-    let mut body = String::new();
     let mut filenames = Vec::new();
+    let mut stack = vec![msg];
+    while let Some(m) = stack.pop() {
+        filenames.extend(m.parts.iter().filter_map(|p| p.filename.clone()));
+        stack.extend(m.nested().map(|(_, n)| n));
+    }
+    Doc {
+        id,
+        subject: msg.summary.subject.clone().unwrap_or_default(),
+        from: msg.summary.from.clone().unwrap_or_default(),
+        to: msg.summary.to.clone().unwrap_or_default(),
+        cc: msg.summary.cc.clone().unwrap_or_default(),
+        body: reader_text(msg),
+        filenames: filenames.join(" "),
+        message_id: msg.message_id.clone(),
+        timestamp: msg.summary.timestamp,
+        size: msg.raw.len() as u64,
+        has_attachment: msg.has_attachments(),
+    }
+}
+
+/// The text a reader sees: the text body, else the visible text of the HTML body, of the message
+/// and of every message it encloses; at most [`MAX_INDEXED_TEXT`].
+fn reader_text(msg: &Message) -> String {
+    let mut body = String::new();
     let mut stack = vec![msg];
     while let Some(m) = stack.pop() {
         let text = match (m.text_body, m.html_body) {
@@ -617,7 +639,6 @@ pub fn search_doc(id: EntryId, msg: &Message) -> Doc {
             body.push_str(&text);
             body.push('\n');
         }
-        filenames.extend(m.parts.iter().filter_map(|p| p.filename.clone()));
         stack.extend(m.nested().map(|(_, n)| n));
     }
     if body.len() > MAX_INDEXED_TEXT {
@@ -627,20 +648,7 @@ pub fn search_doc(id: EntryId, msg: &Message) -> Doc {
         }
         body.truncate(cut);
     }
-    let has_attachment = msg.has_attachments();
-    Doc {
-        id,
-        subject: msg.summary.subject.clone().unwrap_or_default(),
-        from: msg.summary.from.clone().unwrap_or_default(),
-        to: msg.summary.to.clone().unwrap_or_default(),
-        cc: msg.summary.cc.clone().unwrap_or_default(),
-        body,
-        filenames: filenames.join(" "),
-        message_id: msg.message_id.clone(),
-        timestamp: msg.summary.timestamp,
-        size: msg.raw.len() as u64,
-        has_attachment,
-    }
+    body
 }
 
 /// The walker: tells files from mbox files, streams mbox files into single-message jobs, and
@@ -751,15 +759,7 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: 
 
 /// Size and modification time of every file, using every core (`None` where stat failed).
 fn stat_all(found: &[ingest::Found]) -> Vec<Option<(u64, i64)>> {
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
-    let chunk = found.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = found
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(|f| stat(&f.path).ok()).collect::<Vec<_>>()))
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
-    })
+    crate::par::map_slices(found, |part| part.iter().map(|f| stat(&f.path).ok()).collect())
 }
 
 fn stat(path: &Path) -> std::io::Result<(u64, i64)> {

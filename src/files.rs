@@ -35,7 +35,7 @@ pub struct PartQuery {
 /// request. Keyed by the index generation too: a change anywhere may change where a reference in
 /// it leads.
 #[derive(Default)]
-pub struct RenderCache(std::sync::Mutex<std::collections::VecDeque<(RenderKey, Bytes, String)>>);
+pub struct RenderCache(std::sync::Mutex<std::collections::VecDeque<(RenderKey, Rendered)>>);
 
 /// Entry, part, remote content allowed, index generation.
 type RenderKey = (crate::index::EntryId, PartIdx, bool, u64);
@@ -43,19 +43,54 @@ type RenderKey = (crate::index::EntryId, PartIdx, bool, u64);
 /// Rewritten documents kept.
 const RENDERED: usize = 64;
 
+/// A rewritten HTML or CSS part.
+#[derive(Clone)]
+pub struct Rendered {
+    pub bytes: Bytes,
+    pub etag: String,
+    /// Remote resources it would have loaded and does not.
+    pub blocked: usize,
+}
+
 impl RenderCache {
-    fn get(&self, key: RenderKey) -> Option<(Bytes, String)> {
+    fn get(&self, key: RenderKey) -> Option<Rendered> {
         let cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        cache.iter().find(|(k, _, _)| *k == key).map(|(_, b, e)| (b.clone(), e.clone()))
+        cache.iter().find(|(k, _)| *k == key).map(|(_, r)| r.clone())
     }
 
-    fn put(&self, key: RenderKey, bytes: Bytes, etag: String) {
+    fn put(&self, key: RenderKey, rendered: Rendered) {
         let mut cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if cache.len() >= RENDERED {
             cache.pop_front();
         }
-        cache.push_back((key, bytes, etag));
+        cache.push_back((key, rendered));
     }
+}
+
+/// A text part rewritten (as CSS for `text/css`, else as HTML), taken from the cache when there:
+/// the message page counts what its body blocks, and the frame then loads the same rewrite.
+pub fn render(state: &AppState, loaded: &Loaded, idx: PartIdx, remote: bool) -> Rendered {
+    let key = (loaded.id, idx, remote, state.archive.index().generation());
+    if let Some(hit) = state.rendered.get(key) {
+        return hit;
+    }
+    let msg = loaded.message();
+    let part = &msg.parts[idx];
+    let resolver = Resolver { archive: &state.archive, key: &loaded.entry.key, msg, part: idx, remote };
+    let opts = Options { allow_remote: remote, ..Options::default() };
+    let text = match &part.body {
+        PartBody::Text(t) => t.as_str(),
+        _ => "",
+    };
+    let out = if served_type(part) == "text/css" {
+        rewrite::rewrite_css(text, &part.base, &resolver, opts)
+    } else {
+        rewrite::rewrite_html(text, &part.base, &resolver, opts)
+    };
+    let bytes = Bytes::from(out.output);
+    let rendered = Rendered { etag: etag_of(&bytes), bytes, blocked: out.blocked };
+    state.rendered.put(key, rendered.clone());
+    rendered
 }
 
 /// A strong validator for bytes: a hash of them.
@@ -108,7 +143,7 @@ pub async fn part(
     let idx = route::find_part(msg, &cid).ok_or(Error::PartNotFound)?;
     let part = &msg.parts[idx];
     let remote = flag(&q.remote);
-    let disposition = disposition(part, idx, flag(&q.download));
+    let disposition = disposition(part, flag(&q.download));
     if flag(&q.raw) {
         let bytes = Bytes::copy_from_slice(msg.raw.get(part.raw_range.clone()).unwrap_or(&[]));
         return Ok(FileResponse::new(bytes, "application/octet-stream".into())
@@ -123,28 +158,8 @@ pub async fn part(
         (PartBody::Text(_), "text/html" | "application/xhtml+xml" | "text/css")
     );
     let res = if is_document {
-        let key = (loaded.id, idx, remote, state.archive.index().generation());
-        let (bytes, etag) = match state.rendered.get(key) {
-            Some(hit) => hit,
-            None => {
-                let resolver = Resolver { archive: &state.archive, key: &loaded.entry.key, msg, part: idx, remote };
-                let opts = Options { allow_remote: remote, ..Options::default() };
-                let text = match &part.body {
-                    PartBody::Text(t) => t.as_str(),
-                    _ => "",
-                };
-                let out = if content_type == "text/css" {
-                    rewrite::rewrite_css(text, &part.base, &resolver, opts)
-                } else {
-                    rewrite::rewrite_html(text, &part.base, &resolver, opts)
-                };
-                let bytes = Bytes::from(out.output);
-                let etag = etag_of(&bytes);
-                state.rendered.put(key, bytes.clone(), etag.clone());
-                (bytes, etag)
-            }
-        };
-        FileResponse::new(bytes, with_charset(part, &content_type)).etag(etag)
+        let rendered = render(&state, &loaded, idx, remote);
+        FileResponse::new(rendered.bytes, with_charset(part, &content_type)).etag(rendered.etag)
     } else {
         let bytes = match &part.body {
             PartBody::Multipart => Bytes::copy_from_slice(msg.raw.get(part.raw_range.clone()).unwrap_or(&[])),
@@ -239,7 +254,7 @@ fn is_token_type(ct: &str) -> bool {
 
 /// A file name for a part: its own, else the last segment of its Content-Location, else one made
 /// from its section and type.
-pub fn part_filename(part: &Part, idx: PartIdx) -> String {
+pub fn part_filename(part: &Part) -> String {
     if let Some(f) = &part.filename {
         return f.clone();
     }
@@ -253,13 +268,13 @@ pub fn part_filename(part: &Part, idx: PartIdx) -> String {
     from_location.unwrap_or_else(|| {
         let ext =
             mime_guess::get_mime_extensions_str(&served_type(part)).and_then(|e| e.first().copied()).unwrap_or("bin");
-        format!("part-{}.{ext}", if part.section.is_empty() { idx.to_string() } else { part.section.clone() })
+        format!("part-{}.{ext}", part.section)
     })
 }
 
-fn disposition(part: &Part, idx: PartIdx, download: bool) -> String {
+fn disposition(part: &Part, download: bool) -> String {
     let kind = if download { "attachment" } else { "inline" };
-    content_disposition(kind, &part_filename(part, idx))
+    content_disposition(kind, &part_filename(part))
 }
 
 /// RFC 5987 attr-char: what may stand unencoded in `filename*`.

@@ -21,6 +21,7 @@ pub mod ingest;
 pub mod model;
 pub mod openapi;
 pub mod pages;
+pub mod par;
 pub mod parse;
 pub mod query;
 pub mod rewrite;

@@ -16,8 +16,7 @@ use crate::error::Error;
 use crate::files::{flag, load_message, part_filename, served_type};
 use crate::index::{content_hash, Location};
 use crate::model::{Message, PartIdx};
-use crate::rewrite::{self, Options};
-use crate::route::{self, Resolver};
+use crate::route;
 use crate::text;
 
 /// Messages per list page.
@@ -96,7 +95,7 @@ pub async fn list(State(state): State<AppState>, Query(q): Query<ListQuery>) -> 
     let row = |e: &crate::index::Entry, snippet: Option<String>| Row {
         url: route::message_url(&e.key),
         snippet,
-        subject: e.summary.subject.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "(no subject)".into()),
+        subject: shown_subject(e.summary.subject.as_deref()),
         from: e.summary.from.clone().unwrap_or_default(),
         date: short_date(e.summary.date().as_deref()),
         size: human_size(e.size),
@@ -114,18 +113,17 @@ pub async fn list(State(state): State<AppState>, Query(q): Query<ListQuery>) -> 
     } else {
         let archive = state.archive.clone();
         let qs = query.clone();
-        match crate::app::blocking(move || crate::api::search_page(&archive, &qs, offset, PAGE_SIZE)).await {
-            Ok(list) => {
+        let found = crate::app::blocking(move || {
+            let hits = archive.search(&qs, offset, PAGE_SIZE)?;
+            let snippets = archive.snippets(&qs, &hits.ids);
+            Ok((hits, snippets))
+        });
+        match found.await {
+            Ok((hits, snippets)) => {
                 let index = state.archive.index();
-                let rows = list
-                    .messages
-                    .into_iter()
-                    .filter_map(|m| {
-                        let id = state.archive.find(&crate::ids::decode_percent(&m.id))?;
-                        index.get(id).map(|e| row(e, m.snippet))
-                    })
-                    .collect();
-                (rows, list.total)
+                let rows =
+                    hits.ids.iter().zip(snippets).filter_map(|(&id, s)| index.get(id).map(|e| row(e, s))).collect();
+                (rows, hits.total)
             }
             Err(Error::BadQuery(why)) => {
                 query_error = Some(why);
@@ -277,7 +275,7 @@ fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text
     let remote_q = if remote { "?remote=1" } else { "" };
     let (html_src, blocked) = match msg.html_body {
         Some(idx) if !view_text => {
-            (Some(format!("{}{remote_q}", route::part_url(key, msg, idx))), blocked_count(state, key, msg, idx))
+            (Some(format!("{}{remote_q}", route::part_url(key, msg, idx))), blocked_count(state, loaded, idx))
         }
         _ => (None, 0),
     };
@@ -300,7 +298,7 @@ fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text
         .map(|(i, p)| {
             let url = route::part_url(key, msg, i);
             Attachment {
-                name: part_filename(p, i),
+                name: part_filename(p),
                 content_type: served_type(p),
                 size: human_size(p.size() as u64),
                 download_url: format!("{url}?download=1"),
@@ -340,7 +338,7 @@ fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text
                     url: route::message_url(&e.key),
                     label: format!(
                         "{} ({})",
-                        e.summary.subject.clone().unwrap_or_else(|| "(no subject)".into()),
+                        shown_subject(e.summary.subject.as_deref()),
                         short_date(e.summary.date().as_deref())
                     ),
                 })
@@ -355,7 +353,7 @@ fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text
     MessagePage {
         assets: AssetUrls::get(),
         q: String::new(),
-        subject: msg.summary.subject.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "(no subject)".into()),
+        subject: shown_subject(msg.summary.subject.as_deref()),
         from: msg.summary.from.clone(),
         to: msg.summary.to.clone(),
         cc: msg.summary.cc.clone(),
@@ -404,12 +402,7 @@ fn thread_view(state: &AppState, id: crate::index::EntryId) -> (Vec<ThreadRow>, 
             let entry = index.get(e)?;
             Some(ThreadRow {
                 indent: depth.min(12),
-                subject: entry
-                    .summary
-                    .subject
-                    .clone()
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or_else(|| "(no subject)".into()),
+                subject: shown_subject(entry.summary.subject.as_deref()),
                 from: entry.summary.from.clone().unwrap_or_default(),
                 date: short_date(entry.summary.date().as_deref()),
                 url: route::message_url(&entry.key),
@@ -420,21 +413,13 @@ fn thread_view(state: &AppState, id: crate::index::EntryId) -> (Vec<ThreadRow>, 
     (rows, prev, next)
 }
 
-/// How many remote resources the body and the stylesheets of its message would load.
-fn blocked_count(state: &AppState, key: &str, msg: &Message, html: PartIdx) -> usize {
-    let resolver = |part| Resolver { archive: &state.archive, key, msg, part, remote: false };
-    let mut n = match &msg.parts[html].body {
-        crate::model::Body::Text(t) => {
-            rewrite::rewrite_html(t, &msg.parts[html].base, &resolver(html), Options::default()).blocked
-        }
-        _ => 0,
-    };
-    for (i, p) in msg.parts.iter().enumerate() {
-        if let (crate::model::Body::Text(t), "text/css") = (&p.body, p.content_type.as_str()) {
-            n += rewrite::rewrite_css(t, &p.base, &resolver(i), Options::default()).blocked;
-        }
-    }
-    n
+/// How many remote resources the body and the stylesheets of its message would load. The rewrites
+/// are kept, so the body's frame and its stylesheets then load without rewriting again.
+fn blocked_count(state: &AppState, loaded: &Loaded, html: PartIdx) -> usize {
+    let msg = loaded.message();
+    let stylesheets =
+        msg.parts.iter().enumerate().filter(|(_, p)| p.is_text() && p.is_type("text/css")).map(|(i, _)| i);
+    std::iter::once(html).chain(stylesheets).map(|i| crate::files::render(state, loaded, i, false).blocked).sum()
 }
 
 fn render_text(msg: &Message, idx: PartIdx) -> String {
@@ -455,13 +440,18 @@ fn nested_view(state: &AppState, m: &Message) -> Nested {
         index.by_hash(&hash).and_then(|id| index.get(id)).map(|e| e.key.clone()).unwrap_or_else(|| m.id.clone())
     };
     Nested {
-        subject: m.summary.subject.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "(no subject)".into()),
+        subject: shown_subject(m.summary.subject.as_deref()),
         from: m.summary.from.clone(),
         date: m.summary.date.as_deref().map(long_date),
         page_url: route::message_url(&key),
         html_src: m.html_body.map(|i| route::part_url(&key, m, i)),
         text_html: if m.html_body.is_none() { m.text_body.map(|i| render_text(m, i)) } else { None },
     }
+}
+
+/// A subject as the pages show it: an empty or missing one says so.
+fn shown_subject(subject: Option<&str>) -> String {
+    subject.filter(|s| !s.is_empty()).unwrap_or("(no subject)").to_string()
 }
 
 /// `2026-10-01T14:03:00+02:00` → `2026-10-01 14:03`.

@@ -60,7 +60,6 @@ struct Fields {
 }
 
 pub struct Search {
-    index: Index,
     reader: IndexReader,
     writer: Mutex<IndexWriter>,
     fields: Fields,
@@ -127,17 +126,11 @@ impl Search {
         Self::with_index(index, fields)
     }
 
-    /// A search index in memory (tests, and archives without a data folder).
-    pub fn in_memory() -> Result<Search, Error> {
-        let (schema, fields) = schema();
-        Self::with_index(Index::create_in_ram(schema), fields)
-    }
-
     fn with_index(index: Index, fields: Fields) -> Result<Search, Error> {
         index.tokenizers().register(TOKENIZER, analyzer());
         let writer = index.writer_with_num_threads(1, WRITER_BUDGET).map_err(fail)?;
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(fail)?;
-        Ok(Search { index, reader, writer: Mutex::new(writer), fields, analyzer: analyzer() })
+        Ok(Search { reader, writer: Mutex::new(writer), fields, analyzer: analyzer() })
     }
 
     fn writer(&self) -> std::sync::MutexGuard<'_, IndexWriter> {
@@ -218,17 +211,24 @@ impl Search {
         Ok(Hits { total, ids: if limit == 0 { Vec::new() } else { ids } })
     }
 
-    /// The part of `text` that best matches the query, its words in `<mark>`; HTML-escaped.
-    pub fn snippet(&self, q: &str, text: &str) -> Option<String> {
-        let parsed = query::parse(q).ok()?;
-        let query = self.build(&parsed).ok()?;
-        let searcher = self.reader.searcher();
-        let mut generator = SnippetGenerator::create(&searcher, &*query, self.fields.body).ok()?;
+    /// For each of `texts`: the part that best matches the query, its words in `<mark>`;
+    /// HTML-escaped. The query is parsed, and its terms weighed, once for them all.
+    pub fn snippets(&self, q: &str, texts: &[String]) -> Vec<Option<String>> {
+        let generator = query::parse(q)
+            .ok()
+            .and_then(|parsed| self.build(&parsed).ok())
+            .and_then(|query| SnippetGenerator::create(&self.reader.searcher(), &*query, self.fields.body).ok());
+        let Some(mut generator) = generator else { return vec![None; texts.len()] };
         generator.set_max_num_chars(240);
-        let mut snippet = generator.snippet(text);
-        snippet.set_snippet_prefix_postfix("<mark>", "</mark>");
-        let html = snippet.to_html();
-        (!html.trim().is_empty()).then_some(html)
+        texts
+            .iter()
+            .map(|text| {
+                let mut snippet = generator.snippet(text);
+                snippet.set_snippet_prefix_postfix("<mark>", "</mark>");
+                let html = snippet.to_html();
+                (!html.trim().is_empty()).then_some(html)
+            })
+            .collect()
     }
 
     fn tokens(&self, text: &str) -> Vec<String> {
@@ -299,20 +299,6 @@ impl Search {
                 any.iter().map(|q| Ok((Occur::Should, self.build(q)?))).collect::<Result<_, Error>>()?,
             )),
         })
-    }
-
-    /// Documents in the index (committed).
-    pub fn len(&self) -> u64 {
-        self.reader.searcher().num_docs()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    #[doc(hidden)]
-    pub fn index(&self) -> &Index {
-        &self.index
     }
 }
 

@@ -135,7 +135,7 @@ impl Store {
     }
 
     /// How many entries are stored.
-    pub fn len(&self) -> Result<u64, Error> {
+    pub fn entry_count(&self) -> Result<u64, Error> {
         let db = self.db();
         let txn = db.begin_read().map_err(|e| fail("read")(e.into()))?;
         match txn.open_table(ENTRIES) {
@@ -145,50 +145,19 @@ impl Store {
         }
     }
 
-    pub fn is_empty(&self) -> Result<bool, Error> {
-        Ok(self.len()? == 0)
-    }
-
-    /// Calls `f` with a lookup of source states, all in one read transaction (a whole scan).
-    pub fn with_sources<T>(&self, f: impl FnOnce(&dyn Fn(&str) -> Option<SourceState>) -> T) -> Result<T, Error> {
-        let db = self.db();
-        let txn = db.begin_read().map_err(|e| fail("read")(e.into()))?;
-        let table = match txn.open_table(SOURCES) {
-            Ok(t) => Some(t),
-            Err(redb::TableError::TableDoesNotExist(_)) => None,
-            Err(e) => return Err(fail("read")(e.into())),
-        };
-        let lookup = |key: &str| -> Option<SourceState> {
-            let t = table.as_ref()?;
-            let v = t.get(key).ok()??;
-            postcard::from_bytes(v.value()).ok()
-        };
-        Ok(f(&lookup))
-    }
-
     /// The stored state of each of `keys`, looked up on every core (a warm start compares every
     /// source file with what was indexed from it).
     pub fn sources_of(&self, keys: &[String]) -> Vec<Option<SourceState>> {
-        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
-        let chunk = keys.len().div_ceil(threads).max(1);
-        let txns: Vec<_> = (0..keys.len().div_ceil(chunk)).map(|_| self.db().begin_read()).collect();
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = keys
-                .chunks(chunk)
-                .zip(txns)
-                .map(|(part, txn)| {
-                    scope.spawn(move || {
-                        let table = txn.ok().and_then(|t| t.open_table(SOURCES).ok());
-                        part.iter()
-                            .map(|k| {
-                                let v = table.as_ref()?.get(k.as_str()).ok()??;
-                                postcard::from_bytes(v.value()).ok()
-                            })
-                            .collect::<Vec<_>>()
-                    })
+        crate::par::map_slices(keys, |part| {
+            // A missing table or a failed read means "nothing known": the source is read again.
+            let txn = self.db().begin_read().ok();
+            let table = txn.as_ref().and_then(|t| t.open_table(SOURCES).ok());
+            part.iter()
+                .map(|k| {
+                    let v = table.as_ref()?.get(k.as_str()).ok()??;
+                    postcard::from_bytes(v.value()).ok()
                 })
-                .collect();
-            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+                .collect()
         })
     }
 
@@ -204,8 +173,8 @@ impl Store {
     }
 
     /// One source's state.
-    pub fn source(&self, key: &str) -> Result<Option<SourceState>, Error> {
-        self.with_sources(|lookup| lookup(key))
+    pub fn source(&self, key: &str) -> Option<SourceState> {
+        self.sources_of(std::slice::from_ref(&key.to_string())).pop().flatten()
     }
 
     /// Gives back the space that copy-on-write commits leave behind (after a large indexing run).

@@ -167,7 +167,7 @@ async fn related_type_parameter_finds_a_root_saved_after_its_resources() {
 async fn render_fixtures_show_their_roots() {
     let dir = crate::common::repo_path("tests/fixtures/render");
     let readme = std::fs::read_to_string(dir.join("README.md")).expect("README");
-    let app = TestApp::new(&[dir.clone()]);
+    let app = TestApp::new(std::slice::from_ref(&dir));
     let mut checked = 0;
     for section in readme.split("\n## ").skip(1) {
         let file = section.lines().next().unwrap_or("").trim();
