@@ -23,13 +23,13 @@ WORKDIR /build
 # Dependencies first, against stub sources, so that this layer is reused
 # until Cargo.toml or Cargo.lock change.
 COPY Cargo.toml Cargo.lock ./
-# The manifest names a test and a bench target; stubs stand in for them (tests/ and benches/
+# The manifest names a test and a bench target; stubs stand in for them (tests/ and bench/
 # are not part of the build context and `cargo build` compiles neither).
-RUN mkdir -p src tests benches \
+RUN mkdir -p src tests bench \
  && echo 'fn main() {}' > src/main.rs \
  && : > src/lib.rs \
  && : > tests/main.rs \
- && echo 'fn main() {}' > benches/rewrite.rs \
+ && echo 'fn main() {}' > bench/rewrite.rs \
  && cargo build --release --locked \
  && rm -rf src target/release/.fingerprint/mailshelf-*
 

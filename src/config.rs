@@ -41,7 +41,7 @@ pub struct ServeArgs {
     pub data_dir: Option<PathBuf>,
 
     /// Largest upload accepted, in bytes (suffixes K, M, G allowed); larger ones get 413.
-    #[arg(long, env = "MAILSHELF_MAX_UPLOAD", default_value = "64M")]
+    #[arg(long, env = "MAILSHELF_MAX_UPLOAD", default_value = crate::limits::DEFAULT_MAX_UPLOAD)]
     pub max_upload: String,
 
     /// Keep a full-text search index (on by default; `false` indexes faster and smaller, and the
@@ -52,6 +52,12 @@ pub struct ServeArgs {
     /// Origins allowed to call the API from a browser (CORS), comma-separated; none by default.
     #[arg(long = "cors-origin", env = "MAILSHELF_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
+
+    /// Host names this server answers to, besides IP addresses, `localhost` and `*.localhost`
+    /// (repeatable, or comma-separated in the variable): the name of a reverse proxy or a LAN host.
+    /// `*` answers any name, which lets any website read your mail through DNS rebinding: unsafe.
+    #[arg(long = "allowed-host", env = "MAILSHELF_ALLOWED_HOSTS", value_delimiter = ',', value_name = "NAME")]
+    pub allowed_hosts: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -69,6 +75,8 @@ pub struct Config {
     pub data_dir: PathBuf,
     pub max_upload: usize,
     pub cors_origins: Vec<String>,
+    /// Host names answered besides IP literals and `localhost`, lower case; `*` for any.
+    pub allowed_hosts: Vec<String>,
     pub search: bool,
 }
 
@@ -93,21 +101,34 @@ impl Config {
         let listen = parse_listen(&args.listen)?;
         let data_dir = args.data_dir.unwrap_or_else(default_data_dir);
         let max_upload = parse_size(&args.max_upload)
-            .ok_or_else(|| Error::BadRequest(format!("--max-upload: cannot read {:?} as a size", args.max_upload)))?;
+            .ok_or_else(|| Error::BadSetting(format!("--max-upload: cannot read {:?} as a size", args.max_upload)))?;
         for o in &args.cors_origins {
             if !is_origin(o) {
-                return Err(Error::BadRequest(format!(
+                return Err(Error::BadSetting(format!(
                     "--cors-origin: {o:?} is not an origin like https://tools.example:8443"
                 )));
             }
         }
         let cors_origins = args.cors_origins.iter().map(|o| o.trim_end_matches('/').to_string()).collect();
-        Ok(Config { paths, listen, data_dir, max_upload, cors_origins, search: args.search })
+        let mut allowed_hosts = Vec::new();
+        for h in &args.allowed_hosts {
+            let name = h.trim().trim_end_matches('.').to_ascii_lowercase();
+            let valid = name == "*"
+                || (!name.is_empty()
+                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_')));
+            if !valid {
+                return Err(Error::BadSetting(format!(
+                    "--allowed-host: {h:?} is not a host name like mail.example.org (no scheme, no port)"
+                )));
+            }
+            allowed_hosts.push(name);
+        }
+        Ok(Config { paths, listen, data_dir, max_upload, cors_origins, allowed_hosts, search: args.search })
     }
 }
 
 pub fn parse_listen(s: &str) -> Result<SocketAddr, Error> {
-    s.parse().map_err(|_| Error::BadRequest(format!("--listen: {s:?} is not an address like 127.0.0.1:8025")))
+    s.parse().map_err(|_| Error::BadSetting(format!("--listen: {s:?} is not an address like 127.0.0.1:8025")))
 }
 
 /// An origin is `scheme://host[:port]` and nothing more; anything else never matches a browser's.

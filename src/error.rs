@@ -29,21 +29,42 @@ pub enum Error {
     /// An upload beyond the configured size limit.
     #[error("the upload is larger than the limit")]
     TooLarge,
+    /// A request addressed to a host name this server does not answer to (DNS rebinding defence).
+    #[error("this server does not answer to that host name; add it with --allowed-host if it is yours")]
+    UnknownHost,
+    /// A write sent by another site's page (cross-site request forgery defence).
+    #[error("writes are accepted only from mailshelf's own pages or origins allowed with --cors-origin")]
+    CrossSiteWrite,
     /// A mounted message is read-only; only uploads can be deleted.
     #[error("mounted messages are read-only")]
     ReadOnly,
     /// A path given on the command line cannot be used.
     #[error("{path}: {reason}")]
     BadPath { path: PathBuf, reason: String },
+    /// A setting given at start-up cannot be used (a flag's value, an address to listen on).
+    #[error("{0}")]
+    BadSetting(String),
     /// The source a message was indexed from is gone or changed under us.
     #[error("the source of this message is no longer readable")]
     SourceGone,
     /// Reading or writing storage failed.
     #[error("storage error: {0}")]
     Io(#[from] std::io::Error),
-    /// Anything else that is our fault; the text is logged, never shown.
-    #[error("internal error: {0}")]
-    Internal(String),
+    /// Anything else that is our fault: what we were doing and why it failed, logged with its
+    /// source chain, never shown.
+    #[error("internal error: {context}")]
+    Internal {
+        context: &'static str,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl Error {
+    /// Our fault while doing `context`, keeping the cause as the error's source.
+    pub fn internal(context: &'static str, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Error {
+        Error::Internal { context, source: source.into() }
+    }
 }
 
 impl Error {
@@ -52,11 +73,15 @@ impl Error {
         match self {
             Error::Unparseable => 422,
             Error::MessageNotFound | Error::PartNotFound | Error::NoRoute => 404,
-            Error::BadId | Error::BadRequest(_) | Error::BadPath { .. } | Error::BadQuery(_) => 400,
+            Error::BadId | Error::BadRequest(_) | Error::BadQuery(_) => 400,
             Error::TooLarge => 413,
+            Error::UnknownHost => 421,
+            Error::CrossSiteWrite => 403,
             Error::ReadOnly => 405,
             Error::SourceGone => 410,
-            Error::Io(_) | Error::Internal(_) => 500,
+            // Start-up errors never reach a request; were one to, it is ours to fix.
+            Error::BadPath { .. } | Error::BadSetting(_) => 500,
+            Error::Io(_) | Error::Internal { .. } => 500,
         }
     }
 
@@ -71,10 +96,13 @@ impl Error {
             Error::BadRequest(_) => ("bad-request", "Bad request"),
             Error::BadQuery(_) => ("bad-query", "Bad search query"),
             Error::TooLarge => ("too-large", "Payload too large"),
+            Error::UnknownHost => ("unknown-host", "Misdirected request"),
+            Error::CrossSiteWrite => ("cross-site-write", "Cross-site write refused"),
             Error::ReadOnly => ("read-only", "Read-only message"),
             Error::BadPath { .. } => ("bad-path", "Unusable path"),
+            Error::BadSetting(_) => ("bad-setting", "Unusable setting"),
             Error::SourceGone => ("source-gone", "Source no longer readable"),
-            Error::Io(_) | Error::Internal(_) => ("internal", "Internal error"),
+            Error::Io(_) | Error::Internal { .. } => ("internal", "Internal error"),
         }
     }
 

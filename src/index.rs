@@ -140,12 +140,16 @@ enum Ids {
     Many(Vec<EntryId>),
 }
 
-/// SipHash of a string: fixed, so stable across runs, and hard to aim collisions at.
+/// The key of [`string_hash`], drawn at random once per process.
+static STRING_HASH_KEY: std::sync::LazyLock<std::collections::hash_map::RandomState> =
+    std::sync::LazyLock::new(std::collections::hash_map::RandomState::new);
+
+/// SipHash of a string under a key drawn at start-up: a message cannot be made to aim collisions
+/// at it (many ids under one hash would turn every lookup into a scan). The hashes are never stored,
+/// so they need not be stable across runs.
 pub fn string_hash(s: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    s.hash(&mut h);
-    h.finish()
+    use std::hash::BuildHasher;
+    STRING_HASH_KEY.hash_one(s)
 }
 
 impl Lookup {

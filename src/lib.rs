@@ -1,26 +1,26 @@
 //! mailshelf turns saved email and MHTML web archives into pages a browser can show and parts a
 //! script can fetch.
 //!
-//! The way through, one module a stage, dependencies pointing one way:
-//! `ingest` (find sources, split mbox) → `parse` (mail-parser → our `model`) → `index` (lookups by
-//! Message-ID, Content-ID, hash) → `route` (our URLs, and resolving `cid:`/`mid:`/Content-Location
-//! references to them) → `rewrite` (lol_html and CSS rewriting, pure) → the web layer (`app`,
-//! `pages`, `api`, `files`, `assets`), the only place that knows HTTP.
+//! The data flows one way, one module a stage:
+//! `ingest` (find sources, split mbox) → `parse` (each input format → our `model`) → `index`
+//! (lookups by Message-ID, Content-ID, hash; kept by `store` and `search`, driven by `archive`) →
+//! `route` (our URLs, and resolving `cid:`/`mid:`/Content-Location references to them) →
+//! `rewrite` (lol_html and CSS rewriting, pure) → `view` (a message as a reader sees it, HTTP-free)
+//! → `web` (the only place that knows HTTP).
+//!
+//! Imports follow the same order: a module uses only the stages before it and the leaf helpers
+//! (`error`, `config`, `ids`, `uri`, `dates`, `text`, `query`, `par`), never one after it. Inside
+//! `web`, the handlers sit above the plumbing they share and below the router (see [`web`]).
 
-pub mod api;
-pub mod app;
 pub mod archive;
-pub mod assets;
 pub mod config;
 pub mod dates;
 pub mod error;
-pub mod files;
 pub mod ids;
 pub mod index;
 pub mod ingest;
+pub mod limits;
 pub mod model;
-pub mod openapi;
-pub mod pages;
 pub mod par;
 pub mod parse;
 pub mod query;
@@ -30,9 +30,11 @@ pub mod search;
 pub mod store;
 pub mod text;
 pub mod uri;
+pub mod view;
 pub mod watch;
+pub mod web;
 
-pub use app::{app, AppState};
 pub use archive::Archive;
 pub use config::Config;
 pub use error::Error;
+pub use web::{app, AppState};

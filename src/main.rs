@@ -60,7 +60,7 @@ async fn serve(config: Config) -> Result<(), mailshelf::Error> {
     std::fs::create_dir_all(archive.uploads_dir())?;
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
-        .map_err(|e| mailshelf::Error::BadRequest(format!("cannot listen on {}: {e}", config.listen)))?;
+        .map_err(|e| mailshelf::Error::BadSetting(format!("cannot listen on {}: {e}", config.listen)))?;
     let addr = listener.local_addr()?;
     let state = AppState::new(archive.clone(), Arc::new(config.clone()));
 

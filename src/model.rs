@@ -1,6 +1,10 @@
 //! mailshelf's own model of a message: a header summary and a flat tree of parts, owned, independent
 //! of the parser crate, and free of HTTP types.
 
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use serde::{Deserialize, Serialize};
 
 /// Index of a part in [`Message::parts`]; part 0 is the message body's root.
@@ -20,8 +24,20 @@ pub struct Message {
     /// Where the body shown on the message page lives (RFC 2557 §7 root rules applied).
     pub html_body: Option<PartIdx>,
     pub text_body: Option<PartIdx>,
+    /// More parts than [`crate::limits::MAX_PARTS`]: those beyond it are not in `parts`.
+    pub truncated: bool,
     /// The message as it was given, byte for byte.
     pub raw: std::sync::Arc<[u8]>,
+    /// Parts by Content-ID and by resolved Content-Location, built on first use once the parts are
+    /// final: a body with many references resolves each in constant time, never by a scan.
+    pub lookups: Lookups,
+}
+
+/// See [`Message::lookups`].
+#[derive(Debug, Clone, Default)]
+pub struct Lookups {
+    by_content_id: OnceLock<HashMap<String, PartIdx>>,
+    by_location: OnceLock<HashMap<(Option<PartIdx>, String), PartIdx>>,
 }
 
 /// What the list and the API show of a message without opening its parts.
@@ -142,10 +158,38 @@ impl Message {
     /// Finds a part by Content-ID, preferring, among parts sharing one id, the one a reader of the
     /// enclosing multipart/alternative would see (the last HTML alternative, else the first match).
     pub fn part_by_content_id(&self, cid: &str) -> Option<PartIdx> {
-        let mut matches = self.parts.iter().enumerate().filter(|(_, p)| p.content_id.as_deref() == Some(cid));
-        let first = matches.next()?.0;
-        let html = matches.filter(|(_, p)| p.is_type("text/html")).map(|(i, _)| i).next_back();
-        Some(html.unwrap_or(first))
+        let map = self.lookups.by_content_id.get_or_init(|| {
+            let mut map = HashMap::new();
+            for (i, p) in self.parts.iter().enumerate() {
+                let Some(c) = &p.content_id else { continue };
+                match map.entry(c.clone()) {
+                    Entry::Vacant(v) => {
+                        v.insert(i);
+                    }
+                    Entry::Occupied(mut o) if p.is_type("text/html") => {
+                        o.insert(i);
+                    }
+                    Entry::Occupied(_) => {}
+                }
+            }
+            map
+        });
+        map.get(cid).copied()
+    }
+
+    /// The first leaf whose resolved Content-Location is `location` and whose nearest enclosing
+    /// multipart/related is `scope` (`None`: outside any).
+    pub fn part_by_location(&self, scope: Option<PartIdx>, location: &str) -> Option<PartIdx> {
+        let map = self.lookups.by_location.get_or_init(|| {
+            let mut map = HashMap::new();
+            for (i, p) in self.parts.iter().enumerate() {
+                if let (Some(l), false) = (&p.location, p.is_multipart()) {
+                    map.entry((p.related_scope, l.clone())).or_insert(i);
+                }
+            }
+            map
+        });
+        map.get(&(scope, location.to_string())).copied()
     }
 
     /// Whether the message carries files a reader would call attachments (not its body, and not the

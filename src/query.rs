@@ -7,6 +7,9 @@
 //! not) and `larger:` / `smaller:` (bytes, or with K, M, G).
 
 use crate::error::Error;
+// The longest query and deepest nesting accepted: a search box needs no more, and they bound the
+// work a query costs.
+use crate::limits::{MAX_QUERY_DEPTH as MAX_DEPTH, MAX_QUERY_LEN as MAX_LEN};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Query {
@@ -44,10 +47,6 @@ pub enum TextField {
     Body,
     Filename,
 }
-
-/// Longest query accepted; a search box does not need more, and it bounds the work a query costs.
-const MAX_LEN: usize = 1000;
-const MAX_DEPTH: usize = 20;
 
 pub fn parse(input: &str) -> Result<Query, Error> {
     if input.len() > MAX_LEN {

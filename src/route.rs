@@ -109,12 +109,7 @@ impl Resolver<'_> {
             scope = self.msg.parts[s].related_scope;
         }
         scopes.push(None);
-        scopes.into_iter().find_map(|scope| {
-            self.msg
-                .parts
-                .iter()
-                .position(|p| p.related_scope == scope && !p.is_multipart() && p.location.as_deref() == Some(wanted))
-        })
+        scopes.into_iter().find_map(|scope| self.msg.part_by_location(scope, wanted))
     }
 }
 

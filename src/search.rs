@@ -70,8 +70,8 @@ const TOKENIZER: &str = "mail";
 /// Memory the writer may buffer before it flushes a segment.
 const WRITER_BUDGET: usize = 32 * 1024 * 1024;
 
-fn fail(e: impl std::fmt::Display) -> Error {
-    Error::Internal(format!("search index: {e}"))
+fn fail(e: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::internal("search index", e)
 }
 
 fn schema() -> (Schema, Fields) {

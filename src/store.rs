@@ -56,12 +56,12 @@ pub struct Store {
 /// large archive takes; what is read back at start-up is read once.
 const CACHE_BYTES: usize = 4 * 1024 * 1024;
 
-fn fail(what: &str) -> impl Fn(redb::Error) -> Error + '_ {
-    move |e| Error::Internal(format!("index store, {what}: {e}"))
+fn fail(what: &'static str) -> impl Fn(redb::Error) -> Error {
+    move |e| Error::internal(what, e)
 }
 
 fn encode<T: Serialize>(v: &T) -> Result<Vec<u8>, Error> {
-    postcard::to_stdvec(v).map_err(|e| Error::Internal(format!("index store, encode: {e}")))
+    postcard::to_stdvec(v).map_err(|e| Error::internal("index store: encode", e))
 }
 
 impl Store {
@@ -74,16 +74,16 @@ impl Store {
                 path: dir.to_path_buf(),
                 reason: "this data folder is in use by another mailshelf".into(),
             },
-            e => fail("open")(e.into()),
+            e => fail("index store: open")(e.into()),
         })?;
         let store = Store { db: std::sync::Mutex::new(db) };
         let version = {
             let db = store.db();
-            let txn = db.begin_read().map_err(|e| fail("read")(e.into()))?;
+            let txn = db.begin_read().map_err(|e| fail("index store: read")(e.into()))?;
             match txn.open_table(META) {
-                Ok(t) => t.get("schema").map_err(|e| fail("read")(e.into()))?.map(|v| v.value()),
+                Ok(t) => t.get("schema").map_err(|e| fail("index store: read")(e.into()))?.map(|v| v.value()),
                 Err(redb::TableError::TableDoesNotExist(_)) => None,
-                Err(e) => return Err(fail("read")(e.into())),
+                Err(e) => return Err(fail("index store: read")(e.into())),
             }
         };
         if version != Some(SCHEMA) {
@@ -97,13 +97,13 @@ impl Store {
     }
 
     fn reset(&self) -> Result<(), Error> {
-        let txn = self.db().begin_write().map_err(|e| fail("write")(e.into()))?;
-        txn.delete_table(ENTRIES).map_err(|e| fail("reset")(e.into()))?;
-        txn.delete_table(SOURCES).map_err(|e| fail("reset")(e.into()))?;
+        let txn = self.db().begin_write().map_err(|e| fail("index store: write")(e.into()))?;
+        txn.delete_table(ENTRIES).map_err(|e| fail("index store: reset")(e.into()))?;
+        txn.delete_table(SOURCES).map_err(|e| fail("index store: reset")(e.into()))?;
         txn.open_table(META)
             .and_then(|mut m| m.insert("schema", SCHEMA).map(|_| ()).map_err(Into::into))
-            .map_err(|e| fail("reset")(e.into()))?;
-        txn.commit().map_err(|e| fail("commit")(e.into()))
+            .map_err(|e| fail("index store: reset")(e.into()))?;
+        txn.commit().map_err(|e| fail("index store: commit")(e.into()))
     }
 
     /// Calls `f` with every row of a table, in key order (a missing table has no rows).
@@ -113,14 +113,14 @@ impl Store {
         mut f: impl FnMut(K::SelfType<'_>, &[u8]),
     ) -> Result<(), Error> {
         let db = self.db();
-        let txn = db.begin_read().map_err(|e| fail("read")(e.into()))?;
+        let txn = db.begin_read().map_err(|e| fail("index store: read")(e.into()))?;
         let t = match txn.open_table(table) {
             Ok(t) => t,
             Err(redb::TableError::TableDoesNotExist(_)) => return Ok(()),
-            Err(e) => return Err(fail("read")(e.into())),
+            Err(e) => return Err(fail("index store: read")(e.into())),
         };
-        for row in t.iter().map_err(|e| fail("read")(e.into()))? {
-            let (k, v) = row.map_err(|e| fail("read")(e.into()))?;
+        for row in t.iter().map_err(|e| fail("index store: read")(e.into()))? {
+            let (k, v) = row.map_err(|e| fail("index store: read")(e.into()))?;
             f(k.value(), v.value());
         }
         Ok(())
@@ -137,11 +137,11 @@ impl Store {
     /// How many entries are stored.
     pub fn entry_count(&self) -> Result<u64, Error> {
         let db = self.db();
-        let txn = db.begin_read().map_err(|e| fail("read")(e.into()))?;
+        let txn = db.begin_read().map_err(|e| fail("index store: read")(e.into()))?;
         match txn.open_table(ENTRIES) {
-            Ok(t) => t.len().map_err(|e| fail("read")(e.into())),
+            Ok(t) => t.len().map_err(|e| fail("index store: read")(e.into())),
             Err(redb::TableError::TableDoesNotExist(_)) => Ok(0),
-            Err(e) => Err(fail("read")(e.into())),
+            Err(e) => Err(fail("index store: read")(e.into())),
         }
     }
 
@@ -192,25 +192,25 @@ impl Store {
             return Ok(());
         }
         let db = self.db();
-        let mut txn = db.begin_write().map_err(|e| fail("write")(e.into()))?;
+        let mut txn = db.begin_write().map_err(|e| fail("index store: write")(e.into()))?;
         txn.set_durability(if durable { Durability::Immediate } else { Durability::None })
-            .map_err(|e| fail("write")(e.into()))?;
+            .map_err(|e| fail("index store: write")(e.into()))?;
         {
-            let mut entries = txn.open_table(ENTRIES).map_err(|e| fail("write")(e.into()))?;
+            let mut entries = txn.open_table(ENTRIES).map_err(|e| fail("index store: write")(e.into()))?;
             for id in &batch.removed {
-                entries.remove(id).map_err(|e| fail("write")(e.into()))?;
+                entries.remove(id).map_err(|e| fail("index store: write")(e.into()))?;
             }
             for (id, e) in &batch.entries {
-                entries.insert(id, encode(e)?.as_slice()).map_err(|e| fail("write")(e.into()))?;
+                entries.insert(id, encode(e)?.as_slice()).map_err(|e| fail("index store: write")(e.into()))?;
             }
-            let mut sources = txn.open_table(SOURCES).map_err(|e| fail("write")(e.into()))?;
+            let mut sources = txn.open_table(SOURCES).map_err(|e| fail("index store: write")(e.into()))?;
             for k in &batch.removed_sources {
-                sources.remove(k.as_str()).map_err(|e| fail("write")(e.into()))?;
+                sources.remove(k.as_str()).map_err(|e| fail("index store: write")(e.into()))?;
             }
             for (k, s) in &batch.sources {
-                sources.insert(k.as_str(), encode(s)?.as_slice()).map_err(|e| fail("write")(e.into()))?;
+                sources.insert(k.as_str(), encode(s)?.as_slice()).map_err(|e| fail("index store: write")(e.into()))?;
             }
         }
-        txn.commit().map_err(|e| fail("commit")(e.into()))
+        txn.commit().map_err(|e| fail("index store: commit")(e.into()))
     }
 }

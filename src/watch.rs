@@ -25,7 +25,7 @@ pub fn watch(archive: Arc<Archive>, roots: Vec<PathBuf>) -> Result<notify::Recom
             }
         }
     })
-    .map_err(|e| Error::Internal(format!("cannot watch for new mail: {e}")))?;
+    .map_err(|e| Error::internal("cannot watch for new mail", e))?;
     for r in &roots {
         if let Err(e) = watcher.watch(r, RecursiveMode::Recursive) {
             tracing::warn!(path = %r.display(), error = %e, "not watched for changes");

@@ -1,5 +1,7 @@
 //! The one integration-test binary: each module is a feature.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 
 mod api;

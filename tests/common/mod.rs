@@ -36,6 +36,7 @@ pub fn config_for(paths: &[PathBuf], data_dir: &Path) -> Config {
         data_dir: data_dir.to_path_buf(),
         max_upload: 1 << 20,
         cors_origins: Vec::new(),
+        allowed_hosts: Vec::new(),
         search: true,
     }
 }

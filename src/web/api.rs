@@ -3,21 +3,22 @@
 use std::sync::atomic::Ordering;
 
 use axum::body::Bytes;
-use axum::extract::rejection::PathRejection;
-use axum::extract::{FromRequest, Multipart, Path, Query, Request, State};
+use axum::extract::{FromRequest, Multipart, Query, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use crate::app::{blocking, ApiError, AppState};
+use super::error::{ApiError, Problem};
+use super::extract::Ids;
+use super::state::AppState;
 use crate::archive::Loaded;
 use crate::error::Error;
-use crate::files::load_message;
 use crate::ids::encode_segment;
 use crate::index::{Entry, Location};
 use crate::model::{Message, PartIdx};
 use crate::route;
+use crate::view::{blocking, Found, View};
 
 #[derive(Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Status {
@@ -35,10 +36,10 @@ pub struct Status {
 #[utoipa::path(get, path = "/api/status", tag = "status",
     responses((status = 200, description = "Progress of indexing", body = Status)))]
 pub async fn status(State(state): State<AppState>) -> Json<Status> {
-    let p = &state.archive.progress;
+    let p = &state.archive().progress;
     Json(Status {
         ready: p.ready.load(Ordering::Acquire),
-        messages: state.archive.index().listed_count(),
+        messages: state.archive().index().listed_count(),
         indexed: p.indexed.load(Ordering::Relaxed),
         total: p.total.load(Ordering::Relaxed),
     })
@@ -60,7 +61,7 @@ pub struct MessageSummary {
 }
 
 impl MessageSummary {
-    fn of(e: &Entry) -> Self {
+    pub fn of(e: &Entry) -> Self {
         MessageSummary {
             id: encode_segment(&e.key),
             message_id: e.message_id().map(str::to_string),
@@ -92,9 +93,6 @@ pub struct ListQuery {
     limit: Option<usize>,
 }
 
-/// Most messages one list request returns.
-const MAX_LIMIT: usize = 1000;
-
 /// The messages given to mailshelf, newest first, or those matching a search, best first.
 #[utoipa::path(get, path = "/api/messages", tag = "messages", params(ListQuery),
     responses(
@@ -105,36 +103,24 @@ pub async fn list_messages(
     State(state): State<AppState>,
     Query(q): Query<ListQuery>,
 ) -> Result<Json<MessageList>, ApiError> {
-    let limit = q.limit.unwrap_or(50).min(MAX_LIMIT);
+    let limit = q.limit.unwrap_or(50).min(crate::limits::MAX_PAGE);
     let offset = q.offset.unwrap_or(0);
     match q.q.filter(|s| !s.trim().is_empty()) {
         None => {
-            let index = state.archive.index();
+            let index = state.archive().index();
             let messages = index.page(offset, limit).map(|(_, e)| MessageSummary::of(e)).collect();
             Ok(Json(MessageList { total: index.listed_count(), messages }))
         }
         Some(query) => {
-            let archive = state.archive.clone();
-            let list = blocking(move || search_page(&archive, &query, offset, limit)).await?;
-            Ok(Json(list))
+            let view = state.view.clone();
+            let Found { total, hits } = blocking(move || view.search(&query, offset, limit)).await?;
+            let messages = hits
+                .into_iter()
+                .map(|h| MessageSummary { snippet: h.snippet, ..MessageSummary::of(&h.entry) })
+                .collect();
+            Ok(Json(MessageList { total, messages }))
         }
     }
-}
-
-/// One page of search results, each with its snippet.
-pub fn search_page(archive: &crate::Archive, query: &str, offset: usize, limit: usize) -> Result<MessageList, Error> {
-    let hits = archive.search(query, offset, limit)?;
-    let snippets = archive.snippets(query, &hits.ids);
-    let messages = hits
-        .ids
-        .iter()
-        .zip(snippets)
-        .filter_map(|(&id, snippet)| {
-            let entry = archive.index().get(id).cloned()?;
-            Some(MessageSummary { snippet, ..MessageSummary::of(&entry) })
-        })
-        .collect();
-    Ok(MessageList { total: hits.total, messages })
 }
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
@@ -191,7 +177,7 @@ fn part_node(key: &str, msg: &Message, idx: PartIdx) -> PartNode {
     }
 }
 
-pub fn detail(archive: &crate::Archive, loaded: &Loaded) -> MessageDetail {
+pub fn detail(view: &View, loaded: &Loaded) -> MessageDetail {
     let msg = loaded.message();
     let e = &loaded.entry;
     let key = &e.key;
@@ -211,14 +197,11 @@ pub fn detail(archive: &crate::Archive, loaded: &Loaded) -> MessageDetail {
         text_url: msg.text_body.map(|i| route::part_url(key, msg, i)),
         raw_url: route::raw_url(key),
         parts: if msg.parts.is_empty() { Vec::new() } else { vec![part_node(key, msg, 0)] },
-        thread: {
-            let index = archive.index();
-            index
-                .thread(loaded.id)
-                .into_iter()
-                .filter_map(|(depth, id)| index.get(id).map(|e| ThreadItem { depth, message: MessageSummary::of(e) }))
-                .collect()
-        },
+        thread: view
+            .thread(loaded.id)
+            .into_iter()
+            .map(|t| ThreadItem { depth: t.depth, message: MessageSummary::of(&t.entry) })
+            .collect(),
     }
 }
 
@@ -230,13 +213,9 @@ pub fn detail(archive: &crate::Archive, loaded: &Loaded) -> MessageDetail {
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such message", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn get_message(
-    State(state): State<AppState>,
-    path: Result<Path<String>, PathRejection>,
-) -> Result<Json<MessageDetail>, ApiError> {
-    let Path(id) = path.map_err(|_| Error::BadId)?;
-    let loaded = load_message(&state, id).await?;
-    Ok(Json(detail(&state.archive, &loaded)))
+pub async fn get_message(State(state): State<AppState>, Ids(id): Ids<String>) -> Result<Json<MessageDetail>, ApiError> {
+    let loaded = state.view.load(&id).await?;
+    Ok(Json(detail(&state.view, &loaded)))
 }
 
 /// Upload: one raw message (`Content-Type: message/rfc822`) or a multipart form of files (messages
@@ -278,7 +257,7 @@ pub async fn upload(State(state): State<AppState>, req: Request) -> Result<Respo
     if files.iter().map(Vec::len).sum::<usize>() > limit {
         return Err(Error::TooLarge.into());
     }
-    let archive = state.archive.clone();
+    let archive = state.archive().clone();
     let loaded = blocking(move || {
         let mut out = Vec::new();
         for f in files {
@@ -289,7 +268,7 @@ pub async fn upload(State(state): State<AppState>, req: Request) -> Result<Respo
         Ok(out)
     })
     .await?;
-    let body: Vec<MessageDetail> = loaded.iter().map(|l| detail(&state.archive, l)).collect();
+    let body: Vec<MessageDetail> = loaded.iter().map(|l| detail(&state.view, l)).collect();
     let mut res = (StatusCode::CREATED, Json(&body)).into_response();
     if let Some(first) = body.first() {
         if let Ok(v) = HeaderValue::from_str(&format!("/api/messages/{}", first.summary.id)) {
@@ -316,39 +295,12 @@ fn too_large_or_bad(status: StatusCode, text: String) -> Error {
         (status = 404, description = "No such message", body = Problem, content_type = "application/problem+json"),
         (status = 405, description = "A mounted message: read-only", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn delete_message(
-    State(state): State<AppState>,
-    path: Result<Path<String>, PathRejection>,
-) -> Result<StatusCode, ApiError> {
-    let Path(id) = path.map_err(|_| Error::BadId)?;
-    let archive = state.archive.clone();
+pub async fn delete_message(State(state): State<AppState>, Ids(id): Ids<String>) -> Result<StatusCode, ApiError> {
+    let archive = state.archive().clone();
     blocking(move || {
         let entry = archive.find(&id).ok_or(Error::MessageNotFound)?;
         archive.delete_upload(entry)
     })
     .await?;
     Ok(StatusCode::NO_CONTENT)
-}
-
-/// An error, as RFC 9457 describes it.
-#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct Problem {
-    /// A URI reference naming the kind of problem.
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub title: String,
-    pub status: u16,
-    pub detail: String,
-}
-
-/// The API described: this document.
-#[utoipa::path(get, path = "/api/openapi.json", tag = "status",
-    responses((status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json")))]
-pub async fn openapi() -> Response {
-    use utoipa::OpenApi;
-    let doc = crate::openapi::ApiDoc::openapi();
-    match doc.to_json() {
-        Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
-        Err(e) => ApiError(Error::Internal(format!("openapi: {e}"))).into_response(),
-    }
 }

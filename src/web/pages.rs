@@ -3,43 +3,29 @@
 use std::sync::atomic::Ordering;
 
 use askama::Template;
-use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use serde::Deserialize;
 
-use crate::app::{render, AppState, PageError};
+use super::assets::AssetUrls;
+use super::error::PageError;
+use super::extract::{flag, PageIds};
+use super::state::AppState;
 use crate::archive::Loaded;
-use crate::assets::AssetUrls;
 use crate::error::Error;
-use crate::files::{flag, load_message, part_filename, served_type};
-use crate::index::{content_hash, Location};
+use crate::index::{content_hash, Entry, EntryId, Location};
 use crate::model::{Message, PartIdx};
 use crate::route;
 use crate::text;
+use crate::view::{blocking, part_filename, served_type, Found, View};
 
 /// Messages per list page.
 pub const PAGE_SIZE: usize = 50;
 
-#[derive(Template)]
-#[template(path = "error.html")]
-pub struct ErrorPage {
-    assets: AssetUrls,
-    q: String,
-    status: u16,
-    title: String,
-    detail: String,
-}
-
-impl ErrorPage {
-    pub fn new(status: u16, title: &str, detail: &str) -> Self {
-        ErrorPage { assets: AssetUrls::get(), q: String::new(), status, title: title.into(), detail: detail.into() }
-    }
-
-    pub fn html(&self) -> Html<String> {
-        Html(self.render().unwrap_or_else(|_| format!("<h1>{}</h1>", self.status)))
-    }
+/// Renders a template, turning a template failure into a logged 500.
+fn render<T: Template>(t: &T) -> Result<Html<String>, PageError> {
+    t.render().map(Html).map_err(|e| PageError(Error::internal("template", e)))
 }
 
 pub struct Row {
@@ -92,7 +78,7 @@ pub async fn list(State(state): State<AppState>, Query(q): Query<ListQuery>) -> 
     let page = q.page.unwrap_or(1).max(1);
     let offset = (page - 1).saturating_mul(PAGE_SIZE);
     let query = q.q.unwrap_or_default();
-    let row = |e: &crate::index::Entry, snippet: Option<String>| Row {
+    let row = |e: &Entry, snippet: Option<String>| Row {
         url: route::message_url(&e.key),
         snippet,
         subject: shown_subject(e.summary.subject.as_deref()),
@@ -107,24 +93,14 @@ pub async fn list(State(state): State<AppState>, Query(q): Query<ListQuery>) -> 
     };
     let mut query_error = None;
     let (rows, total) = if query.trim().is_empty() {
-        let index = state.archive.index();
+        let index = state.archive().index();
         let rows = index.page(offset, PAGE_SIZE).map(|(_, e)| row(e, None)).collect::<Vec<_>>();
         (rows, index.listed_count())
     } else {
-        let archive = state.archive.clone();
+        let view = state.view.clone();
         let qs = query.clone();
-        let found = crate::app::blocking(move || {
-            let hits = archive.search(&qs, offset, PAGE_SIZE)?;
-            let snippets = archive.snippets(&qs, &hits.ids);
-            Ok((hits, snippets))
-        });
-        match found.await {
-            Ok((hits, snippets)) => {
-                let index = state.archive.index();
-                let rows =
-                    hits.ids.iter().zip(snippets).filter_map(|(&id, s)| index.get(id).map(|e| row(e, s))).collect();
-                (rows, hits.total)
-            }
+        match blocking(move || view.search(&qs, offset, PAGE_SIZE)).await {
+            Ok(Found { total, hits }) => (hits.into_iter().map(|h| row(&h.entry, h.snippet)).collect(), total),
             Err(Error::BadQuery(why)) => {
                 query_error = Some(why);
                 (Vec::new(), 0)
@@ -132,7 +108,7 @@ pub async fn list(State(state): State<AppState>, Query(q): Query<ListQuery>) -> 
             Err(e) => return Err(e.into()),
         }
     };
-    let progress = &state.archive.progress;
+    let progress = &state.archive().progress;
     let shown = rows.len();
     let encoded_q = percent_encoding::utf8_percent_encode(&query, percent_encoding::NON_ALPHANUMERIC).to_string();
     let link = |p: usize| if query.is_empty() { format!("/?page={p}") } else { format!("/?q={encoded_q}&page={p}") };
@@ -221,6 +197,8 @@ pub struct MessagePage {
     remote: bool,
     blocked: usize,
     damaged: bool,
+    truncated: bool,
+    max_parts: usize,
     attachments: Vec<Attachment>,
     nested: Vec<Nested>,
     parts: Vec<PartRow>,
@@ -251,21 +229,18 @@ pub struct MessageQuery {
     ))]
 pub async fn message(
     State(state): State<AppState>,
-    path: Result<Path<String>, PathRejection>,
+    PageIds(mid): PageIds<String>,
     Query(q): Query<MessageQuery>,
 ) -> Result<Html<String>, PageError> {
-    let Path(mid) = path.map_err(|_| Error::BadId)?;
     let remote = flag(&q.remote);
-    let loaded = load_message(&state, mid).await?;
-    let page = {
-        let st = state.clone();
-        crate::app::blocking(move || Ok(build_message_page(&st, &loaded, remote, q.view.as_deref() == Some("text"))))
-            .await?
-    };
+    let loaded = state.view.load(&mid).await?;
+    let view = state.view.clone();
+    let want_text = q.view.as_deref() == Some("text");
+    let page = blocking(move || Ok(build_message_page(&view, &loaded, remote, want_text))).await?;
     render(&page)
 }
 
-fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text: bool) -> MessagePage {
+fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> MessagePage {
     let msg = loaded.message();
     let key = &loaded.entry.key;
     let self_url = route::message_url(key);
@@ -275,7 +250,7 @@ fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text
     let remote_q = if remote { "?remote=1" } else { "" };
     let (html_src, blocked) = match msg.html_body {
         Some(idx) if !view_text => {
-            (Some(format!("{}{remote_q}", route::part_url(key, msg, idx))), blocked_count(state, loaded, idx))
+            (Some(format!("{}{remote_q}", route::part_url(key, msg, idx))), blocked_count(view, loaded, idx))
         }
         _ => (None, 0),
     };
@@ -306,7 +281,7 @@ fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text
             }
         })
         .collect();
-    let nested = msg.nested().map(|(_, m)| nested_view(state, m)).collect();
+    let nested = msg.nested().map(|(_, m)| nested_view(view, m)).collect();
     let parts = msg
         .parts
         .iter()
@@ -328,7 +303,7 @@ fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text
         .entry
         .message_id()
         .map(|mid| {
-            let index = state.archive.index();
+            let index = view.archive().index();
             index
                 .by_message_id(mid)
                 .iter()
@@ -345,7 +320,7 @@ fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text
                 .collect()
         })
         .unwrap_or_default();
-    let (thread, prev_in_thread, next_in_thread) = thread_view(state, loaded.id);
+    let (thread, prev_in_thread, next_in_thread) = thread_view(view, loaded.id);
     let (flags, source) = match &loaded.entry.location {
         Location::Top { flags, .. } => (flags.clone().filter(|f| !f.is_empty()), loaded.entry.location.display()),
         Location::Nested { .. } => (None, None),
@@ -375,6 +350,8 @@ fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text
         remote,
         blocked,
         damaged: msg.parts.iter().any(|p| p.damaged),
+        truncated: msg.truncated,
+        max_parts: crate::limits::MAX_PARTS,
         attachments,
         nested,
         parts,
@@ -386,28 +363,24 @@ fn build_message_page(state: &AppState, loaded: &Loaded, remote: bool, want_text
 }
 
 /// The message's thread, and the messages before and after it in reading order.
-fn thread_view(state: &AppState, id: crate::index::EntryId) -> (Vec<ThreadRow>, Option<String>, Option<String>) {
-    let index = state.archive.index();
-    let thread = index.thread(id);
+fn thread_view(view: &View, id: EntryId) -> (Vec<ThreadRow>, Option<String>, Option<String>) {
+    let thread = view.thread(id);
     if thread.len() < 2 {
         return (Vec::new(), None, None);
     }
-    let pos = thread.iter().position(|&(_, e)| e == id);
-    let url_at = |i: usize| thread.get(i).and_then(|&(_, e)| index.get(e)).map(|e| route::message_url(&e.key));
+    let pos = thread.iter().position(|t| t.id == id);
+    let url_at = |i: usize| thread.get(i).map(|t| route::message_url(&t.entry.key));
     let prev = pos.and_then(|p| p.checked_sub(1)).and_then(url_at);
     let next = pos.and_then(|p| url_at(p + 1));
     let rows = thread
         .iter()
-        .filter_map(|&(depth, e)| {
-            let entry = index.get(e)?;
-            Some(ThreadRow {
-                indent: depth.min(12),
-                subject: shown_subject(entry.summary.subject.as_deref()),
-                from: entry.summary.from.clone().unwrap_or_default(),
-                date: short_date(entry.summary.date().as_deref()),
-                url: route::message_url(&entry.key),
-                current: e == id,
-            })
+        .map(|t| ThreadRow {
+            indent: t.depth.min(12),
+            subject: shown_subject(t.entry.summary.subject.as_deref()),
+            from: t.entry.summary.from.clone().unwrap_or_default(),
+            date: short_date(t.entry.summary.date().as_deref()),
+            url: route::message_url(&t.entry.key),
+            current: t.id == id,
         })
         .collect();
     (rows, prev, next)
@@ -415,11 +388,11 @@ fn thread_view(state: &AppState, id: crate::index::EntryId) -> (Vec<ThreadRow>, 
 
 /// How many remote resources the body and the stylesheets of its message would load. The rewrites
 /// are kept, so the body's frame and its stylesheets then load without rewriting again.
-fn blocked_count(state: &AppState, loaded: &Loaded, html: PartIdx) -> usize {
+fn blocked_count(view: &View, loaded: &Loaded, html: PartIdx) -> usize {
     let msg = loaded.message();
     let stylesheets =
         msg.parts.iter().enumerate().filter(|(_, p)| p.is_text() && p.is_type("text/css")).map(|(i, _)| i);
-    std::iter::once(html).chain(stylesheets).map(|i| crate::files::render(state, loaded, i, false).blocked).sum()
+    std::iter::once(html).chain(stylesheets).map(|i| view.render(loaded, i, false).blocked).sum()
 }
 
 fn render_text(msg: &Message, idx: PartIdx) -> String {
@@ -432,10 +405,10 @@ fn render_text(msg: &Message, idx: PartIdx) -> String {
     }
 }
 
-fn nested_view(state: &AppState, m: &Message) -> Nested {
+fn nested_view(view: &View, m: &Message) -> Nested {
     // The enclosed message's own entry (its key may differ from its Message-ID).
     let key = {
-        let index = state.archive.index();
+        let index = view.archive().index();
         let hash = content_hash(&m.raw);
         index.by_hash(&hash).and_then(|id| index.get(id)).map(|e| e.key.clone()).unwrap_or_else(|| m.id.clone())
     };

@@ -1,9 +1,13 @@
 //! The OpenAPI 3.1 document, assembled from the annotations on the handlers themselves, so it
-//! describes exactly the routes `app()` serves.
+//! describes exactly the routes `app()` serves, and the handler that serves it.
 
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
 use utoipa::OpenApi;
 
-use crate::{api, files, pages};
+use super::error::{ApiError, Problem};
+use super::{api, pages, parts};
+use crate::error::Error;
 
 #[derive(OpenApi)]
 #[openapi(
@@ -19,9 +23,9 @@ use crate::{api, files, pages};
         api::get_message,
         api::upload,
         api::delete_message,
-        api::openapi,
-        files::part,
-        files::raw,
+        openapi,
+        parts::part,
+        parts::raw,
         pages::list,
         pages::message,
     ),
@@ -32,7 +36,7 @@ use crate::{api, files, pages};
         api::MessageDetail,
         api::PartNode,
         api::ThreadItem,
-        api::Problem
+        Problem
     )),
     tags(
         (name = "messages", description = "List, read, upload and delete messages"),
@@ -42,3 +46,13 @@ use crate::{api, files, pages};
     )
 )]
 pub struct ApiDoc;
+
+/// The API described: this document.
+#[utoipa::path(get, path = "/api/openapi.json", tag = "status",
+    responses((status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json")))]
+pub async fn openapi() -> Response {
+    match ApiDoc::openapi().to_json() {
+        Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
+        Err(e) => ApiError(Error::internal("openapi document", e)).into_response(),
+    }
+}

@@ -17,6 +17,8 @@
 //! `cargo bench --bench rewrite -- --once` runs each side once over all documents and exits (for
 //! `valgrind --tool=callgrind`; the passes are the functions `pass_rewrite` and `pass_bare`).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::cell::RefCell;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};

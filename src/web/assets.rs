@@ -3,9 +3,12 @@
 
 use std::sync::LazyLock;
 
+use axum::body::Bytes;
 use axum::extract::Path;
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+
+use super::file::{cache, FileResponse};
 
 struct Asset {
     name: &'static str,
@@ -14,8 +17,12 @@ struct Asset {
 }
 
 const ASSETS: &[Asset] = &[
-    Asset { name: "style.css", content_type: "text/css; charset=utf-8", bytes: include_bytes!("../static/style.css") },
-    Asset { name: "favicon.svg", content_type: "image/svg+xml", bytes: include_bytes!("../static/favicon.svg") },
+    Asset {
+        name: "style.css",
+        content_type: "text/css; charset=utf-8",
+        bytes: include_bytes!("../../static/style.css"),
+    },
+    Asset { name: "favicon.svg", content_type: "image/svg+xml", bytes: include_bytes!("../../static/favicon.svg") },
 ];
 
 /// Short hashes of each asset, computed once.
@@ -45,19 +52,8 @@ pub async fn get(Path(file): Path<String>, req: HeaderMap) -> Response {
     let Some(i) = ASSETS.iter().position(|a| a.name == file) else {
         return StatusCode::NOT_FOUND.into_response();
     };
-    let etag = format!("\"{}\"", HASHES[i]);
-    let mut headers = HeaderMap::new();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(ASSETS[i].content_type));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=31536000, immutable"));
-    if let Ok(v) = HeaderValue::from_str(&etag) {
-        headers.insert(header::ETAG, v);
-    }
-    let fresh = req
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag));
-    if fresh {
-        return (StatusCode::NOT_MODIFIED, headers).into_response();
-    }
-    (headers, ASSETS[i].bytes).into_response()
+    FileResponse::new(Bytes::from_static(ASSETS[i].bytes), ASSETS[i].content_type.to_string())
+        .etag(format!("\"{}\"", HASHES[i]))
+        .cache(cache::PUBLIC_IMMUTABLE)
+        .respond(&req)
 }

@@ -1,38 +1,31 @@
-//! Bytes → [`crate::model::Message`]. The only module that knows mail-parser: it decodes transfer
-//! encodings and charsets, and we copy what we need into our own model.
+//! Internet messages (RFC 5322, MIME: RFC 2045–2049) through mail-parser, which decodes transfer
+//! encodings and charsets; we copy what we need into our own model. The only module that knows
+//! mail-parser.
 
 use std::sync::Arc;
 
 use mail_parser::{Address, HeaderValue, MessageParser, MimeHeaders, PartType};
 
+use super::{mhtml, MAX_DEPTH};
 use crate::error::Error;
 use crate::ids::{derived_message_id, strip_angles};
+use crate::limits::MAX_PARTS;
 use crate::model::{Body, Message, Part, PartIdx, Summary};
-use crate::uri::{self, THIS_MESSAGE};
+use crate::uri;
 
-/// Deeper nesting than this (multiparts or enclosed messages) is shown as opaque data. mail-parser
-/// caps its own recursion; this keeps our walk bounded too.
-const MAX_DEPTH: usize = 48;
-
-/// Parses one message. Fails only when there is nothing that reads as a message at all; a message
-/// that is partly broken comes back with its good parts and `damaged` set where decoding guessed.
-pub fn parse_message(raw: Arc<[u8]>) -> Result<Message, Error> {
-    // Hostile input must never take the server down: should the parser panic on some message, that
-    // message is reported unparseable and everything else goes on.
-    std::panic::catch_unwind(|| {
-        let parsed = MessageParser::default().parse(&raw[..]).ok_or(Error::Unparseable)?;
-        if parsed.parts.is_empty() {
-            return Err(Error::Unparseable);
-        }
-        Ok(convert(&parsed, raw.clone(), 0))
-    })
-    .unwrap_or_else(|_| {
-        tracing::warn!(bytes = raw.len(), "the parser gave up on a message");
-        Err(Error::Unparseable)
-    })
+/// One message from its bytes; `Unparseable` when mail-parser finds no message at all.
+pub(super) fn parse(raw: Arc<[u8]>) -> Result<Message, Error> {
+    let parsed = MessageParser::default().parse(&raw[..]).ok_or(Error::Unparseable)?;
+    if parsed.parts.is_empty() {
+        return Err(Error::Unparseable);
+    }
+    let mut parts_left = MAX_PARTS;
+    Ok(convert(&parsed, raw.clone(), 0, &mut parts_left))
 }
 
-fn convert(msg: &mail_parser::Message<'_>, raw: Arc<[u8]>, depth: usize) -> Message {
+/// Our model of a parsed message; `parts_left` is what remains of the part budget shared with the
+/// messages it encloses.
+fn convert(msg: &mail_parser::Message<'_>, raw: Arc<[u8]>, depth: usize, parts_left: &mut usize) -> Message {
     let message_id = msg.message_id().map(|m| strip_angles(m).to_string()).filter(|m| !m.is_empty());
     let id = message_id.clone().unwrap_or_else(|| derived_message_id(&raw));
     let mut out = Message {
@@ -43,12 +36,14 @@ fn convert(msg: &mail_parser::Message<'_>, raw: Arc<[u8]>, depth: usize) -> Mess
         parts: Vec::new(),
         html_body: None,
         text_body: None,
+        truncated: false,
         raw,
+        lookups: Default::default(),
     };
     let mut seen = vec![false; msg.parts.len()];
-    add_part(msg, 0, None, String::new(), depth, &mut seen, &mut out);
-    resolve_locations(&mut out);
-    let (html, text) = select_body(&out, 0, 0);
+    add_part(msg, 0, None, String::new(), depth, &mut seen, parts_left, &mut out);
+    mhtml::resolve_locations(&mut out);
+    let (html, text) = mhtml::select_body(&out, 0, 0);
     out.html_body = html;
     out.text_body = text;
     out
@@ -61,6 +56,7 @@ fn add_part(
     section: String,
     depth: usize,
     seen: &mut [bool],
+    parts_left: &mut usize,
     out: &mut Message,
 ) {
     let Some(src) = msg.parts.get(pid) else { return };
@@ -68,6 +64,11 @@ fn add_part(
         return;
     }
     seen[pid] = true;
+    if *parts_left == 0 {
+        out.truncated = true;
+        return;
+    }
+    *parts_left -= 1;
     let ct = src.content_type();
     let (content_type, declared) = match ct {
         Some(ct) => {
@@ -113,7 +114,9 @@ fn add_part(
         PartType::Multipart(_) => Body::Multipart,
         PartType::Message(inner) if depth < MAX_DEPTH && !inner.parts.is_empty() => {
             let inner_raw: Arc<[u8]> = Arc::from(inner.raw_message());
-            Body::Message(Box::new(convert(inner, inner_raw, depth + 1)))
+            let inner = convert(inner, inner_raw, depth + 1, parts_left);
+            out.truncated |= inner.truncated;
+            Body::Message(Box::new(inner))
         }
         PartType::Message(inner) => Body::Binary(bytes::Bytes::copy_from_slice(inner.raw_message())),
     };
@@ -147,76 +150,8 @@ fn add_part(
         }
         for (n, &child) in children.iter().enumerate() {
             let child_section = if section == "0" { format!("{}", n + 1) } else { format!("{section}.{}", n + 1) };
-            add_part(msg, child as usize, Some(idx), child_section, depth, seen, out);
+            add_part(msg, child as usize, Some(idx), child_section, depth, seen, parts_left, out);
         }
-    }
-}
-
-/// RFC 2557 §5: every part's Content-Location made absolute against the nearest base outward, and
-/// the base its own content resolves against. Parents come before children in `parts`.
-fn resolve_locations(msg: &mut Message) {
-    for i in 0..msg.parts.len() {
-        let parent = msg.parts[i].parent;
-        let parent_base = parent.map(|p| msg.parts[p].base.clone()).unwrap_or_else(|| THIS_MESSAGE.to_string());
-        let location = msg.parts[i].content_location.as_deref().and_then(|cl| uri::resolve(&parent_base, cl));
-        let related_scope = parent.and_then(|p| {
-            std::iter::once(p).chain(msg.ancestors(p)).find(|&a| msg.parts[a].is_type("multipart/related"))
-        });
-        let part = &mut msg.parts[i];
-        part.base = location.clone().unwrap_or(parent_base);
-        part.location = location;
-        part.related_scope = related_scope;
-    }
-}
-
-/// Chooses the HTML and text bodies under `idx`: multipart/related → its root (`start`, else the
-/// part of the `type` given, else the first part; RFC 2557 §7, RFC 2387); multipart/alternative →
-/// the last HTML alternative and the first text one; other multiparts → the first part that is not
-/// an attachment.
-fn select_body(msg: &Message, idx: PartIdx, depth: usize) -> (Option<PartIdx>, Option<PartIdx>) {
-    let Some(part) = msg.parts.get(idx) else { return (None, None) };
-    if depth > MAX_DEPTH {
-        return (None, None);
-    }
-    match part.content_type.as_str() {
-        "multipart/related" => {
-            let root = part
-                .start
-                .as_deref()
-                .and_then(|s| part.children.iter().copied().find(|&c| msg.parts[c].content_id.as_deref() == Some(s)))
-                // No `start`: the part of the type the `type` parameter names (RFC 2387), which
-                // some savers put after the resources, else the first part.
-                .or_else(|| {
-                    let wanted = part.param("type")?.to_ascii_lowercase();
-                    part.children.iter().copied().find(|&c| msg.parts[c].content_type == wanted)
-                })
-                .or_else(|| part.children.first().copied());
-            root.map_or((None, None), |r| select_body(msg, r, depth + 1))
-        }
-        "multipart/alternative" => {
-            // Mail puts the preferred alternative last. A saved page whose root is an
-            // alternative of several HTML documents (Internet Explorer's frames) means the first:
-            // the others are its frames.
-            let is_related_root = part.parent.is_some_and(|p| msg.parts[p].is_type("multipart/related"));
-            let (mut html, mut text) = (None, None);
-            for &c in &part.children {
-                let (h, t) = select_body(msg, c, depth + 1);
-                html = if is_related_root { html.or(h) } else { h.or(html) };
-                text = text.or(t);
-            }
-            (html, text)
-        }
-        _ if part.is_multipart() => part
-            .children
-            .iter()
-            .filter(|&&c| msg.parts[c].disposition.as_deref() != Some("attachment"))
-            .map(|&c| select_body(msg, c, depth + 1))
-            .find(|(h, t)| h.is_some() || t.is_some())
-            .unwrap_or((None, None)),
-        _ if part.disposition.as_deref() == Some("attachment") => (None, None),
-        "text/html" | "application/xhtml+xml" if part.is_text() => (Some(idx), None),
-        "text/plain" | "text/enriched" if part.is_text() => (None, Some(idx)),
-        _ => (None, None),
     }
 }
 
@@ -289,39 +224,4 @@ fn headers(msg: &mail_parser::Message<'_>) -> Vec<(String, String)> {
             (clean_text(h.name()), clean_text(&value))
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(s: &str) -> Message {
-        parse_message(Arc::from(s.replace('\n', "\r\n").into_bytes())).expect("parses")
-    }
-
-    #[test]
-    fn related_root_follows_start_parameter() {
-        let m = parse(
-            "Message-ID: <m@x>\nContent-Type: multipart/related; boundary=b; start=\"<two@x>\"\n\n--b\nContent-Type: text/html\nContent-ID: <one@x>\n\n<p>one</p>\n--b\nContent-Type: text/html\nContent-ID: <two@x>\n\n<p>two</p>\n--b--\n",
-        );
-        let html = m.html_body.expect("html body");
-        assert_eq!(m.parts[html].content_id.as_deref(), Some("two@x"));
-        assert_eq!(m.parts[html].section, "2");
-    }
-
-    #[test]
-    fn relative_location_resolves_against_outer() {
-        let m = parse(
-            "Content-Type: multipart/related; boundary=b\nContent-Location: http://e.example/dir/\n\n--b\nContent-Type: text/html\nContent-Location: page.html\n\n<img src=a.png>\n--b\nContent-Type: image/png\nContent-Location: a.png\n\nx\n--b--\n",
-        );
-        assert_eq!(m.parts[1].location.as_deref(), Some("http://e.example/dir/page.html"));
-        assert_eq!(m.parts[2].location.as_deref(), Some("http://e.example/dir/a.png"));
-        assert_eq!(m.parts[2].related_scope, Some(0));
-        assert!(m.id.ends_with("@mailshelf.invalid"));
-    }
-
-    #[test]
-    fn unparseable_input_is_an_error() {
-        assert!(matches!(parse_message(Arc::from(&b""[..])), Err(Error::Unparseable)));
-    }
 }

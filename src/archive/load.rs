@@ -1,0 +1,94 @@
+//! Reading a message back for viewing: from the cache of recently parsed messages, else from its
+//! source, and down through enclosing messages to the one asked for.
+
+use std::sync::Arc;
+
+use super::Archive;
+use crate::error::Error;
+use crate::index::{Entry, EntryId, Location};
+use crate::model::{Body, Message, PartIdx};
+use crate::parse::parse_message;
+
+/// A message ready to show: the parsed top-level message it lives in, and the way down to it.
+#[derive(Clone)]
+pub struct Loaded {
+    pub id: EntryId,
+    pub entry: Entry,
+    top: Arc<Message>,
+    path: Vec<PartIdx>,
+}
+
+impl Loaded {
+    pub fn message(&self) -> &Message {
+        let mut m: &Message = &self.top;
+        for &p in &self.path {
+            match m.parts.get(p).map(|p| &p.body) {
+                Some(Body::Message(inner)) => m = inner,
+                _ => break,
+            }
+        }
+        m
+    }
+}
+
+impl Archive {
+    /// A message from the cache only: no I/O, `None` when it would have to be read.
+    pub fn load_cached(&self, id: EntryId) -> Option<Loaded> {
+        let (top_id, path) = self.way_down(id).ok()?;
+        let top = self.cache_get(top_id)?;
+        let entry = self.index().get(id).cloned()?;
+        Some(Loaded { id, entry, top, path })
+    }
+
+    /// Reads a message back from its source and parses it (or takes it from the cache).
+    pub fn load(&self, id: EntryId) -> Result<Loaded, Error> {
+        let entry = self.index().get(id).cloned().ok_or(Error::MessageNotFound)?;
+        let (top_id, path) = self.way_down(id)?;
+        let top = self.load_top(top_id)?;
+        Ok(Loaded { id, entry, top, path })
+    }
+
+    /// The top-level message an entry lives in, and the parts that lead down to it.
+    fn way_down(&self, id: EntryId) -> Result<(EntryId, Vec<PartIdx>), Error> {
+        let mut path = Vec::new();
+        let mut top_id = id;
+        let index = self.index();
+        // Walk up to the top-level message, remembering the way back down.
+        loop {
+            match index.get(top_id).map(|e| &e.location) {
+                Some(Location::Nested { parent, part }) => {
+                    path.push(*part);
+                    top_id = *parent;
+                }
+                Some(Location::Top { .. }) => break,
+                None => return Err(Error::MessageNotFound),
+            }
+            if path.len() > crate::limits::MAX_NESTED_WALK {
+                return Err(Error::MessageNotFound);
+            }
+        }
+        path.reverse();
+        Ok((top_id, path))
+    }
+
+    fn load_top(&self, id: EntryId) -> Result<Arc<Message>, Error> {
+        if let Some(hit) = self.cache_get(id) {
+            return Ok(hit);
+        }
+        let source = match self.index().get(id).map(|e| e.location.clone()) {
+            Some(Location::Top { source, .. }) => source,
+            _ => return Err(Error::MessageNotFound),
+        };
+        let raw = source.read().map_err(|e| {
+            tracing::warn!(path = %source.path().display(), error = %e, "source unreadable");
+            Error::SourceGone
+        })?;
+        let msg = Arc::new(parse_message(Arc::from(raw))?);
+        self.cache.insert(id, Arc::clone(&msg));
+        Ok(msg)
+    }
+
+    fn cache_get(&self, id: EntryId) -> Option<Arc<Message>> {
+        self.cache.get(&id)
+    }
+}

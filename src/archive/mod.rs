@@ -1,0 +1,364 @@
+//! The loaded archive: keeps the [`Index`] current with the given paths and the persistent
+//! [`Store`] and search index, and reads any indexed message back from its source on demand.
+//!
+//! Its rooms: this file holds the archive itself, the scan that decides what to read and the
+//! collector that adds what was read and commits it; [`pipeline`] reads and parses sources on every
+//! core; [`load`] reads a message back for viewing; [`uploads`] takes and deletes uploads; [`doc`]
+//! makes what the search index gets of a message. A source's state is written only once all its
+//! messages are, so a crash re-reads exactly the sources that were not finished.
+
+mod doc;
+mod load;
+mod pipeline;
+mod uploads;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
+
+pub use doc::search_doc;
+pub use load::Loaded;
+
+use crate::error::Error;
+use crate::index::{Added, EntryId, Index};
+use crate::ingest;
+use crate::model::Message;
+use crate::search::{Hits, Search};
+use crate::store::{Batch, SourceState, Store};
+use doc::reader_text;
+use pipeline::{stat, tail_hash, Outcome};
+
+/// How many parsed top-level messages stay in memory.
+const CACHE_SIZE: usize = 32;
+
+/// An indexing run that parsed this many messages compacts the store afterwards.
+const COMPACT_AFTER: usize = 10_000;
+
+/// Files stat'ed and compared per slice of a scan.
+const SCAN_CHUNK: usize = 8192;
+
+/// Messages between two commits to the store while indexing.
+const BATCH: usize = 2000;
+
+/// Progress of indexing, readable while it runs.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// True once the first indexing of every given path has finished.
+    pub ready: AtomicBool,
+    /// Source files finished in the current run.
+    pub indexed: AtomicUsize,
+    /// Source files found in the current run.
+    pub total: AtomicUsize,
+    /// Messages parsed for the index since start (unchanged sources are not parsed again).
+    pub parsed: AtomicUsize,
+    /// Messages that could not be read or parsed.
+    pub failed: AtomicUsize,
+}
+
+pub struct Archive {
+    index: RwLock<Index>,
+    /// Parsed top-level messages recently read.
+    cache: quick_cache::sync::Cache<EntryId, Arc<Message>>,
+    store: Store,
+    /// The full-text index; `None` when search is turned off.
+    search: Option<Search>,
+    /// Whether the search index was checked against the index since start.
+    search_checked: AtomicBool,
+    /// One indexing run at a time (start-up, a watch event, an upload).
+    ingest_lock: Mutex<()>,
+    uploads: PathBuf,
+    pub progress: Progress,
+}
+
+/// A source to read: the file, where to start (an appended mbox), and the entries it already gave.
+struct ToRead {
+    found: ingest::Found,
+    key: String,
+    start: u64,
+    ids: Vec<EntryId>,
+}
+
+/// A source whose messages are still on their way.
+struct Pending {
+    key: String,
+    ids: Vec<EntryId>,
+    received: usize,
+    done: Option<(usize, SourceState)>,
+}
+
+impl Archive {
+    /// An archive with its index in `data_dir` (created if needed), loaded as it was left, with
+    /// full-text search.
+    pub fn open(data_dir: &Path) -> Result<Archive, Error> {
+        Self::open_with(data_dir, true)
+    }
+
+    /// As [`Archive::open`], with full-text search on or off.
+    pub fn open_with(data_dir: &Path, search: bool) -> Result<Archive, Error> {
+        let store = Store::open(data_dir)?;
+        let t = std::time::Instant::now();
+        let mut index = Index::default();
+        index.reserve(usize::try_from(store.entry_count()?).unwrap_or(0));
+        store.load(|id, e| index.restore(id, e))?;
+        tracing::debug!(seconds = t.elapsed().as_secs_f64(), "entries read");
+        index.sort();
+        let _ = index.take_changes();
+        Ok(Archive {
+            index: RwLock::new(index),
+            cache: quick_cache::sync::Cache::new(CACHE_SIZE),
+            store,
+            search: if search {
+                let t = std::time::Instant::now();
+                let s = Search::open(&data_dir.join("search"))?;
+                tracing::debug!(seconds = t.elapsed().as_secs_f64(), "search index opened");
+                Some(s)
+            } else {
+                None
+            },
+            search_checked: AtomicBool::new(false),
+            ingest_lock: Mutex::new(()),
+            uploads: data_dir.join("uploads"),
+            progress: Progress::default(),
+        })
+    }
+
+    /// Read access to the index. A poisoned lock (a panic elsewhere) still yields the data: the
+    /// index is only ever changed by whole-entry inserts and removals.
+    pub fn index(&self) -> RwLockReadGuard<'_, Index> {
+        self.index.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn index_mut(&self) -> std::sync::RwLockWriteGuard<'_, Index> {
+        self.index.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Where uploads are kept.
+    pub fn uploads_dir(&self) -> &Path {
+        &self.uploads
+    }
+
+    /// The folders and files indexing reads: the given paths and the uploads folder.
+    pub fn roots(&self, paths: &[PathBuf]) -> Vec<PathBuf> {
+        let mut roots = paths.to_vec();
+        roots.push(self.uploads.clone());
+        roots
+    }
+
+    /// Brings the index up to date with `roots`: new and changed sources are read, unchanged ones
+    /// (same size and modification time) are not, appended mbox files are read from where they
+    /// ended, and sources that are gone are dropped. Never fatal: unreadable files are logged.
+    pub fn ingest_paths(&self, roots: &[PathBuf]) {
+        let _one_at_a_time = self.ingest_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let started = std::time::Instant::now();
+        self.reconcile_search();
+        tracing::debug!(seconds = started.elapsed().as_secs_f64(), "search index checked");
+        let found: Vec<ingest::Found> = roots.iter().flat_map(|r| ingest::walk(r)).collect();
+        tracing::debug!(seconds = started.elapsed().as_secs_f64(), files = found.len(), "sources found");
+        self.progress.total.store(found.len(), Ordering::Relaxed);
+        self.progress.indexed.store(0, Ordering::Relaxed);
+
+        let mut batch = Batch::default();
+        // Paths seen, by hash: enough to tell which stored sources are gone.
+        let mut seen: HashSet<u64> = HashSet::with_capacity(found.len());
+        let mut stale: Vec<EntryId> = Vec::new();
+        let mut todo: Vec<ToRead> = Vec::new();
+        let mut found = found.into_iter();
+        loop {
+            // Stat files and look up what was indexed from them on all cores, a slice at a time
+            // so that a large tree never needs it all in memory at once.
+            let chunk: Vec<ingest::Found> = found.by_ref().take(SCAN_CHUNK).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            let keys: Vec<String> = chunk.iter().map(|f| f.path.to_string_lossy().into_owned()).collect();
+            let stats = stat_all(&chunk);
+            let states = self.store.sources_of(&keys);
+            for (((f, key), stat), known) in chunk.into_iter().zip(keys).zip(stats).zip(states) {
+                let Some((size, mtime_ns)) = stat else {
+                    self.progress.indexed.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                };
+                seen.insert(crate::index::string_hash(&key));
+                match known {
+                    Some(st) if st.size == size && st.mtime_ns == mtime_ns => {
+                        self.progress.indexed.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Some(st) if st.mbox_end > 0 && size > st.size && mbox_prefix_unchanged(&f.path, &st) => {
+                        // An mbox that only grew: read from where its last message ended.
+                        todo.push(ToRead { found: f, key, start: st.mbox_end, ids: st.ids });
+                    }
+                    old => {
+                        stale.extend(old.into_iter().flat_map(|st| st.ids));
+                        todo.push(ToRead { found: f, key, start: 0, ids: Vec::new() });
+                    }
+                }
+            }
+        }
+        // Sources that are gone, and the entries of sources that changed.
+        let gone = self.store.source_keys_where(|k| !seen.contains(&crate::index::string_hash(k))).unwrap_or_default();
+        drop(seen);
+        if !gone.is_empty() {
+            stale.extend(self.store.sources_of(&gone).into_iter().flatten().flat_map(|st| st.ids));
+            batch.removed_sources = gone;
+        }
+        if !stale.is_empty() {
+            let mut index = self.index_mut();
+            for id in stale {
+                index.remove(id);
+            }
+        }
+        let parsed_before = self.progress.parsed.load(Ordering::Relaxed);
+        tracing::debug!(seconds = started.elapsed().as_secs_f64(), to_read = todo.len(), "sources compared");
+        self.run_pipeline(todo, &mut batch);
+        let (entries, removed) = self.index_mut().take_changes();
+        batch.entries.extend(entries);
+        batch.removed.extend(removed);
+        self.commit(&batch, true);
+        if self.progress.parsed.load(Ordering::Relaxed) - parsed_before >= COMPACT_AFTER {
+            self.store.compact();
+        }
+        self.index_mut().sort();
+        self.cache.clear();
+        self.progress.ready.store(true, Ordering::Release);
+    }
+
+    /// Writes a batch to the store, then (on durable commits: a search commit costs a segment)
+    /// the search index. The store is the reference; a search index behind it is caught up at the
+    /// next start ([`Archive::reconcile_search`]).
+    fn commit(&self, batch: &Batch, durable: bool) {
+        if let Err(e) = self.store.commit(batch, durable) {
+            tracing::error!(error = %e, "could not save the index; it will be rebuilt from sources");
+        }
+        if let Some(search) = &self.search {
+            for &id in &batch.removed {
+                search.delete(id);
+            }
+            if durable {
+                search.commit();
+            }
+        }
+    }
+
+    /// Brings the search index in line with the index after a crash between the two commits.
+    fn reconcile_search(&self) {
+        let Some(search) = &self.search else { return };
+        if self.search_checked.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let have = search.ids();
+        let listed: Vec<EntryId> = self.index().listed().to_vec();
+        let want: HashSet<EntryId> = listed.iter().copied().collect();
+        for &id in have.difference(&want) {
+            search.delete(id);
+        }
+        let missing: Vec<EntryId> = listed.into_iter().filter(|id| !have.contains(id)).collect();
+        if !missing.is_empty() {
+            tracing::info!(messages = missing.len(), "adding messages to the search index");
+        }
+        for id in missing {
+            if let Ok(loaded) = self.load(id) {
+                search.add(&search_doc(id, loaded.message()));
+            }
+        }
+        search.commit();
+    }
+
+    fn index_for_search(&self, id: EntryId, msg: &Message) {
+        if let Some(search) = &self.search {
+            search.add(&search_doc(id, msg));
+        }
+    }
+
+    /// Runs a search; ids of listed messages, best first.
+    pub fn search(&self, q: &str, offset: usize, limit: usize) -> Result<Hits, Error> {
+        match &self.search {
+            Some(search) => search.search(q, offset, limit),
+            None => Err(Error::BadQuery("search is turned off on this server".into())),
+        }
+    }
+
+    /// A highlighted excerpt of each message's text for a query (`None` where there is none).
+    pub fn snippets(&self, q: &str, ids: &[EntryId]) -> Vec<Option<String>> {
+        let Some(search) = &self.search else { return vec![None; ids.len()] };
+        let texts: Vec<String> =
+            ids.iter().map(|&id| self.load(id).map(|l| reader_text(l.message())).unwrap_or_default()).collect();
+        search.snippets(q, &texts)
+    }
+
+    /// The indexing thread: adds parsed messages, finishes sources, commits in batches.
+    fn collect(&self, out_rx: Receiver<Outcome>, pending: &mut [Option<Pending>], batch: &mut Batch) {
+        let mut since_commit = 0;
+        for outcome in out_rx {
+            let src = match outcome {
+                Outcome::Parsed { src, msg, location, doc } => {
+                    self.progress.parsed.fetch_add(1, Ordering::Relaxed);
+                    let added = self.index_mut().add(&msg, location);
+                    if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
+                        if let Added::New(id) = added {
+                            if let (Some(search), Some(mut doc)) = (&self.search, doc) {
+                                doc.id = id;
+                                search.add(&doc);
+                            }
+                            p.ids.push(id);
+                        }
+                        p.received += 1;
+                    }
+                    since_commit += 1;
+                    src
+                }
+                Outcome::Failed { src } => {
+                    self.progress.failed.fetch_add(1, Ordering::Relaxed);
+                    if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
+                        p.received += 1;
+                    }
+                    src
+                }
+                Outcome::Done { src, count, state } => {
+                    if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
+                        p.done = Some((count, state));
+                    }
+                    src
+                }
+            };
+            let slot = pending.get_mut(src);
+            let finished = slot
+                .as_ref()
+                .and_then(|p| p.as_ref())
+                .is_some_and(|p| p.done.as_ref().is_some_and(|(count, _)| p.received >= *count));
+            if finished {
+                if let Some(p) = slot.and_then(Option::take) {
+                    if let Some((_, mut state)) = p.done {
+                        state.ids = p.ids;
+                        batch.sources.push((p.key, state));
+                    }
+                }
+                self.progress.indexed.fetch_add(1, Ordering::Relaxed);
+            }
+            if since_commit >= BATCH {
+                let (entries, removed) = self.index_mut().take_changes();
+                batch.entries.extend(entries);
+                batch.removed.extend(removed);
+                self.commit(batch, false);
+                *batch = Batch::default();
+                since_commit = 0;
+            }
+        }
+    }
+
+    /// Finds an entry by its URL id: the key, or else any message with that Message-ID.
+    pub fn find(&self, key: &str) -> Option<EntryId> {
+        let index = self.index();
+        index.by_key(key).or_else(|| index.by_message_id(key).first().copied())
+    }
+}
+
+/// Size and modification time of every file, using every core (`None` where stat failed).
+fn stat_all(found: &[ingest::Found]) -> Vec<Option<(u64, i64)>> {
+    crate::par::map_slices(found, |part| part.iter().map(|f| stat(&f.path).ok()).collect())
+}
+
+fn mbox_prefix_unchanged(path: &Path, st: &SourceState) -> bool {
+    st.mbox_tail.is_some() && tail_hash(path, st.mbox_end).ok() == st.mbox_tail
+}

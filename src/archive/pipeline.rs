@@ -1,0 +1,221 @@
+//! The indexing pipeline: one thread walks the sources (and streams mbox files), a worker per core
+//! reads and parses messages and makes their search documents, and everything comes back in order
+//! of arrival to the collector in [`super`], which adds and commits it.
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+
+use super::doc::search_doc;
+use super::{Archive, Pending, ToRead};
+use crate::error::Error;
+use crate::index::Location;
+use crate::ingest::{self, Kind, MboxReader, Source};
+use crate::model::Message;
+use crate::parse::parse_message;
+use crate::search::Doc;
+use crate::store::{Batch, SourceState};
+
+/// Messages waiting to be parsed, and parsed ones waiting to be indexed: enough to keep every
+/// core busy, few enough that memory does not grow with a backlog.
+const IN_FLIGHT: usize = 32;
+
+/// Work for the parse workers.
+enum Job {
+    /// A file that is one message.
+    File { src: usize, root: Arc<Path>, path: PathBuf, uploaded: bool },
+    /// One message of an mbox, already read.
+    Mbox { src: usize, source: Source, rel: u16, raw: Vec<u8> },
+}
+
+/// What comes back to the indexing thread.
+pub(super) enum Outcome {
+    Parsed {
+        src: usize,
+        msg: Box<Message>,
+        location: Location,
+        /// What the search index gets, made by the worker (its id is set once known).
+        doc: Option<Box<Doc>>,
+    },
+    Failed {
+        src: usize,
+    },
+    /// The walker finished a source: it gave `count` jobs.
+    Done {
+        src: usize,
+        count: usize,
+        state: SourceState,
+    },
+}
+
+impl Archive {
+    pub(super) fn run_pipeline(&self, todo: Vec<ToRead>, batch: &mut Batch) {
+        if todo.is_empty() {
+            return;
+        }
+        let workers = crate::par::cores();
+        let (job_tx, job_rx) = sync_channel::<Job>(IN_FLIGHT);
+        let (out_tx, out_rx) = sync_channel::<Outcome>(IN_FLIGHT);
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        let mut pending: Vec<Option<Pending>> = Vec::with_capacity(todo.len());
+        let mut files = Vec::with_capacity(todo.len());
+        for t in todo {
+            pending.push(Some(Pending { key: t.key, ids: t.ids, received: 0, done: None }));
+            files.push((t.found, t.start));
+        }
+        std::thread::scope(|scope| {
+            let walker_out = out_tx.clone();
+            let uploads = self.uploads.as_path();
+            scope.spawn(move || walk_sources(files, uploads, job_tx, walker_out));
+            for _ in 0..workers {
+                let rx = Arc::clone(&job_rx);
+                let tx = out_tx.clone();
+                let search = self.search.is_some();
+                scope.spawn(move || parse_worker(&rx, &tx, search));
+            }
+            drop(out_tx);
+            self.collect(out_rx, &mut pending, batch);
+        });
+    }
+}
+
+/// The walker: tells files from mbox files, streams mbox files into single-message jobs, and
+/// reports each source done with its job count.
+fn walk_sources(files: Vec<(ingest::Found, u64)>, uploads: &Path, jobs: SyncSender<Job>, out: SyncSender<Outcome>) {
+    for (src, (found, start)) in files.into_iter().enumerate() {
+        let uploaded = found.path.starts_with(uploads);
+        let (count, state) = match walk_one(&found, src, start, uploaded, &jobs) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(path = %found.path.display(), error = %e, "skipped");
+                (0, SourceState::default())
+            }
+        };
+        if out.send(Outcome::Done { src, count, state }).is_err() {
+            return;
+        }
+    }
+}
+
+fn walk_one(
+    found: &ingest::Found,
+    src: usize,
+    start: u64,
+    uploaded: bool,
+    jobs: &SyncSender<Job>,
+) -> std::io::Result<(usize, SourceState)> {
+    let (size, mtime_ns) = stat(&found.path)?;
+    let mut state = SourceState { size, mtime_ns, ..SourceState::default() };
+    match ingest::sniff_file(&found.path)? {
+        Kind::Other => Ok((0, state)),
+        Kind::Message => {
+            let job = Job::File { src, root: found.root.clone(), path: found.path.clone(), uploaded };
+            let _ = jobs.send(job);
+            Ok((1, state))
+        }
+        Kind::Mbox => {
+            let mut f = File::open(&found.path)?;
+            f.seek(SeekFrom::Start(start))?;
+            let rel = relative_start(&found.root, &found.path);
+            let mut count = 0;
+            let mut end = start;
+            for m in MboxReader::new(BufReader::with_capacity(256 * 1024, f), start) {
+                let m = m?;
+                end = m.offset + m.len;
+                if m.len == 0 {
+                    continue;
+                }
+                let source = Source::Mbox { path: found.path.clone(), offset: m.offset, len: m.len };
+                let job = Job::Mbox { src, source, rel, raw: ingest::unescape_from_lines(m.raw) };
+                if jobs.send(job).is_err() {
+                    break;
+                }
+                count += 1;
+            }
+            state.mbox_end = end;
+            state.mbox_tail = tail_hash(&found.path, end).ok();
+            Ok((count, state))
+        }
+    }
+}
+
+fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: bool) {
+    // Search documents are made here, on every core, rather than on the indexing thread.
+    let doc = |msg: &Message| search.then(|| Box::new(search_doc(0, msg)));
+    loop {
+        let job = {
+            let rx = jobs.lock().unwrap_or_else(|e| e.into_inner());
+            rx.recv()
+        };
+        let Ok(job) = job else { return };
+        let outcome = match job {
+            Job::File { src, root, path, uploaded } => {
+                let rel = relative_start(&root, &path);
+                let flags = ingest::maildir_flags(&path);
+                let source = Source::File { path };
+                match source.read().map_err(Error::from).and_then(|raw| parse_message(Arc::from(raw))) {
+                    Ok(msg) => Outcome::Parsed {
+                        src,
+                        doc: doc(&msg),
+                        msg: Box::new(msg),
+                        location: Location::Top { source, rel, flags, uploaded },
+                    },
+                    Err(e) => {
+                        tracing::warn!(path = %source.path().display(), error = %e, "skipped");
+                        Outcome::Failed { src }
+                    }
+                }
+            }
+            Job::Mbox { src, source, rel, raw } => match parse_message(Arc::from(raw)) {
+                Ok(msg) => Outcome::Parsed {
+                    src,
+                    doc: doc(&msg),
+                    msg: Box::new(msg),
+                    location: Location::Top { source, rel, flags: None, uploaded: false },
+                },
+                Err(e) => {
+                    tracing::warn!(path = %source.path().display(), error = %e, "skipped");
+                    Outcome::Failed { src }
+                }
+            },
+        };
+        if out.send(outcome).is_err() {
+            return;
+        }
+    }
+}
+
+pub(super) fn stat(path: &Path) -> std::io::Result<(u64, i64)> {
+    let meta = std::fs::metadata(path)?;
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64);
+    Ok((meta.len(), mtime_ns))
+}
+
+/// Where the part of `path` relative to `root` begins (the file name, when `root` is the file).
+pub(super) fn relative_start(root: &Path, path: &Path) -> u16 {
+    let full = path.to_string_lossy();
+    let start = match path.strip_prefix(root) {
+        Ok(rel) if !rel.as_os_str().is_empty() => full.len() - rel.to_string_lossy().len(),
+        _ => full.len() - path.file_name().map_or(0, |n| n.to_string_lossy().len()),
+    };
+    u16::try_from(start).unwrap_or(0)
+}
+
+/// A hash of the (up to) 4 KiB before `end`: if they are unchanged, so (in practice) is everything
+/// before them, and an mbox that grew was only appended to.
+pub(super) fn tail_hash(path: &Path, end: u64) -> std::io::Result<[u8; 16]> {
+    let from = end.saturating_sub(4096);
+    let mut f = File::open(path)?;
+    f.seek(SeekFrom::Start(from))?;
+    let mut buf = Vec::with_capacity((end - from) as usize);
+    f.take(end - from).read_to_end(&mut buf)?;
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&blake3::hash(&buf).as_bytes()[..16]);
+    Ok(out)
+}

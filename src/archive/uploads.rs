@@ -1,0 +1,121 @@
+//! Uploads: bytes given over HTTP stored durably under `DATA_DIR/uploads`, indexed before the
+//! answer, and deleted on request. Mounted sources are never written.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::pipeline::{relative_start, stat};
+use super::Archive;
+use crate::error::Error;
+use crate::index::{content_hash, Added, EntryId, Location};
+use crate::ingest::{self, Kind, MboxReader, Source};
+use crate::parse::parse_message;
+use crate::store::Batch;
+
+impl Archive {
+    /// Stores uploaded bytes (one message, or an mbox of several) and indexes them. Each message
+    /// is written to its own file named by its hash and synced to disk, and its index entry
+    /// committed durably, before this returns: what was acknowledged survives a crash, and the
+    /// same bytes twice are one file and one message.
+    pub fn store_upload(&self, bytes: Vec<u8>) -> Result<Vec<EntryId>, Error> {
+        let dir = self.uploads.clone();
+        let messages: Vec<Vec<u8>> = match ingest::sniff(&bytes[..bytes.len().min(8192)]) {
+            Kind::Mbox => MboxReader::new(bytes.as_slice(), 0)
+                .filter_map(Result::ok)
+                .filter(|m| m.len > 0)
+                .map(|m| ingest::unescape_from_lines(m.raw))
+                .collect(),
+            Kind::Message => vec![bytes],
+            Kind::Other => return Err(Error::Unparseable),
+        };
+        // Parse everything first: a batch with an unreadable message stores nothing.
+        let parsed = messages.into_iter().map(|m| parse_message(Arc::from(m))).collect::<Result<Vec<_>, _>>()?;
+        if parsed.is_empty() {
+            return Err(Error::Unparseable);
+        }
+        std::fs::create_dir_all(&dir)?;
+        let _one_at_a_time = self.ingest_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut ids = Vec::new();
+        let mut batch = Batch::default();
+        for msg in parsed {
+            let name = format!("{}.eml", content_hash(&msg.raw));
+            let path = dir.join(&name);
+            if !path.exists() {
+                write_durably(&dir, &path, &msg.raw)?;
+            }
+            let key = path.to_string_lossy().into_owned();
+            let rel = relative_start(&dir, &path);
+            let location =
+                Location::Top { source: Source::File { path: path.clone() }, rel, flags: None, uploaded: true };
+            let added = {
+                let mut index = self.index_mut();
+                let added = index.add(&msg, location);
+                index.sort();
+                added
+            };
+            if let Added::New(id) = added {
+                self.index_for_search(id, &msg);
+            }
+            let (size, mtime_ns) = stat(&path)?;
+            let mut state = self.store.source(&key).unwrap_or_default();
+            state.size = size;
+            state.mtime_ns = mtime_ns;
+            if let Added::New(id) = added {
+                state.ids.push(id);
+            }
+            batch.sources.push((key, state));
+            ids.push(added.id());
+        }
+        let (entries, removed) = self.index_mut().take_changes();
+        batch.entries = entries;
+        batch.removed = removed;
+        self.store.commit(&batch, true)?;
+        if let Some(search) = &self.search {
+            search.commit();
+        }
+        Ok(ids)
+    }
+
+    /// Deletes an uploaded message: its file and its entries. Mounted messages are read-only.
+    pub fn delete_upload(&self, id: EntryId) -> Result<(), Error> {
+        let location = self.index().get(id).map(|e| e.location.clone()).ok_or(Error::MessageNotFound)?;
+        let Location::Top { uploaded: true, source: Source::File { path }, .. } = location else {
+            return Err(Error::ReadOnly);
+        };
+        let _one_at_a_time = self.ingest_lock.lock().unwrap_or_else(|e| e.into_inner());
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+        let key = path.to_string_lossy().into_owned();
+        let (_, removed) = {
+            let mut index = self.index_mut();
+            index.remove(id);
+            index.take_changes()
+        };
+        self.cache.remove(&id);
+        self.store.commit(&Batch { removed: removed.clone(), removed_sources: vec![key], ..Batch::default() }, true)?;
+        if let Some(search) = &self.search {
+            for id in removed {
+                search.delete(id);
+            }
+            search.commit();
+        }
+        Ok(())
+    }
+}
+
+/// Writes a file so that it is whole or absent after a crash: a temporary file, synced, renamed
+/// into place, and the folder synced.
+fn write_durably(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let tmp = dir.join(format!(".{}.tmp", std::process::id()));
+    let mut f = File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&tmp, path)?;
+    File::open(dir)?.sync_all()
+}

@@ -1,0 +1,40 @@
+//! Every bound on what one message or one request can make the server do, in one place. Messages
+//! and requests are hostile input: each limit turns what would be unbounded memory or CPU into a
+//! clear answer (a 4xx problem, or the message shown as far as it is sane, with a notice). The
+//! ones a deployment may want to move are also settings (see [`crate::config`]); the README lists
+//! them all with their defaults.
+
+/// Multiparts and enclosed messages nested deeper than this are shown as opaque data.
+pub const MAX_DEPTH: usize = 48;
+
+/// Parts kept of one message (enclosed messages count their own). Beyond it the rest of the
+/// message is not shown and the page says so.
+pub const MAX_PARTS: usize = 10_000;
+
+/// Text of one message that goes into the search index.
+pub const MAX_INDEXED_TEXT: usize = 1 << 20;
+
+/// Characters of a search query; longer ones are refused with 400.
+pub const MAX_QUERY_LEN: usize = 1000;
+
+/// Nesting of parentheses and negations in a search query.
+pub const MAX_QUERY_DEPTH: usize = 20;
+
+/// Messages one list or search request returns.
+pub const MAX_PAGE: usize = 1000;
+
+/// How deep into search results a request may page (`offset + limit`): ranking keeps that many
+/// candidates in memory. Like the result windows of search servers; a narrower query goes further.
+pub const MAX_SEARCH_WINDOW: usize = 10_000;
+
+/// Enclosed messages walked up to reach a nested one.
+pub const MAX_NESTED_WALK: usize = 64;
+
+/// Default for `--max-upload`: the largest request body.
+pub const DEFAULT_MAX_UPLOAD: &str = "64M";
+
+/// Default for `--max-connections`: connections open at once; further ones wait to be accepted.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+
+/// Default for `--header-timeout`: seconds a client has to send a request's header block.
+pub const DEFAULT_HEADER_TIMEOUT_SECS: u64 = 10;

@@ -1,0 +1,75 @@
+//! MHTML (RFC 2557): the rules that turn a `multipart/related` tree into a web page — every part's
+//! Content-Location made absolute against its base, the related scope each part resolves in, and
+//! which part is the page (RFC 2387's `start` and `type`, and what real savers write).
+
+use super::MAX_DEPTH;
+use crate::model::{Message, PartIdx};
+use crate::uri::{self, THIS_MESSAGE};
+
+/// RFC 2557 §5: every part's Content-Location made absolute against the nearest base outward, and
+/// the base its own content resolves against. Parents come before children in `parts`.
+pub(super) fn resolve_locations(msg: &mut Message) {
+    for i in 0..msg.parts.len() {
+        let parent = msg.parts[i].parent;
+        let parent_base = parent.map(|p| msg.parts[p].base.clone()).unwrap_or_else(|| THIS_MESSAGE.to_string());
+        let location = msg.parts[i].content_location.as_deref().and_then(|cl| uri::resolve(&parent_base, cl));
+        let related_scope = parent.and_then(|p| {
+            std::iter::once(p).chain(msg.ancestors(p)).find(|&a| msg.parts[a].is_type("multipart/related"))
+        });
+        let part = &mut msg.parts[i];
+        part.base = location.clone().unwrap_or(parent_base);
+        part.location = location;
+        part.related_scope = related_scope;
+    }
+}
+
+/// Chooses the HTML and text bodies under `idx`: multipart/related → its root (`start`, else the
+/// part of the `type` given, else the first part; RFC 2557 §7, RFC 2387); multipart/alternative →
+/// the last HTML alternative and the first text one; other multiparts → the first part that is not
+/// an attachment.
+pub(super) fn select_body(msg: &Message, idx: PartIdx, depth: usize) -> (Option<PartIdx>, Option<PartIdx>) {
+    let Some(part) = msg.parts.get(idx) else { return (None, None) };
+    if depth > MAX_DEPTH {
+        return (None, None);
+    }
+    match part.content_type.as_str() {
+        "multipart/related" => {
+            let root = part
+                .start
+                .as_deref()
+                .and_then(|s| part.children.iter().copied().find(|&c| msg.parts[c].content_id.as_deref() == Some(s)))
+                // No `start`: the part of the type the `type` parameter names (RFC 2387), which
+                // some savers put after the resources, else the first part.
+                .or_else(|| {
+                    let wanted = part.param("type")?.to_ascii_lowercase();
+                    part.children.iter().copied().find(|&c| msg.parts[c].content_type == wanted)
+                })
+                .or_else(|| part.children.first().copied());
+            root.map_or((None, None), |r| select_body(msg, r, depth + 1))
+        }
+        "multipart/alternative" => {
+            // Mail puts the preferred alternative last. A saved page whose root is an
+            // alternative of several HTML documents (Internet Explorer's frames) means the first:
+            // the others are its frames.
+            let is_related_root = part.parent.is_some_and(|p| msg.parts[p].is_type("multipart/related"));
+            let (mut html, mut text) = (None, None);
+            for &c in &part.children {
+                let (h, t) = select_body(msg, c, depth + 1);
+                html = if is_related_root { html.or(h) } else { h.or(html) };
+                text = text.or(t);
+            }
+            (html, text)
+        }
+        _ if part.is_multipart() => part
+            .children
+            .iter()
+            .filter(|&&c| msg.parts[c].disposition.as_deref() != Some("attachment"))
+            .map(|&c| select_body(msg, c, depth + 1))
+            .find(|(h, t)| h.is_some() || t.is_some())
+            .unwrap_or((None, None)),
+        _ if part.disposition.as_deref() == Some("attachment") => (None, None),
+        "text/html" | "application/xhtml+xml" if part.is_text() => (Some(idx), None),
+        "text/plain" | "text/enriched" if part.is_text() => (None, Some(idx)),
+        _ => (None, None),
+    }
+}

@@ -1,0 +1,214 @@
+//! A message as a reader sees it, free of HTTP: loading by URL id, the rewritten documents (and
+//! their cache), the type and file name each part is served under, search results with their
+//! snippets, and threads. The pages and the API both call this, so they cannot drift apart.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use quick_cache::sync::Cache;
+
+use crate::archive::{Archive, Loaded};
+use crate::error::Error;
+use crate::index::{Entry, EntryId};
+use crate::limits::MAX_SEARCH_WINDOW;
+use crate::model::{Body, Part, PartIdx};
+use crate::rewrite::{self, Options};
+use crate::route::Resolver;
+
+/// Rewritten documents kept: enough for the bodies and stylesheets of the messages being read.
+const RENDERED: usize = 64;
+
+/// Runs blocking work (reading and parsing a message, rewriting a body) off the async threads.
+pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, Error> + Send + 'static) -> Result<T, Error> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| Error::internal("worker", e))?
+}
+
+/// The archive as it is viewed, with the documents it recently rewrote.
+pub struct View {
+    archive: Arc<Archive>,
+    /// Rewritten HTML and CSS parts, so a body viewed again (or by many clients) is not rewritten
+    /// per request. Keyed by the index generation too: a change anywhere may change where a
+    /// reference in it leads.
+    rendered: Cache<RenderKey, Rendered>,
+}
+
+/// Entry, part, remote content allowed, index generation.
+type RenderKey = (EntryId, PartIdx, bool, u64);
+
+/// A rewritten HTML or CSS part.
+#[derive(Clone)]
+pub struct Rendered {
+    pub bytes: Bytes,
+    /// A strong validator: a hash of the bytes.
+    pub etag: String,
+    /// Remote resources it would have loaded and does not.
+    pub blocked: usize,
+}
+
+/// One result of a search, with its highlighted excerpt.
+pub struct Hit {
+    pub entry: Entry,
+    pub snippet: Option<String>,
+}
+
+/// A page of search results and how many there are in all.
+pub struct Found {
+    pub total: usize,
+    pub hits: Vec<Hit>,
+}
+
+/// A message of a thread, in reading order, with its reply depth.
+pub struct ThreadMessage {
+    pub depth: usize,
+    pub id: EntryId,
+    pub entry: Entry,
+}
+
+impl View {
+    pub fn new(archive: Arc<Archive>) -> View {
+        View { archive, rendered: Cache::new(RENDERED) }
+    }
+
+    pub fn archive(&self) -> &Arc<Archive> {
+        &self.archive
+    }
+
+    /// Looks up and loads a message by the id in its URL: from the cache when it is there, else
+    /// read and parsed off the async threads.
+    pub async fn load(&self, key: &str) -> Result<Loaded, Error> {
+        let id = self.archive.find(key).ok_or(Error::MessageNotFound)?;
+        if let Some(hit) = self.archive.load_cached(id) {
+            return Ok(hit);
+        }
+        let archive = self.archive.clone();
+        blocking(move || archive.load(id)).await
+    }
+
+    fn render_key(&self, loaded: &Loaded, idx: PartIdx, remote: bool) -> RenderKey {
+        (loaded.id, idx, remote, self.archive.index().generation())
+    }
+
+    /// A text part rewritten (as CSS for `text/css`, else as HTML), taken from the cache when there:
+    /// the message page counts what its body blocks, and the frame then loads the same rewrite.
+    /// Blocking work: call it from the blocking pool, or use [`View::rendered`].
+    pub fn render(&self, loaded: &Loaded, idx: PartIdx, remote: bool) -> Rendered {
+        let key = self.render_key(loaded, idx, remote);
+        if let Some(hit) = self.rendered.get(&key) {
+            return hit;
+        }
+        let msg = loaded.message();
+        let part = &msg.parts[idx];
+        let resolver = Resolver { archive: &self.archive, key: &loaded.entry.key, msg, part: idx, remote };
+        let opts = Options { allow_remote: remote, ..Options::default() };
+        let text = match &part.body {
+            Body::Text(t) => t.as_str(),
+            _ => "",
+        };
+        let out = if served_type(part) == "text/css" {
+            rewrite::rewrite_css(text, &part.base, &resolver, opts)
+        } else {
+            rewrite::rewrite_html(text, &part.base, &resolver, opts)
+        };
+        let bytes = Bytes::from(out.output);
+        let rendered = Rendered { etag: etag_of(&bytes), bytes, blocked: out.blocked };
+        self.rendered.insert(key, rendered.clone());
+        rendered
+    }
+
+    /// [`View::render`] from an async handler: a cache hit at once, a rewrite on the blocking pool.
+    pub async fn rendered(self: &Arc<Self>, loaded: &Loaded, idx: PartIdx, remote: bool) -> Result<Rendered, Error> {
+        if let Some(hit) = self.rendered.get(&self.render_key(loaded, idx, remote)) {
+            return Ok(hit);
+        }
+        let (view, loaded) = (Arc::clone(self), loaded.clone());
+        blocking(move || Ok(view.render(&loaded, idx, remote))).await
+    }
+
+    /// One page of the messages matching `query`, best first, each with its snippet. Blocking.
+    pub fn search(&self, query: &str, offset: usize, limit: usize) -> Result<Found, Error> {
+        if offset.saturating_add(limit) > MAX_SEARCH_WINDOW {
+            return Err(Error::BadRequest(format!(
+                "search results can be paged {MAX_SEARCH_WINDOW} deep; narrow the search to see further"
+            )));
+        }
+        let found = self.archive.search(query, offset, limit)?;
+        let snippets = self.archive.snippets(query, &found.ids);
+        let index = self.archive.index();
+        let hits = found
+            .ids
+            .iter()
+            .zip(snippets)
+            .filter_map(|(&id, snippet)| Some(Hit { entry: index.get(id)?.clone(), snippet }))
+            .collect();
+        Ok(Found { total: found.total, hits })
+    }
+
+    /// The thread a message belongs to, in reading order (the message itself included).
+    pub fn thread(&self, id: EntryId) -> Vec<ThreadMessage> {
+        let index = self.archive.index();
+        index
+            .thread(id)
+            .into_iter()
+            .filter_map(|(depth, id)| Some(ThreadMessage { depth, id, entry: index.get(id)?.clone() }))
+            .collect()
+    }
+}
+
+/// A strong validator for bytes: a hash of them.
+pub fn etag_of(bytes: &[u8]) -> String {
+    format!("\"{}\"", &blake3::hash(bytes).to_hex()[..32])
+}
+
+/// The Content-Type to serve: as declared; guessed from the file name or Content-Location when the
+/// message declares none or only `application/octet-stream`.
+pub fn served_type(part: &Part) -> String {
+    let declared = part.content_type.as_str();
+    let valid = is_token_type(declared);
+    if part.declared_type && valid && declared != "application/octet-stream" {
+        return declared.to_string();
+    }
+    if let Body::Message(_) = part.body {
+        return "message/rfc822".into();
+    }
+    let guess = part.filename.as_deref().and_then(|f| mime_guess::from_path(f).first()).or_else(|| {
+        part.content_location
+            .as_deref()
+            .map(|l| l.split(['?', '#']).next().unwrap_or(l))
+            .and_then(|l| mime_guess::from_path(l).first())
+    });
+    match guess {
+        Some(m) => m.essence_str().to_string(),
+        None if valid => declared.to_string(),
+        None => "application/octet-stream".into(),
+    }
+}
+
+/// Types served rewritten rather than as they are.
+pub fn is_document(part: &Part, served: &str) -> bool {
+    matches!((&part.body, served), (Body::Text(_), "text/html" | "application/xhtml+xml" | "text/css"))
+}
+
+fn is_token_type(ct: &str) -> bool {
+    let token = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b));
+    matches!(ct.split_once('/'), Some((a, b)) if token(a) && token(b))
+}
+
+/// A file name for a part: its own, else the last segment of its Content-Location, else one made
+/// from its section and type.
+pub fn part_filename(part: &Part) -> String {
+    if let Some(f) = &part.filename {
+        return f.clone();
+    }
+    let from_location = part
+        .content_location
+        .as_deref()
+        .map(|l| l.split(['?', '#']).next().unwrap_or(l))
+        .and_then(|l| l.rsplit('/').next())
+        .filter(|s| !s.is_empty() && s.contains('.'))
+        .map(crate::ids::decode_percent);
+    from_location.unwrap_or_else(|| {
+        let ext =
+            mime_guess::get_mime_extensions_str(&served_type(part)).and_then(|e| e.first().copied()).unwrap_or("bin");
+        format!("part-{}.{ext}", part.section)
+    })
+}

@@ -1,0 +1,73 @@
+//! The router: every route and layer on one screen. Nothing else lives here; the handlers and the
+//! plumbing they share sit in their own rooms below.
+
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use tower_http::compression::predicate::{DefaultPredicate, Predicate};
+use tower_http::compression::CompressionLayer;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::trace::TraceLayer;
+
+use super::error::{ApiError, PageError};
+use super::guard::{self, Guard};
+use super::state::AppState;
+use super::{api, assets, openapi, pages, parts};
+use crate::error::Error;
+
+/// Builds the router. Tests drive it with `tower::ServiceExt::oneshot`.
+pub fn app(state: AppState) -> Router {
+    let cors = cors_layer(&state.config.cors_origins);
+    let guard = Guard::new(&state.config);
+    // Compress text, never images or partial content (a 206 must carry the exact bytes asked for).
+    let compress = CompressionLayer::new().compress_when(DefaultPredicate::new().and(
+        |_: StatusCode, _: axum::http::Version, headers: &HeaderMap, _: &axum::http::Extensions| {
+            !headers.contains_key(header::CONTENT_RANGE)
+        },
+    ));
+    Router::new()
+        .route("/", get(pages::list))
+        .route("/message/{mid}", get(pages::message))
+        .route("/part/{mid}/{cid}", get(parts::part))
+        .route("/raw/{mid}", get(parts::raw))
+        .route("/static/{file}", get(assets::get))
+        .route("/api/openapi.json", get(openapi::openapi))
+        .route("/api/status", get(api::status))
+        .route(
+            "/api/messages",
+            get(api::list_messages).post(api::upload).layer(DefaultBodyLimit::max(state.config.max_upload)),
+        )
+        .route("/api/messages/{id}", get(api::get_message).delete(api::delete_message))
+        .fallback(not_found)
+        .layer(compress)
+        .layer(cors)
+        .layer(middleware::from_fn_with_state(guard, guard::guard))
+        .layer(middleware::from_fn(guard::security_headers))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+fn cors_layer(origins: &[String]) -> CorsLayer {
+    let base = CorsLayer::new()
+        .allow_methods([Method::GET, Method::HEAD, Method::POST, Method::DELETE])
+        .allow_headers([header::CONTENT_TYPE, header::RANGE, header::IF_NONE_MATCH])
+        .expose_headers([header::ETAG, header::CONTENT_RANGE, header::LOCATION]);
+    if origins.iter().any(|o| o == "*") {
+        base.allow_origin(AllowOrigin::any())
+    } else {
+        let list: Vec<HeaderValue> = origins.iter().filter_map(|o| HeaderValue::from_str(o).ok()).collect();
+        // An empty list allows no origin: CORS stays off.
+        base.allow_origin(AllowOrigin::list(list))
+    }
+}
+
+async fn not_found(req: Request) -> Response {
+    if req.uri().path().starts_with("/api/") {
+        ApiError(Error::NoRoute).into_response()
+    } else {
+        PageError(Error::NoRoute).into_response()
+    }
+}

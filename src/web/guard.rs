@@ -1,0 +1,210 @@
+//! What stands between mailshelf and the other websites its user visits, run before any handler:
+//!
+//! - **Host allow-list** (DNS rebinding). A page on any site can re-point its own name at 127.0.0.1
+//!   and then read this server same-origin. The browser still sends that name as `Host`, so only
+//!   requests addressed to an IP literal, `localhost`, a `*.localhost` name (RFC 6761 keeps those on
+//!   the loopback) or a name the user allowed are answered; the rest get 421.
+//! - **Cross-site writes** (CSRF). A form on any site can POST a `multipart/form-data` upload with no
+//!   preflight. Writes carrying `Sec-Fetch-Site: cross-site`/`same-site`, or an `Origin` that is
+//!   neither ours nor one allowed with `--cors-origin`, get 403. Requests with neither header
+//!   (curl, scripts) are not from a browser page and go through.
+//! - **Headers on every response**: `nosniff`, no referrer, a CSP for pages that set none, and
+//!   `Cross-Origin-Opener-Policy`.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::csp::APP_CSP;
+use super::error::{ApiError, PageError};
+use crate::config::Config;
+use crate::error::Error;
+
+/// Who may address this server and who may write to it, from the configuration.
+#[derive(Debug, Clone)]
+pub struct Guard {
+    /// Extra host names, lower case; `*` switches the check off.
+    allowed_hosts: Vec<String>,
+    /// Origins allowed to call the API (`*` for any).
+    cors_origins: Vec<String>,
+}
+
+impl Guard {
+    pub fn new(config: &Config) -> Arc<Guard> {
+        Arc::new(Guard { allowed_hosts: config.allowed_hosts.clone(), cors_origins: config.cors_origins.clone() })
+    }
+
+    /// Whether a `Host` value (name or address, with or without a port) is one we answer to.
+    pub fn host_allowed(&self, host: &str) -> bool {
+        if self.allowed_hosts.iter().any(|h| h == "*") {
+            return true;
+        }
+        let Some(name) = host_name(host) else { return false };
+        if name.parse::<IpAddr>().is_ok() {
+            return true;
+        }
+        let name = name.trim_end_matches('.').to_ascii_lowercase();
+        name == "localhost" || name.ends_with(".localhost") || self.allowed_hosts.contains(&name)
+    }
+
+    /// Whether a write with these headers comes from a page of another site that was not allowed.
+    fn cross_site(&self, headers: &HeaderMap) -> bool {
+        let origin = headers.get(header::ORIGIN).map(|o| o.to_str().unwrap_or("null"));
+        if let Some(origin) = origin {
+            // An origin the user allowed to call the API may write, from whichever site it is.
+            if self.cors_origins.iter().any(|o| o == "*" || o.eq_ignore_ascii_case(origin)) {
+                return false;
+            }
+        }
+        let fetch_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
+        if matches!(fetch_site, Some("cross-site" | "same-site")) {
+            return true;
+        }
+        let Some(origin) = origin else { return false };
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+        let ours = host.is_some_and(|host| {
+            ["http://", "https://"].iter().any(|s| origin.eq_ignore_ascii_case(&format!("{s}{host}")))
+        });
+        !ours
+    }
+}
+
+/// The host part of a `Host` header: the name, or the address without brackets; `None` when it
+/// is not well formed.
+fn host_name(host: &str) -> Option<&str> {
+    if let Some(rest) = host.strip_prefix('[') {
+        // An IPv6 literal: `[::1]` or `[::1]:8025`.
+        let (addr, after) = rest.split_once(']')?;
+        return (after.is_empty() || after.strip_prefix(':').is_some_and(is_port)).then_some(addr);
+    }
+    match host.rsplit_once(':') {
+        Some((name, port)) if is_port(port) => Some(name),
+        Some(_) => None,
+        None => Some(host),
+    }
+    .filter(|n| !n.is_empty())
+}
+
+fn is_port(p: &str) -> bool {
+    !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// An error as the client wants it: a page for a browser navigating, problem+json otherwise.
+fn refuse(req: &Request, e: Error) -> Response {
+    let wants_html =
+        req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("text/html"));
+    if wants_html {
+        PageError(e).into_response()
+    } else {
+        ApiError(e).into_response()
+    }
+}
+
+/// Refuses requests addressed to a name this server does not answer to, and cross-site writes.
+/// A request without `Host` (HTTP/1.0, or a test driving the router directly) is not from a
+/// browser, which always sends one.
+pub async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
+    let host = req
+        .uri()
+        .authority()
+        .map(|a| a.as_str().to_string())
+        .or_else(|| req.headers().get(header::HOST).map(|h| h.to_str().map(str::to_string).unwrap_or_default()));
+    if let Some(host) = host {
+        if !guard.host_allowed(&host) {
+            tracing::warn!(host, "request for a host name this server does not answer to");
+            return refuse(&req, Error::UnknownHost);
+        }
+    }
+    let writes = matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
+    if writes && guard.cross_site(req.headers()) {
+        return refuse(&req, Error::CrossSiteWrite);
+    }
+    next.run(req).await
+}
+
+/// Headers every response carries; pages that do not set their own CSP get the app's.
+pub async fn security_headers(req: Request, next: Next) -> Response {
+    let mut res = next.run(req).await;
+    let h = res.headers_mut();
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.entry(header::CONTENT_SECURITY_POLICY).or_insert(HeaderValue::from_static(APP_CSP));
+    h.entry(HeaderName::from_static("cross-origin-opener-policy")).or_insert(HeaderValue::from_static("same-origin"));
+    res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard(allowed: &[&str], cors: &[&str]) -> Guard {
+        Guard {
+            allowed_hosts: allowed.iter().map(|s| s.to_string()).collect(),
+            cors_origins: cors.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn hosts_answered() {
+        let g = guard(&["mail.example.org"], &[]);
+        let cases = [
+            ("127.0.0.1", true),
+            ("127.0.0.1:8025", true),
+            ("192.168.1.20:8080", true),
+            ("[::1]:8025", true),
+            ("[::1]", true),
+            ("localhost:8025", true),
+            ("LOCALHOST", true),
+            ("mailshelf.localhost:8025", true),
+            ("localhost.:8025", true),
+            ("mail.example.org", true),
+            ("Mail.Example.Org:443", true),
+            ("evil.example", false),
+            ("evil.example:8025", false),
+            ("localhost.evil.example", false),
+            ("127.0.0.1.evil.example", false),
+            ("example.org", false),
+            ("", false),
+            (":8025", false),
+            ("[::1", false),
+            ("[::1]x", false),
+            ("127.0.0.1:port", false),
+        ];
+        for (host, want) in cases {
+            assert_eq!(g.host_allowed(host), want, "{host}");
+        }
+        assert!(guard(&["*"], &[]).host_allowed("anything.example"));
+    }
+
+    #[test]
+    fn cross_site_writes() {
+        let g = guard(&[], &["https://tools.example"]);
+        let headers = |pairs: &[(&str, &str)]| {
+            let mut h = HeaderMap::new();
+            for (k, v) in pairs {
+                h.insert(HeaderName::from_bytes(k.as_bytes()).unwrap(), HeaderValue::from_str(v).unwrap());
+            }
+            h
+        };
+        let cases: &[(&[(&str, &str)], bool)] = &[
+            (&[], false),
+            (&[("sec-fetch-site", "same-origin")], false),
+            (&[("sec-fetch-site", "none")], false),
+            (&[("sec-fetch-site", "cross-site")], true),
+            (&[("sec-fetch-site", "same-site")], true),
+            (&[("host", "127.0.0.1:8025"), ("origin", "http://127.0.0.1:8025")], false),
+            (&[("host", "127.0.0.1:8025"), ("origin", "http://evil.example")], true),
+            (&[("host", "127.0.0.1:8025"), ("origin", "null")], true),
+            (&[("host", "127.0.0.1:8025"), ("origin", "https://tools.example")], false),
+            (&[("origin", "http://127.0.0.1:8025")], true),
+            (&[("sec-fetch-site", "cross-site"), ("origin", "https://tools.example")], false),
+        ];
+        for (pairs, want) in cases {
+            assert_eq!(g.cross_site(&headers(pairs)), *want, "{pairs:?}");
+        }
+    }
+}

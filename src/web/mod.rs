@@ -1,0 +1,30 @@
+//! The web layer, the only place that knows HTTP. Its floors, each importing only from those
+//! below it:
+//!
+//! 1. plumbing every handler shares, from the bottom: [`csp`] (the content policies), [`file`]
+//!    (bytes answered with file semantics), [`assets`] (static files embedded in the binary),
+//!    [`error`] (errors as problem+json or pages), [`extract`] (ids and switches), [`state`], and
+//!    [`guard`] (who may address the server and write to it, and the headers every answer carries);
+//! 2. handlers, one room for each thing served: [`pages`] for people, [`api`] for scripts,
+//!    [`parts`] for a message's parts and source;
+//! 3. [`openapi`], the document that describes the handlers;
+//! 4. [`app`], the router.
+//!
+//! What a message looks like when viewed (rewritten bodies, search results, threads) is not HTTP
+//! and lives one stage down, in [`crate::view`].
+
+pub mod api;
+pub mod app;
+pub mod assets;
+pub mod csp;
+pub mod error;
+pub mod extract;
+pub mod file;
+pub mod guard;
+pub mod openapi;
+pub mod pages;
+pub mod parts;
+pub mod state;
+
+pub use app::app;
+pub use state::AppState;

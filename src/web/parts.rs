@@ -1,0 +1,148 @@
+//! `/part/<mid>/<cid>` and `/raw/<mid>`: a message's parts and its source, served like files, with
+//! HTML and CSS rewritten to mailshelf's URLs and the sandboxing policy on everything.
+
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderMap, HeaderValue};
+use axum::response::Response;
+use serde::Deserialize;
+
+use super::error::{ApiError, Problem};
+use super::extract::{flag, Ids};
+use super::file::{cache, content_disposition, FileResponse};
+use super::state::AppState;
+use crate::error::Error;
+use crate::model::{Body as PartBody, Part};
+use crate::route;
+use crate::view::{is_document, part_filename, served_type};
+
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PartQuery {
+    /// `1`: let remote images, styles, fonts and media load in this document.
+    #[serde(default)]
+    pub remote: Option<String>,
+    /// `1`: `Content-Disposition: attachment` (save rather than show).
+    #[serde(default)]
+    pub download: Option<String>,
+    /// `1`: the body still transfer-encoded, exactly as it sits in the message.
+    #[serde(default)]
+    pub raw: Option<String>,
+}
+
+/// A part's decoded bytes (HTML and CSS rewritten to mailshelf's URLs), with file semantics:
+/// ETag, conditional GET, byte ranges, `?download=1`, `?raw=1`.
+#[utoipa::path(get, path = "/part/{mid}/{cid}", tag = "parts",
+    params(
+        ("mid" = String, Path, description = "The message id"),
+        ("cid" = String, Path, description = "The part's Content-ID, or `~` and its MIME section number (`~1.2`)"),
+        ("range" = Option<String>, Header, description = "One byte range, `bytes=a-b`"),
+        ("if-none-match" = Option<String>, Header, description = "An ETag from an earlier answer"),
+        PartQuery,
+    ),
+    responses(
+        (status = 200, description = "The part, with its Content-Type", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 206, description = "The requested byte range", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 304, description = "Unchanged since the given ETag"),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such message or part", body = Problem, content_type = "application/problem+json"),
+        (status = 416, description = "The range is beyond the part"),
+    ))]
+pub async fn part(
+    State(state): State<AppState>,
+    Ids((mid, cid)): Ids<(String, String)>,
+    Query(q): Query<PartQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let loaded = state.view.load(&mid).await?;
+    let msg = loaded.message();
+    let idx = route::find_part(msg, &cid).ok_or(Error::PartNotFound)?;
+    let part = &msg.parts[idx];
+    let remote = flag(&q.remote);
+    let disposition = disposition(part, flag(&q.download));
+    if flag(&q.raw) {
+        let bytes = Bytes::copy_from_slice(msg.raw.get(part.raw_range.clone()).unwrap_or(&[]));
+        return Ok(FileResponse::new(bytes, "application/octet-stream".into())
+            .disposition(disposition)
+            .content_policy(false)
+            .cache(cache::PRIVATE_IMMUTABLE)
+            .respond(&headers));
+    }
+    let content_type = served_type(part);
+    let res = if is_document(part, &content_type) {
+        let rendered = state.view.rendered(&loaded, idx, remote).await?;
+        FileResponse::new(rendered.bytes, with_charset(part, &content_type)).etag(rendered.etag)
+    } else {
+        let bytes = match &part.body {
+            PartBody::Multipart => Bytes::copy_from_slice(msg.raw.get(part.raw_range.clone()).unwrap_or(&[])),
+            _ => part.shared_bytes(),
+        };
+        // The message's bytes decide the part's: their hash and the section name it for good.
+        let etag = format!("\"{}-{}\"", loaded.entry.hash, part.section);
+        FileResponse::new(bytes, with_charset(part, &content_type)).etag(etag).cache(cache::PRIVATE_IMMUTABLE)
+    };
+    let res = res.disposition(disposition).content_policy(remote);
+    let mut response = res.respond(&headers);
+    if is_font(&content_type) {
+        // Fonts are fetched in CORS mode, and a sandboxed message has an opaque origin.
+        response.headers_mut().insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+    }
+    Ok(response)
+}
+
+/// The message exactly as it was given (as text/plain, so no browser renders it).
+#[utoipa::path(get, path = "/raw/{mid}", tag = "parts",
+    params(("mid" = String, Path, description = "The message id"), PartQuery),
+    responses(
+        (status = 200, description = "The message's bytes", content_type = "text/plain", body = Vec<u8>),
+        (status = 206, description = "The requested byte range", content_type = "text/plain", body = Vec<u8>),
+        (status = 304, description = "Unchanged since the given ETag"),
+        (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such message", body = Problem, content_type = "application/problem+json"),
+        (status = 416, description = "The range is beyond the message"),
+    ))]
+pub async fn raw(
+    State(state): State<AppState>,
+    Ids(mid): Ids<String>,
+    Query(q): Query<PartQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let loaded = state.view.load(&mid).await?;
+    let msg = loaded.message();
+    let kind = if flag(&q.download) { "attachment" } else { "inline" };
+    let name = format!("{}.eml", safe_stem(&loaded.entry.key));
+    // Shown as text so a browser never interprets a message as a page.
+    Ok(FileResponse::new(Bytes::copy_from_slice(&msg.raw), "text/plain; charset=utf-8".into())
+        .etag(format!("\"{}\"", loaded.entry.hash))
+        .disposition(content_disposition(kind, &name))
+        .content_policy(false)
+        .cache(cache::PRIVATE_IMMUTABLE)
+        .respond(&headers))
+}
+
+/// Text bodies were decoded to UTF-8 by the parser, so that is the charset we state; other bodies
+/// are served as the bytes they are, with no charset claimed.
+fn with_charset(part: &Part, content_type: &str) -> String {
+    if part.is_text() {
+        format!("{content_type}; charset=utf-8")
+    } else {
+        content_type.to_string()
+    }
+}
+
+fn is_font(ct: &str) -> bool {
+    ct.starts_with("font/") || ct.contains("font-") || ct == "application/vnd.ms-fontobject"
+}
+
+fn disposition(part: &Part, download: bool) -> String {
+    let kind = if download { "attachment" } else { "inline" };
+    content_disposition(kind, &part_filename(part))
+}
+
+/// A file name made from a message's key, for its source.
+fn safe_stem(key: &str) -> String {
+    key.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@') { c } else { '_' })
+        .take(80)
+        .collect()
+}
