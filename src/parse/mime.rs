@@ -40,8 +40,8 @@ fn convert(msg: &mail_parser::Message<'_>, raw: Arc<[u8]>, depth: usize, parts_l
         raw,
         lookups: Default::default(),
     };
-    let mut seen = vec![false; msg.parts.len()];
-    add_part(msg, 0, None, String::new(), depth, &mut seen, parts_left, &mut out);
+    let mut walk = Walk { depth, seen: vec![false; msg.parts.len()], parts_left };
+    add_part(msg, 0, None, String::new(), &mut walk, &mut out);
     mhtml::resolve_locations(&mut out);
     let (html, text) = mhtml::select_body(&out, 0, 0);
     out.html_body = html;
@@ -49,26 +49,35 @@ fn convert(msg: &mail_parser::Message<'_>, raw: Arc<[u8]>, depth: usize, parts_l
     out
 }
 
+/// Where a walk over one message's parts stands.
+struct Walk<'a> {
+    /// How deep the message is enclosed.
+    depth: usize,
+    /// mail-parser's parts already added: a part listed twice is taken once.
+    seen: Vec<bool>,
+    /// What is left of the part budget shared with enclosing and enclosed messages.
+    parts_left: &'a mut usize,
+}
+
 fn add_part(
     msg: &mail_parser::Message<'_>,
     pid: usize,
     parent: Option<PartIdx>,
     section: String,
-    depth: usize,
-    seen: &mut [bool],
-    parts_left: &mut usize,
+    walk: &mut Walk<'_>,
     out: &mut Message,
 ) {
     let Some(src) = msg.parts.get(pid) else { return };
-    if seen.get(pid).copied().unwrap_or(true) {
+    if walk.seen.get(pid).copied().unwrap_or(true) {
         return;
     }
-    seen[pid] = true;
-    if *parts_left == 0 {
+    walk.seen[pid] = true;
+    if *walk.parts_left == 0 {
         out.truncated = true;
         return;
     }
-    *parts_left -= 1;
+    *walk.parts_left -= 1;
+    let depth = walk.depth;
     let ct = src.content_type();
     let (content_type, declared) = match ct {
         Some(ct) => {
@@ -114,7 +123,7 @@ fn add_part(
         PartType::Multipart(_) => Body::Multipart,
         PartType::Message(inner) if depth < MAX_DEPTH && !inner.parts.is_empty() => {
             let inner_raw: Arc<[u8]> = Arc::from(inner.raw_message());
-            let inner = convert(inner, inner_raw, depth + 1, parts_left);
+            let inner = convert(inner, inner_raw, depth + 1, walk.parts_left);
             out.truncated |= inner.truncated;
             Body::Message(Box::new(inner))
         }
@@ -150,7 +159,7 @@ fn add_part(
         }
         for (n, &child) in children.iter().enumerate() {
             let child_section = if section == "0" { format!("{}", n + 1) } else { format!("{section}.{}", n + 1) };
-            add_part(msg, child as usize, Some(idx), child_section, depth, seen, parts_left, out);
+            add_part(msg, child as usize, Some(idx), child_section, walk, out);
         }
     }
 }
