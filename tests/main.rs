@@ -12,3 +12,4 @@ mod corpus;
 mod pages;
 mod render;
 mod search;
+mod security;

@@ -3,14 +3,14 @@
 use std::sync::atomic::Ordering;
 
 use axum::body::Bytes;
-use axum::extract::{FromRequest, Multipart, Query, Request, State};
+use axum::extract::{FromRequest, Multipart, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::error::{ApiError, Problem};
-use super::extract::Ids;
+use super::extract::{Ids, Params};
 use super::state::AppState;
 use crate::archive::Loaded;
 use crate::error::Error;
@@ -101,7 +101,7 @@ pub struct ListQuery {
     ))]
 pub async fn list_messages(
     State(state): State<AppState>,
-    Query(q): Query<ListQuery>,
+    Params(q, _): Params<ListQuery>,
 ) -> Result<Json<MessageList>, ApiError> {
     let limit = q.limit.unwrap_or(50).min(crate::limits::MAX_PAGE);
     let offset = q.offset.unwrap_or(0);
@@ -213,7 +213,10 @@ pub fn detail(view: &View, loaded: &Loaded) -> MessageDetail {
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such message", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn get_message(State(state): State<AppState>, Ids(id): Ids<String>) -> Result<Json<MessageDetail>, ApiError> {
+pub async fn get_message(
+    State(state): State<AppState>,
+    Ids(id, _): Ids<String>,
+) -> Result<Json<MessageDetail>, ApiError> {
     let loaded = state.view.load(&id).await?;
     Ok(Json(detail(&state.view, &loaded)))
 }
@@ -295,7 +298,7 @@ fn too_large_or_bad(status: StatusCode, text: String) -> Error {
         (status = 404, description = "No such message", body = Problem, content_type = "application/problem+json"),
         (status = 405, description = "A mounted message: read-only", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn delete_message(State(state): State<AppState>, Ids(id): Ids<String>) -> Result<StatusCode, ApiError> {
+pub async fn delete_message(State(state): State<AppState>, Ids(id, _): Ids<String>) -> Result<StatusCode, ApiError> {
     let archive = state.archive().clone();
     blocking(move || {
         let entry = archive.find(&id).ok_or(Error::MessageNotFound)?;

@@ -1,37 +1,52 @@
-//! Extractors the handlers share: ids from the path, whose rejection is the 400 "malformed id"
-//! (problem+json for scripts, a page for people), and the `?flag=1` switches.
+//! Extractors the handlers share. A malformed id in the path or a malformed query string is a 400
+//! in the handler's own voice: problem+json for scripts ([`ApiError`], the default), an HTML page
+//! for people (`Ids<T, PageError>`).
 
-use axum::extract::{FromRequestParts, Path};
+use std::marker::PhantomData;
+
+use axum::extract::{FromRequestParts, Path, Query};
 use axum::http::request::Parts;
+use axum::response::IntoResponse;
 use serde::de::DeserializeOwned;
 
-use super::error::{ApiError, PageError};
+use super::error::ApiError;
 use crate::error::Error;
 
-/// Ids from the path (`/part/{mid}/{cid}` gives a pair), percent-decoded. A segment that does
-/// not decode answers the 400 problem.
-pub struct Ids<T>(pub T);
+/// Ids from the path (`/part/{mid}/{cid}` gives a pair), percent-decoded.
+pub struct Ids<T, E = ApiError>(pub T, pub PhantomData<E>);
 
-/// The same for pages: a malformed id is an HTML page.
-pub struct PageIds<T>(pub T);
+/// Parameters from the query string.
+pub struct Params<T, E = ApiError>(pub T, pub PhantomData<E>);
 
-async fn ids<T: DeserializeOwned + Send, S: Send + Sync>(parts: &mut Parts, state: &S) -> Result<T, Error> {
-    Path::<T>::from_request_parts(parts, state).await.map(|Path(t)| t).map_err(|_| Error::BadId)
-}
+impl<T, E, S> FromRequestParts<S> for Ids<T, E>
+where
+    T: DeserializeOwned + Send,
+    E: From<Error> + IntoResponse,
+    S: Send + Sync,
+{
+    type Rejection = E;
 
-impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for Ids<T> {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        Ok(Ids(ids(parts, state).await?))
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, E> {
+        match Path::<T>::from_request_parts(parts, state).await {
+            Ok(Path(t)) => Ok(Ids(t, PhantomData)),
+            Err(_) => Err(E::from(Error::BadId)),
+        }
     }
 }
 
-impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for PageIds<T> {
-    type Rejection = PageError;
+impl<T, E, S> FromRequestParts<S> for Params<T, E>
+where
+    T: DeserializeOwned + Send,
+    E: From<Error> + IntoResponse,
+    S: Send + Sync,
+{
+    type Rejection = E;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        Ok(PageIds(ids(parts, state).await?))
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, E> {
+        match Query::<T>::from_request_parts(parts, state).await {
+            Ok(Query(t)) => Ok(Params(t, PhantomData)),
+            Err(e) => Err(E::from(Error::BadRequest(e.body_text()))),
+        }
     }
 }
 

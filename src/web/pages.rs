@@ -3,14 +3,14 @@
 use std::sync::atomic::Ordering;
 
 use askama::Template;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use serde::Deserialize;
 
 use super::assets::AssetUrls;
 use super::error::PageError;
-use super::extract::{flag, PageIds};
+use super::extract::{flag, Ids, Params};
 use super::state::AppState;
 use crate::archive::Loaded;
 use crate::error::Error;
@@ -74,7 +74,10 @@ pub struct ListQuery {
         (status = 200, description = "An HTML page", content_type = "text/html"),
         (status = 400, description = "The page, saying why the query could not run", content_type = "text/html"),
     ))]
-pub async fn list(State(state): State<AppState>, Query(q): Query<ListQuery>) -> Result<Response, PageError> {
+pub async fn list(
+    State(state): State<AppState>,
+    Params(q, _): Params<ListQuery, PageError>,
+) -> Result<Response, PageError> {
     let page = q.page.unwrap_or(1).max(1);
     let offset = (page - 1).saturating_mul(PAGE_SIZE);
     let query = q.q.unwrap_or_default();
@@ -229,8 +232,8 @@ pub struct MessageQuery {
     ))]
 pub async fn message(
     State(state): State<AppState>,
-    PageIds(mid): PageIds<String>,
-    Query(q): Query<MessageQuery>,
+    Ids(mid, _): Ids<String, PageError>,
+    Params(q, _): Params<MessageQuery, PageError>,
 ) -> Result<Html<String>, PageError> {
     let remote = flag(&q.remote);
     let loaded = state.view.load(&mid).await?;

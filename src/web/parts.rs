@@ -2,13 +2,13 @@
 //! HTML and CSS rewritten to mailshelf's URLs and the sandboxing policy on everything.
 
 use axum::body::Bytes;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::Response;
 use serde::Deserialize;
 
 use super::error::{ApiError, Problem};
-use super::extract::{flag, Ids};
+use super::extract::{flag, Ids, Params};
 use super::file::{cache, content_disposition, FileResponse};
 use super::state::AppState;
 use crate::error::Error;
@@ -50,8 +50,8 @@ pub struct PartQuery {
     ))]
 pub async fn part(
     State(state): State<AppState>,
-    Ids((mid, cid)): Ids<(String, String)>,
-    Query(q): Query<PartQuery>,
+    Ids((mid, cid), _): Ids<(String, String)>,
+    Params(q, _): Params<PartQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let loaded = state.view.load(&mid).await?;
@@ -103,8 +103,8 @@ pub async fn part(
     ))]
 pub async fn raw(
     State(state): State<AppState>,
-    Ids(mid): Ids<String>,
-    Query(q): Query<PartQuery>,
+    Ids(mid, _): Ids<String>,
+    Params(q, _): Params<PartQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let loaded = state.view.load(&mid).await?;
