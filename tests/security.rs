@@ -251,7 +251,9 @@ async fn hostile_sizes_get_an_answer_not_a_failure() {
 async fn absurd_requests_get_clear_answers() {
     let app = TestApp::new(&[repo_path("samples")]);
     let ranges = format!("bytes={}", (0..5000).map(|i| format!("{i}-{i}")).collect::<Vec<_>>().join(","));
-    let cases: Vec<(String, Vec<(&str, String)>, StatusCode)> = vec![
+    // (URI, request headers, status)
+    type Case = (String, Vec<(&'static str, String)>, StatusCode);
+    let cases: Vec<Case> = vec![
         ("/api/messages?offset=18446744073709551615&limit=1000000".into(), vec![], StatusCode::OK),
         ("/?page=18446744073709551615".into(), vec![], StatusCode::OK),
         ("/api/messages?q=the&offset=18446744073709551615".into(), vec![], StatusCode::BAD_REQUEST),
