@@ -9,9 +9,9 @@ use quick_cache::sync::Cache;
 
 use crate::archive::{Archive, Loaded};
 use crate::error::Error;
-use crate::index::{Entry, EntryId};
+use crate::index::{content_hash, Entry, EntryId};
 use crate::limits::MAX_SEARCH_WINDOW;
-use crate::model::{Body, Part, PartIdx};
+use crate::model::{Body, Message, Part, PartIdx};
 use crate::rewrite::{self, Options};
 use crate::route::Resolver;
 
@@ -141,6 +141,16 @@ impl View {
             .filter_map(|(&id, snippet)| Some(Hit { entry: index.get(id)?.clone(), snippet }))
             .collect();
         Ok(Found { total: found.total, hits })
+    }
+
+    /// The key an enclosed message is addressed by: its own entry's (found by its bytes, since its
+    /// key may differ from its Message-ID), else its id.
+    pub fn enclosed_key(&self, m: &Message) -> String {
+        let index = self.archive.index();
+        index
+            .by_hash(&content_hash(&m.raw))
+            .and_then(|id| index.get(id))
+            .map_or_else(|| m.id.clone(), |e| e.key.clone())
     }
 
     /// The thread a message belongs to, in reading order (the message itself included).

@@ -315,3 +315,34 @@ async fn cors_is_off_unless_origins_are_listed() {
         .expect("response");
     assert!(other.headers().get("access-control-allow-origin").is_none());
 }
+
+#[tokio::test]
+async fn part_tree_reaches_into_enclosed_messages() {
+    let app = samples();
+    let m = app.json("/api/messages/fwd-5b2c9a@example.net").await;
+    let mut stack = vec![&m["parts"][0]];
+    let (mut enclosed, mut leaves) = (Vec::new(), Vec::new());
+    while let Some(p) = stack.pop() {
+        if p["content_type"] == "message/rfc822" {
+            enclosed.push(p);
+            assert!(p["parts"].as_array().is_some_and(|c| !c.is_empty()), "the enclosed tree is here: {p}");
+        }
+        let children = p["parts"].as_array().expect("parts");
+        if children.is_empty() {
+            leaves.push(p["url"].as_str().expect("url").to_string());
+        }
+        stack.extend(children);
+    }
+    assert_eq!(enclosed.len(), 1, "{m:#}");
+    let inner = &enclosed[0]["message"];
+    assert_eq!(inner["message_id"], "original-2026@example.net");
+    assert_eq!(inner["url"], "/message/original-2026@example.net");
+    let api_url = inner["api_url"].as_str().expect("api_url");
+    assert_eq!(app.json(api_url).await["message_id"], "original-2026@example.net");
+    assert!(leaves.iter().any(|l| l.starts_with("/part/original-2026@example.net/")), "{leaves:?}");
+    for leaf in &leaves {
+        assert_eq!(app.get(leaf).await.status, StatusCode::OK, "{leaf}");
+    }
+    // Other nodes carry no `message`.
+    assert!(m["parts"][0].get("message").is_none());
+}

@@ -16,7 +16,7 @@ use crate::archive::Loaded;
 use crate::error::Error;
 use crate::ids::encode_segment;
 use crate::index::{Entry, Location};
-use crate::model::{Message, PartIdx};
+use crate::model::{Body, Message, PartIdx};
 use crate::route;
 use crate::view::{blocking, Found, View};
 
@@ -133,8 +133,21 @@ pub struct PartNode {
     /// Decoded size in bytes.
     pub size: usize,
     pub url: String,
+    /// For a `message/rfc822` part: the message it encloses, whose part tree is this node's `parts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<EnclosedMessage>,
     #[schema(no_recursion)]
     pub parts: Vec<PartNode>,
+}
+
+/// A message enclosed in a part, with its own page and API URL.
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct EnclosedMessage {
+    /// Its path segment: `/message/<id>`, `/api/messages/<id>`.
+    pub id: String,
+    pub message_id: Option<String>,
+    pub url: String,
+    pub api_url: String,
 }
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
@@ -163,8 +176,25 @@ pub struct ThreadItem {
     pub message: MessageSummary,
 }
 
-fn part_node(key: &str, msg: &Message, idx: PartIdx) -> PartNode {
+/// A part and everything under it, down through enclosed messages (as IMAP's BODYSTRUCTURE does),
+/// so every leaf of every enclosed message is reachable from the top-level message's tree.
+fn part_node(view: &View, key: &str, msg: &Message, idx: PartIdx) -> PartNode {
     let p = &msg.parts[idx];
+    let (message, parts) = match &p.body {
+        Body::Message(inner) => {
+            let inner_key = view.enclosed_key(inner);
+            let id = encode_segment(&inner_key);
+            let enclosed = EnclosedMessage {
+                message_id: inner.message_id.clone(),
+                url: route::message_url(&inner_key),
+                api_url: format!("/api/messages/{id}"),
+                id,
+            };
+            let parts = if inner.parts.is_empty() { Vec::new() } else { vec![part_node(view, &inner_key, inner, 0)] };
+            (Some(enclosed), parts)
+        }
+        _ => (None, p.children.iter().map(|&c| part_node(view, key, msg, c)).collect()),
+    };
     PartNode {
         content_type: p.content_type.clone(),
         content_id: p.content_id.clone(),
@@ -173,7 +203,8 @@ fn part_node(key: &str, msg: &Message, idx: PartIdx) -> PartNode {
         disposition: p.disposition.clone(),
         size: p.size(),
         url: route::part_url(key, msg, idx),
-        parts: p.children.iter().map(|&c| part_node(key, msg, c)).collect(),
+        message,
+        parts,
     }
 }
 
@@ -196,7 +227,7 @@ pub fn detail(view: &View, loaded: &Loaded) -> MessageDetail {
         html_url: msg.html_body.map(|i| route::part_url(key, msg, i)),
         text_url: msg.text_body.map(|i| route::part_url(key, msg, i)),
         raw_url: route::raw_url(key),
-        parts: if msg.parts.is_empty() { Vec::new() } else { vec![part_node(key, msg, 0)] },
+        parts: if msg.parts.is_empty() { Vec::new() } else { vec![part_node(view, key, msg, 0)] },
         thread: view
             .thread(loaded.id)
             .into_iter()

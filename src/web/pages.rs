@@ -14,7 +14,7 @@ use super::extract::{flag, Ids, Params};
 use super::state::AppState;
 use crate::archive::Loaded;
 use crate::error::Error;
-use crate::index::{content_hash, Entry, EntryId, Location};
+use crate::index::{Entry, EntryId, Location};
 use crate::model::{Message, PartIdx};
 use crate::route;
 use crate::text;
@@ -409,12 +409,7 @@ fn render_text(msg: &Message, idx: PartIdx) -> String {
 }
 
 fn nested_view(view: &View, m: &Message) -> Nested {
-    // The enclosed message's own entry (its key may differ from its Message-ID).
-    let key = {
-        let index = view.archive().index();
-        let hash = content_hash(&m.raw);
-        index.by_hash(&hash).and_then(|id| index.get(id)).map(|e| e.key.clone()).unwrap_or_else(|| m.id.clone())
-    };
+    let key = view.enclosed_key(m);
     Nested {
         subject: shown_subject(m.summary.subject.as_deref()),
         from: m.summary.from.clone(),
