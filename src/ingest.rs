@@ -133,8 +133,70 @@ pub fn sniff(head: &[u8]) -> Kind {
     }
 }
 
-/// Reads the first bytes of a file for [`sniff`].
-pub fn sniff_file(path: &Path) -> std::io::Result<Kind> {
+/// What a file's place and name already say about it, which decides how much its first bytes must
+/// prove before it is taken for mail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// The user said so: a PATH given as a file, an upload, or a file named `.eml`, `.mht`,
+    /// `.mhtml`, `.mbox`. A message even when its header block is broken (a stray line, a
+    /// continuation without its white space): what can be parsed is shown.
+    Given,
+    /// Found in a walked folder with no extension (or in a Maildir's `cur/` or `new/`): a message
+    /// when it starts with a header field of any name (Usenet articles start with `Path:`,
+    /// `Xref:` or `Newsgroups:`), however the later lines look.
+    Bare,
+    /// Found with some other extension: a message only when its header block reads as one and
+    /// names a field mail has (so a `key: value` or YAML file is not taken for mail).
+    Other,
+}
+
+/// Extensions that name a message or an mbox.
+const MAIL_EXTENSIONS: &[&str] = &["eml", "mht", "mhtml", "mbox", "mbx"];
+
+impl Claim {
+    /// The claim of a file found under `root`: `Given` when it is the root itself.
+    pub fn of(found: &Found) -> Claim {
+        let path = found.path.as_path();
+        let ext = path.extension().and_then(|e| e.to_str());
+        let in_maildir = path.parent().and_then(Path::file_name).is_some_and(|d| d == "cur" || d == "new");
+        match ext {
+            _ if path == &*found.root => Claim::Given,
+            Some(e) if MAIL_EXTENSIONS.iter().any(|m| m.eq_ignore_ascii_case(e)) => Claim::Given,
+            None => Claim::Bare,
+            Some(_) if in_maildir => Claim::Bare,
+            Some(_) => Claim::Other,
+        }
+    }
+}
+
+/// [`sniff`], as strict as the file's [`Claim`] asks.
+pub fn sniff_claimed(head: &[u8], claim: Claim) -> Kind {
+    match sniff(head) {
+        Kind::Other if claim != Claim::Other => {
+            let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+            let text = &text[text.iter().position(|&c| !c.is_ascii_whitespace()).unwrap_or(text.len())..];
+            let binary = text.is_empty() || text.contains(&0);
+            match claim {
+                Claim::Given if !binary => Kind::Message,
+                Claim::Bare if !binary && starts_with_field(text) => Kind::Message,
+                _ => Kind::Other,
+            }
+        }
+        kind => kind,
+    }
+}
+
+/// Whether the first line is a header field: a name of printable characters, then a colon.
+fn starts_with_field(text: &[u8]) -> bool {
+    let line = text.split(|&c| c == b'\n').next().unwrap_or(text);
+    match line.iter().position(|&c| c == b':') {
+        Some(colon) if colon > 0 => line[..colon].iter().all(|&c| (33..=126).contains(&c)),
+        _ => false,
+    }
+}
+
+/// Reads the first bytes of a file for [`sniff_claimed`].
+pub fn sniff_file(path: &Path, claim: Claim) -> std::io::Result<Kind> {
     let mut f = File::open(path)?;
     let mut head = vec![0u8; 8192];
     let mut filled = 0;
@@ -145,7 +207,7 @@ pub fn sniff_file(path: &Path) -> std::io::Result<Kind> {
         }
         filled += n;
     }
-    Ok(sniff(&head[..filled]))
+    Ok(sniff_claimed(&head[..filled], claim))
 }
 
 /// A file found under a given PATH, with that PATH (for display as a relative source).
@@ -366,6 +428,34 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(sniff(input), *want, "{}", String::from_utf8_lossy(input));
         }
+    }
+
+    #[test]
+    fn what_a_claim_lets_through() {
+        let broken = b"From: a@b\r\nSubject: x\r\nthis line is no field\r\nTo: c\r\n\r\nbody";
+        let cases: &[(&[u8], Claim, Kind)] = &[
+            (broken, Claim::Given, Kind::Message),
+            (b"Subject: x\r\nunfolded continuation\r\n\r\nbody", Claim::Given, Kind::Message),
+            (b"just some text someone saved as .eml", Claim::Given, Kind::Message),
+            (b"\x00\x01binary", Claim::Given, Kind::Other),
+            (b"", Claim::Given, Kind::Other),
+            (b"Path: news.example!not-for-mail\r\nXref: x\r\nbroken\r\n\r\nbody", Claim::Bare, Kind::Message),
+            (b"X-Anything: 1\nno field here\n", Claim::Bare, Kind::Message),
+            (b"plain words: not a field name\n", Claim::Bare, Kind::Other),
+            (b"just text", Claim::Bare, Kind::Other),
+            (b"name: value\nother: 2\n", Claim::Other, Kind::Other),
+            (b"Path: x\r\nXref: y\r\n\r\nb", Claim::Other, Kind::Message),
+            (b"From a@b Sat Jan  3 01:05:34 1996\nFrom: a\n", Claim::Bare, Kind::Mbox),
+        ];
+        for (input, claim, want) in cases {
+            assert_eq!(sniff_claimed(input, *claim), *want, "{claim:?}: {}", String::from_utf8_lossy(input));
+        }
+        let found = |root: &str, path: &str| Found { root: std::sync::Arc::from(Path::new(root)), path: path.into() };
+        assert_eq!(Claim::of(&found("/m/a.txt", "/m/a.txt")), Claim::Given);
+        assert_eq!(Claim::of(&found("/m", "/m/saved.EML")), Claim::Given);
+        assert_eq!(Claim::of(&found("/m", "/m/news/12345")), Claim::Bare);
+        assert_eq!(Claim::of(&found("/m", "/m/cur/1.M1P1.host:2,S")), Claim::Bare);
+        assert_eq!(Claim::of(&found("/m", "/m/notes.yaml")), Claim::Other);
     }
 
     #[test]

@@ -332,3 +332,38 @@ async fn threads_link_parents_and_replies() {
         assert!(t.iter().any(|&(_, e)| e == id), "a message is in its own thread");
     }
 }
+
+#[tokio::test]
+async fn files_a_user_gives_are_shown_even_with_broken_headers() {
+    let dir = tempfile::tempdir().expect("dir");
+    let walked = dir.path().join("walked");
+    std::fs::create_dir_all(walked.join("news")).expect("mkdir");
+    let write = |path: &std::path::Path, text: &str| std::fs::write(path, text.replace('\n', "\r\n")).expect("write");
+    write(
+        &walked.join("broken.eml"),
+        "From: a@example.com\nSubject: stray line\nthis line is no header field\nMessage-ID: <stray@example.com>\n\nbody one\n",
+    );
+    write(
+        &walked.join("news/4711"),
+        "Path: news.example!not-for-mail\nNewsgroups: comp.mail.misc\nSubject: a usenet article\nbroken line\n\nbody two\n",
+    );
+    write(&walked.join("settings.yaml"), "name: value\nother: 2\n");
+    let given = dir.path().join("given.txt");
+    write(&given, "Subject: given on the command line\nunfolded continuation\n\nbody three\n");
+    let app = TestApp::new(&[walked, given]);
+    let list = app.json("/api/messages?limit=100").await;
+    let mut subjects: Vec<String> = list["messages"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|m| m["subject"].as_str().unwrap_or("").to_string())
+        .collect();
+    subjects.sort();
+    assert_eq!(list["total"], 3, "{list:#}");
+    assert!(subjects.iter().any(|s| s == "a usenet article"), "{subjects:?}");
+    assert!(subjects.iter().any(|s| s == "given on the command line"), "{subjects:?}");
+    for m in list["messages"].as_array().expect("list") {
+        let page = app.get(m["url"].as_str().expect("url")).await;
+        assert_eq!(page.status, axum::http::StatusCode::OK);
+    }
+}

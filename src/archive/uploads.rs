@@ -20,7 +20,8 @@ impl Archive {
     /// same bytes twice are one file and one message.
     pub fn store_upload(&self, bytes: Vec<u8>) -> Result<Vec<EntryId>, Error> {
         let dir = self.uploads.clone();
-        let messages: Vec<Vec<u8>> = match ingest::sniff(&bytes[..bytes.len().min(8192)]) {
+        let messages: Vec<Vec<u8>> = match ingest::sniff_claimed(&bytes[..bytes.len().min(8192)], ingest::Claim::Given)
+        {
             Kind::Mbox => MboxReader::new(bytes.as_slice(), 0)
                 .filter_map(Result::ok)
                 .filter(|m| m.len > 0)
