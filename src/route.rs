@@ -68,8 +68,20 @@ impl Resolver<'_> {
     }
 
     /// `cid:` — this message first, then any loaded message (Content-IDs are meant to be unique).
+    ///
+    /// RFC 2557 §8.3 matches a `cid:` URL against Content-IDs only. Chrome, though, saves the
+    /// stylesheets it made itself (CSSOM rules, shadow-DOM styles) as parts with
+    /// `Content-Location: cid:…@mhtml.blink` and no Content-ID, and its loader resolves them. So
+    /// when no part of this message has the Content-ID, a part of this message whose
+    /// Content-Location is that very `cid:` URL is taken, as Chromium does; a Content-ID in the
+    /// message always wins over it.
     fn content_id(&self, cid: &str) -> Target {
         if let Some(idx) = self.msg.part_by_content_id(cid) {
+            return self.local_part(idx);
+        }
+        let url = crate::ids::cid_url(cid);
+        if let Some(idx) = self.msg.parts.iter().position(|p| !p.is_multipart() && p.location.as_deref() == Some(&url))
+        {
             return self.local_part(idx);
         }
         let index = self.archive.index();

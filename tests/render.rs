@@ -28,9 +28,19 @@ const CASES: &[Case] = &[
         expect: &[("cid:part1%2Fa%25b$@host.example", Some("part1/a%b$@host.example"))],
     },
     Case {
-        name: "cid_never_matches_a_content_location",
+        name: "cid_falls_back_to_a_content_location_as_chromium_does",
         message: "Message-ID: <nocl@t>\nContent-Type: multipart/related; boundary=b\n\n--b\nContent-Type: text/html\n\n<img src=\"cid:foo@x\">\n--b\nContent-Type: image/png\nContent-Location: cid:foo@x\n\nPNG\n--b--\n",
-        expect: &[("cid:foo@x", None)],
+        expect: &[("cid:foo@x", Some("cid:foo@x"))],
+    },
+    Case {
+        name: "cid_never_matches_another_part_s_content_location_when_a_content_id_exists",
+        message: "Message-ID: <cidwins@t>\nContent-Type: multipart/related; boundary=b\n\n--b\nContent-Type: text/html\n\n<img src=\"cid:foo@y\">\n--b\nContent-Type: image/png\nContent-Location: cid:foo@y\n\nDECOY\n--b\nContent-Type: image/png\nContent-ID: <foo@y>\n\nPNG\n--b--\n",
+        expect: &[("cid:foo@y", Some("foo@y"))],
+    },
+    Case {
+        name: "a_chrome_css_part_is_found_by_its_cid_location",
+        message: "Message-ID: <blink@t>\nContent-Type: multipart/related; type=\"text/html\"; boundary=b\n\n--b\nContent-Type: text/html\nContent-Location: http://example.com/\n\n<link rel=\"stylesheet\" href=\"cid:css-0f1e2d3c@mhtml.blink\">\n--b\nContent-Type: text/css\nContent-Location: cid:css-0f1e2d3c@mhtml.blink\n\np { color: green }\n--b--\n",
+        expect: &[("cid:css-0f1e2d3c@mhtml.blink", Some("cid:css-0f1e2d3c@mhtml.blink"))],
     },
     Case {
         name: "relative_location_resolves_against_the_outer_one",
