@@ -202,3 +202,33 @@ async fn render_fixtures_show_their_roots() {
     }
     assert!(checked >= 9, "render fixtures checked: {checked}");
 }
+
+#[tokio::test]
+async fn html_without_a_charset_parameter_reads_as_its_meta_says() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (koi8, _, _) = encoding_rs::KOI8_R.encode("Новости дня");
+    let (cp1251, _, _) =
+        encoding_rs::WINDOWS_1251.encode("Новини України: останні події, коментарі та аналітика експертів");
+    let page = |mid: &str, head: &[u8], body: &[u8]| {
+        let mut m = format!(
+            "From: a@example.com\r\nMessage-ID: <{mid}>\r\nMIME-Version: 1.0\r\nContent-Type: text/html\r\nContent-Transfer-Encoding: 8bit\r\n\r\n"
+        )
+        .into_bytes();
+        m.extend_from_slice(head);
+        m.extend_from_slice(body);
+        m
+    };
+    std::fs::write(
+        dir.path().join("koi8.mht"),
+        page("koi8@t", b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=koi8-r\"><p>", &koi8),
+    )
+    .expect("write");
+    std::fs::write(dir.path().join("cp1251.mht"), page("cp1251@t", b"<p>", &cp1251)).expect("write");
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    for (mid, want) in [("koi8@t", "Новости дня"), ("cp1251@t", "Новини України")] {
+        let detail = app.json(&format!("/api/messages/{mid}")).await;
+        let body = app.get(detail["html_url"].as_str().expect("html")).await;
+        assert_eq!(body.header("content-type"), "text/html; charset=utf-8");
+        assert!(body.text().contains(want), "{mid}: {}", body.text());
+    }
+}

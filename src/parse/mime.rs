@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use mail_parser::{Address, HeaderValue, MessageParser, MimeHeaders, PartType};
 
-use super::{mhtml, MAX_DEPTH};
+use super::{charset, mhtml, MAX_DEPTH};
 use crate::error::Error;
 use crate::ids::{derived_message_id, strip_angles};
 use crate::limits::MAX_PARTS;
@@ -118,6 +118,16 @@ fn add_part(
         section
     };
     let body = match &src.body {
+        PartType::Text(_) | PartType::Html(_) if charset.is_none() && undeclared_charset_matters(&content_type) => {
+            // mail-parser reads a text part without a charset as UTF-8; a saved page may be
+            // anything, and says so in its own bytes.
+            let bytes = transfer_decoded(&out.raw[begin..end], src.content_transfer_encoding());
+            Body::Text(if content_type == "text/css" {
+                charset::decode_css(&bytes)
+            } else {
+                charset::decode_html(&bytes)
+            })
+        }
         PartType::Text(t) | PartType::Html(t) => Body::Text(t.to_string()),
         PartType::Binary(b) | PartType::InlineBinary(b) => Body::Binary(bytes::Bytes::copy_from_slice(b)),
         PartType::Multipart(_) => Body::Multipart,
@@ -162,6 +172,23 @@ fn add_part(
             add_part(msg, child as usize, Some(idx), child_section, walk, out);
         }
     }
+}
+
+/// Documents whose bytes declare their own encoding, when their MIME type does not.
+fn undeclared_charset_matters(content_type: &str) -> bool {
+    matches!(content_type, "text/html" | "application/xhtml+xml" | "text/css")
+}
+
+/// A body's bytes with its Content-Transfer-Encoding undone (RFC 2045 §6); as they are when the
+/// encoding is an identity or unknown, or does not decode.
+fn transfer_decoded<'a>(raw: &'a [u8], encoding: Option<&str>) -> std::borrow::Cow<'a, [u8]> {
+    use mail_parser::decoders::{base64::base64_decode, quoted_printable::quoted_printable_decode};
+    let decoded = match encoding.map(|e| e.trim().to_ascii_lowercase()).as_deref() {
+        Some("base64") => base64_decode(raw),
+        Some("quoted-printable") => quoted_printable_decode(raw),
+        _ => None,
+    };
+    decoded.map_or(std::borrow::Cow::Borrowed(raw), std::borrow::Cow::Owned)
 }
 
 fn summary(msg: &mail_parser::Message<'_>) -> Summary {

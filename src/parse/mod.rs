@@ -3,6 +3,7 @@
 //! [`mhtml`] applies the MHTML rules (RFC 2557) that make a saved web page out of a
 //! `multipart/related` tree: absolute Content-Locations, bases, and which part is the page.
 
+mod charset;
 mod mhtml;
 mod mime;
 
