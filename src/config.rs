@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -52,6 +53,18 @@ pub struct ServeArgs {
     /// Origins allowed to call the API from a browser (CORS), comma-separated; none by default.
     #[arg(long = "cors-origin", env = "MAILSHELF_CORS_ORIGINS", value_delimiter = ',')]
     pub cors_origins: Vec<String>,
+
+    /// Most connections open at once; past it, new ones wait in the kernel's listen queue until
+    /// one closes. Keep it below the open-file limit (`ulimit -n`) less what the indexes use.
+    #[arg(long, env = "MAILSHELF_MAX_CONNECTIONS", default_value_t = 512, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections: u32,
+
+    /// Seconds a client has to send a request's headers, and how long an idle keep-alive
+    /// connection waits for its next request, before it is closed.
+    #[arg(long, env = "MAILSHELF_HEADER_TIMEOUT", default_value_t = 10, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout: u64,
 }
 
 #[derive(Debug, Args)]
@@ -70,6 +83,10 @@ pub struct Config {
     pub max_upload: usize,
     pub cors_origins: Vec<String>,
     pub search: bool,
+    /// Connections served at once (at least 1).
+    pub max_connections: usize,
+    /// Time to send a request's headers, and to start the next one on a kept-alive connection.
+    pub header_timeout: Duration,
 }
 
 impl Config {
@@ -102,7 +119,16 @@ impl Config {
             }
         }
         let cors_origins = args.cors_origins.iter().map(|o| o.trim_end_matches('/').to_string()).collect();
-        Ok(Config { paths, listen, data_dir, max_upload, cors_origins, search: args.search })
+        Ok(Config {
+            paths,
+            listen,
+            data_dir,
+            max_upload,
+            cors_origins,
+            search: args.search,
+            max_connections: args.max_connections as usize,
+            header_timeout: Duration::from_secs(args.header_timeout),
+        })
     }
 }
 

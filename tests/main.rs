@@ -6,6 +6,7 @@ mod api;
 mod archive;
 mod browser;
 mod cli;
+mod connections;
 mod corpus;
 mod pages;
 mod render;
