@@ -8,6 +8,7 @@ mod browser;
 mod cli;
 mod connections;
 mod corpus;
+mod faults;
 mod pages;
 mod render;
 mod search;
