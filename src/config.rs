@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -58,6 +59,18 @@ pub struct ServeArgs {
     /// `*` answers any name, which lets any website read your mail through DNS rebinding: unsafe.
     #[arg(long = "allowed-host", env = "MAILSHELF_ALLOWED_HOSTS", value_delimiter = ',', value_name = "NAME")]
     pub allowed_hosts: Vec<String>,
+
+    /// Most connections open at once; past it, new ones wait in the kernel's listen queue until
+    /// one closes. Keep it below the open-file limit (`ulimit -n`) less what the indexes use.
+    #[arg(long, env = "MAILSHELF_MAX_CONNECTIONS", default_value_t = crate::limits::DEFAULT_MAX_CONNECTIONS, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections: u32,
+
+    /// Seconds a client has to send a request's headers, and how long an idle keep-alive
+    /// connection waits for its next request, before it is closed.
+    #[arg(long, env = "MAILSHELF_HEADER_TIMEOUT", default_value_t = crate::limits::DEFAULT_HEADER_TIMEOUT_SECS, value_name = "SECONDS",
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout: u64,
 }
 
 #[derive(Debug, Args)]
@@ -78,6 +91,10 @@ pub struct Config {
     /// Host names answered besides IP literals and `localhost`, lower case; `*` for any.
     pub allowed_hosts: Vec<String>,
     pub search: bool,
+    /// Connections served at once (at least 1).
+    pub max_connections: usize,
+    /// Time to send a request's headers, and to start the next one on a kept-alive connection.
+    pub header_timeout: Duration,
 }
 
 impl Config {
@@ -123,7 +140,17 @@ impl Config {
             }
             allowed_hosts.push(name);
         }
-        Ok(Config { paths, listen, data_dir, max_upload, cors_origins, allowed_hosts, search: args.search })
+        Ok(Config {
+            paths,
+            listen,
+            data_dir,
+            max_upload,
+            cors_origins,
+            allowed_hosts,
+            search: args.search,
+            max_connections: args.max_connections as usize,
+            header_timeout: Duration::from_secs(args.header_timeout),
+        })
     }
 }
 

@@ -34,7 +34,8 @@ pub const MAX_NESTED_WALK: usize = 64;
 pub const DEFAULT_MAX_UPLOAD: &str = "64M";
 
 /// Default for `--max-connections`: connections open at once; further ones wait to be accepted.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 512;
 
-/// Default for `--header-timeout`: seconds a client has to send a request's header block.
+/// Default for `--header-timeout`: seconds a client has to send a request's header block, and an
+/// idle kept-alive connection waits for its next request.
 pub const DEFAULT_HEADER_TIMEOUT_SECS: u64 = 10;

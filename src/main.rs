@@ -91,7 +91,8 @@ async fn serve(config: Config) -> Result<(), mailshelf::Error> {
             Err(_) => {}
         }
     });
-    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await?;
+    let limits = mailshelf::server::Limits::from(&config);
+    mailshelf::server::serve(listener, app(state), limits, shutdown).await;
     Ok(())
 }
 

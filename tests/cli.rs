@@ -19,6 +19,8 @@ fn help_names_every_flag_and_its_environment_variable() {
         "MAILSHELF_MAX_UPLOAD",
         "MAILSHELF_SEARCH",
         "MAILSHELF_CORS_ORIGINS",
+        "MAILSHELF_MAX_CONNECTIONS",
+        "MAILSHELF_HEADER_TIMEOUT",
     ] {
         assert!(help.contains(env), "{env} in --help");
     }
@@ -32,6 +34,8 @@ fn bad_input_is_a_clear_error_and_a_failing_exit() {
         (&["serve", "--listen", "localhost-ish"], "is not an address"),
         (&["serve", "--max-upload", "lots"], "cannot read"),
         (&["serve", "--cors-origin", "https://x.example/path"], "is not an origin"),
+        (&["serve", "--max-connections", "0"], "0 is not in 1..="),
+        (&["serve", "--header-timeout", "0"], "0 is not in 1..="),
     ];
     for (args, want) in cases {
         let out = mailshelf().args(*args).arg("--data-dir").arg(data.path()).output().expect("runs");

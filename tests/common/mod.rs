@@ -1,5 +1,6 @@
 //! Shared fixtures: the corpus location, an app over given paths, and request helpers that drive
-//! the router in-process with `oneshot` (no sockets, no ports).
+//! the router in-process with `oneshot` (no sockets, no ports). `process` runs the real binary on a
+//! loopback port instead, for what only a socket shows.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,6 +11,8 @@ use axum::Router;
 use http_body_util::BodyExt;
 use mailshelf::{app, AppState, Archive, Config};
 use tower::ServiceExt;
+
+pub mod process;
 
 /// `../shared/corpus` beside the repository (or `MAILSHELF_CORPUS`).
 pub fn corpus_dir() -> PathBuf {
@@ -38,6 +41,8 @@ pub fn config_for(paths: &[PathBuf], data_dir: &Path) -> Config {
         cors_origins: Vec::new(),
         allowed_hosts: Vec::new(),
         search: true,
+        max_connections: 512,
+        header_timeout: std::time::Duration::from_secs(10),
     }
 }
 
