@@ -3,18 +3,18 @@
 //! are checked on the real server over a socket with crafted requests, and once in headless
 //! Chromium with an attacker page served from another loopback address.
 
-use std::io::{BufRead, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 
+use crate::common::process::Served;
 use crate::common::{repo_path, TestApp};
 
 /// The real server over the samples, on a free port; killed when dropped.
 struct Server {
-    child: Child,
+    _served: Served,
     addr: String,
     _data: tempfile::TempDir,
 }
@@ -22,19 +22,11 @@ struct Server {
 impl Server {
     fn start(extra: &[&str]) -> Server {
         let data = tempfile::tempdir().expect("dir");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mailshelf"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-            .arg(data.path())
-            .args(extra)
-            .arg(repo_path("samples"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starts");
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("line");
-        let addr = line.trim().trim_start_matches("mailshelf serving on http://").trim_end_matches('/').to_string();
-        let server = Server { child, addr, _data: data };
+        let samples = repo_path("samples");
+        let mut args = extra.to_vec();
+        args.push(samples.to_str().expect("utf-8 path"));
+        let served = Served::start(data.path(), &args);
+        let server = Server { addr: served.addr.to_string(), _served: served, _data: data };
         // Ready once the samples are indexed.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while !server
@@ -66,13 +58,6 @@ impl Server {
         let answer = self.raw(&req);
         let status = answer.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
         (status, answer)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
