@@ -9,6 +9,7 @@ mod archive;
 mod browser;
 mod cli;
 mod corpus;
+mod external;
 mod pages;
 mod render;
 mod search;

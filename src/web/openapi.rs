@@ -35,6 +35,7 @@ use crate::error::Error;
         api::MessageList,
         api::MessageDetail,
         api::PartNode,
+        api::ExternalBody,
         api::ThreadItem,
         Problem
     )),
