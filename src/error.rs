@@ -14,6 +14,10 @@ pub enum Error {
     /// The message has no part with that id.
     #[error("no part with that id in this message")]
     PartNotFound,
+    /// The part is a `message/external-body`: its data lives where the text says, and mailshelf
+    /// never goes there.
+    #[error("this part's data is not in the message: {0}; mailshelf does not fetch it")]
+    ExternalBody(String),
     /// Nothing is served at that path.
     #[error("nothing is served at this address")]
     NoRoute,
@@ -72,7 +76,7 @@ impl Error {
     pub fn status(&self) -> u16 {
         match self {
             Error::Unparseable => 422,
-            Error::MessageNotFound | Error::PartNotFound | Error::NoRoute => 404,
+            Error::MessageNotFound | Error::PartNotFound | Error::ExternalBody(_) | Error::NoRoute => 404,
             Error::BadId | Error::BadRequest(_) | Error::BadQuery(_) => 400,
             Error::TooLarge => 413,
             Error::UnknownHost => 421,
@@ -91,6 +95,7 @@ impl Error {
             Error::Unparseable => ("unparseable", "Unparseable message"),
             Error::MessageNotFound => ("message-not-found", "Message not found"),
             Error::PartNotFound => ("part-not-found", "Part not found"),
+            Error::ExternalBody(_) => ("external-body", "Part stored elsewhere"),
             Error::NoRoute => ("not-found", "Not found"),
             Error::BadId => ("bad-id", "Malformed id"),
             Error::BadRequest(_) => ("bad-request", "Bad request"),

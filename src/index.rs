@@ -279,7 +279,8 @@ impl Index {
             _ => crate::ids::derived_message_id(&msg.raw),
         };
         let id = self.entries.len() as EntryId;
-        let mut content_ids: Vec<String> = msg.parts.iter().filter_map(|p| p.content_id.clone()).collect();
+        let mut content_ids: Vec<String> =
+            msg.parts.iter().filter_map(|p| p.reference_id().map(str::to_string)).collect();
         content_ids.dedup();
         let has_attachments = msg.has_attachments();
         let parent = msg

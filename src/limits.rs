@@ -30,6 +30,12 @@ pub const MAX_SEARCH_WINDOW: usize = 10_000;
 /// Enclosed messages walked up to reach a nested one.
 pub const MAX_NESTED_WALK: usize = 64;
 
+/// Bytes of an external body's phantom header that are read; beyond them it is not looked at.
+pub const MAX_PHANTOM_HEADER: usize = 16 * 1024;
+
+/// Characters kept of the request an external body asks to mail to its server.
+pub const MAX_MAIL_SERVER_REQUEST: usize = 4096;
+
 /// Default for `--max-upload`: the largest request body.
 pub const DEFAULT_MAX_UPLOAD: &str = "64M";
 

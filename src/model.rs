@@ -89,6 +89,63 @@ pub struct Part {
     pub raw_range: std::ops::Range<usize>,
     /// True when the parser had to guess (bad transfer encoding, unknown charset).
     pub damaged: bool,
+    /// For a `message/external-body` part: where its data lives. Its body then holds nothing (the
+    /// phantom it carried is not the data and is never shown as if it were).
+    pub external: Option<External>,
+}
+
+/// A `message/external-body` part (RFC 2046 §5.2.3, RFC 2017): data that lives elsewhere, described
+/// by its Content-Type parameters and by the "phantom" header of the data it stands for. Every
+/// field is as the message gives it, cleaned of control characters; nothing here was fetched.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct External {
+    /// `url`, `anon-ftp`, `ftp`, `tftp`, `local-file`, `mail-server`, or whatever else was written
+    /// (lower case); `None` when the parameter is missing.
+    pub access_type: Option<String>,
+    /// For `URL`, the URL recovered as RFC 2017 §3.1 says; for `ANON-FTP`, `FTP` and `TFTP`, the URL
+    /// they stand for. It may be anything: see [`External::link`] before making it a link.
+    pub url: Option<String>,
+    /// The phantom header's Content-Type (`type/subtype`, lower case).
+    pub content_type: Option<String>,
+    /// The phantom header's Content-ID, without angle brackets.
+    pub content_id: Option<String>,
+    /// The Content-Description of the phantom header, else of the external-body entity.
+    pub description: Option<String>,
+    pub name: Option<String>,
+    pub site: Option<String>,
+    pub directory: Option<String>,
+    pub mode: Option<String>,
+    pub server: Option<String>,
+    pub subject: Option<String>,
+    /// The `expiration` parameter as written (an RFC 822 date).
+    pub expiration: Option<String>,
+    /// `expiration` as seconds since the epoch, when it reads as a date.
+    pub expires_at: Option<i64>,
+    /// The `size` parameter: the data's size in octets, when it is a number.
+    pub size: Option<u64>,
+    pub permission: Option<String>,
+    /// For `MAIL-SERVER`: the text after the phantom header, which is the request to mail to the
+    /// server (RFC 2046 §5.2.3.6).
+    pub request: Option<String>,
+    /// [`External::url`] when a reader may follow it: a well-formed `http`, `https` or `ftp` URL.
+    /// Anything else (`file:`, `javascript:`, `data:`, a URL with spaces or control characters) is
+    /// shown, never linked.
+    pub link: Option<String>,
+}
+
+impl External {
+    /// The URL a browser may be sent to in place of the part: `http` and `https` only.
+    pub fn redirect(&self) -> Option<&str> {
+        self.link.as_deref().filter(|l| {
+            let scheme = l.split(':').next().unwrap_or("");
+            scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
+        })
+    }
+
+    /// Whether `expiration` has passed at `now` (seconds since the epoch).
+    pub fn is_expired(&self, now: i64) -> bool {
+        self.expires_at.is_some_and(|t| t <= now)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -148,21 +205,30 @@ impl Part {
         matches!(self.body, Body::Text(_))
     }
 
-    /// An attachment in the user's sense: a leaf that is not the body being shown.
+    /// An attachment in the user's sense: a leaf that is not the body being shown. An external body
+    /// is not one: its data is not in the message.
     pub fn is_attachment_like(&self) -> bool {
-        self.disposition.as_deref() == Some("attachment") || self.filename.is_some()
+        self.external.is_none() && (self.disposition.as_deref() == Some("attachment") || self.filename.is_some())
+    }
+
+    /// The Content-ID a `cid:` reaches this part by: its own, else, for an external body, the one of
+    /// its phantom header (RFC 2045 §7 wants one on every external body; RFC 2046's examples put it
+    /// in the phantom).
+    pub fn reference_id(&self) -> Option<&str> {
+        self.content_id.as_deref().or_else(|| self.external.as_ref().and_then(|e| e.content_id.as_deref()))
     }
 }
 
 impl Message {
-    /// Finds a part by Content-ID, preferring, among parts sharing one id, the one a reader of the
-    /// enclosing multipart/alternative would see (the last HTML alternative, else the first match).
+    /// Finds a part by Content-ID ([`Part::reference_id`]), preferring, among parts sharing one id,
+    /// the one a reader of the enclosing multipart/alternative would see (the last HTML alternative,
+    /// else the first match).
     pub fn part_by_content_id(&self, cid: &str) -> Option<PartIdx> {
         let map = self.lookups.by_content_id.get_or_init(|| {
             let mut map = HashMap::new();
             for (i, p) in self.parts.iter().enumerate() {
-                let Some(c) = &p.content_id else { continue };
-                match map.entry(c.clone()) {
+                let Some(c) = p.reference_id() else { continue };
+                match map.entry(c.to_string()) {
                     Entry::Vacant(v) => {
                         v.insert(i);
                     }

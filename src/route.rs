@@ -25,7 +25,7 @@ pub fn raw_url(key: &str) -> String {
 /// The part segment: its Content-ID when that names this part alone, else `~section`.
 pub fn part_segment(msg: &Message, idx: PartIdx) -> String {
     let part = &msg.parts[idx];
-    match part.content_id.as_deref() {
+    match part.reference_id() {
         Some(cid) if !cid.starts_with(ids::SECTION_PREFIX) && msg.part_by_content_id(cid) == Some(idx) => {
             encode_segment(cid)
         }
@@ -60,6 +60,12 @@ pub struct Resolver<'a> {
 
 impl Resolver<'_> {
     fn local_part(&self, idx: PartIdx) -> Target {
+        // An external body's data is elsewhere: a followable URL is remote, and loads (or is
+        // blocked and counted) exactly as any remote reference; anything else names the part,
+        // whose URL says where the data is and loads nothing.
+        if let Some(link) = self.msg.parts[idx].external.as_ref().and_then(|e| e.link.as_deref()) {
+            return Target::Remote(link.to_string());
+        }
         let mut url = part_url(self.key, self.msg, idx);
         if self.remote && is_document(&self.msg.parts[idx].content_type) {
             url.push_str("?remote=1");

@@ -15,8 +15,9 @@ const ENTRIES: TableDefinition<u32, &[u8]> = TableDefinition::new("entries");
 const SOURCES: TableDefinition<&str, &[u8]> = TableDefinition::new("sources");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 
-/// Bumped whenever the stored form changes; an index of another version is rebuilt from sources.
-const SCHEMA: u64 = 5;
+/// Bumped whenever the stored form changes, or what parsing puts in it (6: the Content-IDs of
+/// external bodies' phantom headers); an index of another version is rebuilt from sources.
+const SCHEMA: u64 = 6;
 
 /// What was indexed from one source file.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use crate::archive::{Archive, Loaded};
 use crate::error::Error;
 use crate::index::{content_hash, Entry, EntryId};
 use crate::limits::MAX_SEARCH_WINDOW;
-use crate::model::{Body, Message, Part, PartIdx};
+use crate::model::{Body, External, Message, Part, PartIdx};
 use crate::rewrite::{self, Options};
 use crate::route::Resolver;
 
@@ -221,4 +221,39 @@ pub fn part_filename(part: &Part) -> String {
             mime_guess::get_mime_extensions_str(&served_type(part)).and_then(|e| e.first().copied()).unwrap_or("bin");
         format!("part-{}.{ext}", part.section)
     })
+}
+
+/// Where an external body's data is, in words (for pages and for the answer to its part's URL).
+pub fn external_place(e: &External) -> String {
+    let on_site = |what: String| match &e.site {
+        Some(site) => format!("{what} on {site}"),
+        None => what,
+    };
+    match (e.access_type.as_deref(), &e.url) {
+        (Some("url"), Some(url)) => format!("it is at {url}"),
+        (Some("url"), None) => "it names no URL".into(),
+        (Some("anon-ftp"), Some(url)) => format!("it is at {url} (anonymous FTP)"),
+        (Some("ftp"), Some(url)) => format!("it is at {url} (FTP, with a login)"),
+        (Some("tftp"), Some(url)) => format!("it is at {url} (TFTP)"),
+        (Some("anon-ftp" | "ftp" | "tftp"), None) => "it names no usable FTP site and file".into(),
+        (Some("local-file"), _) => match &e.name {
+            Some(name) => on_site(format!("it is the file {name}")),
+            None => on_site("it is a local file".into()),
+        },
+        (Some("mail-server"), _) => match (&e.server, &e.subject) {
+            (Some(server), Some(subject)) => format!("it is sent on request by {server} (subject: {subject})"),
+            (Some(server), None) => format!("it is sent on request by {server}"),
+            (None, _) => "it is sent on request by a mail server it does not name".into(),
+        },
+        (Some(other), _) => format!("its access type {other:?} is not one mailshelf knows"),
+        (None, _) => "it names no access type".into(),
+    }
+}
+
+/// Seconds since the epoch, now; what an external body's expiration is compared with.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
 }

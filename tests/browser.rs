@@ -294,3 +294,40 @@ x</textarea></form>
         assert!(!page.contains("Nouveaut") && !page.contains("newsletter"), "nothing of the archive: {page}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn external_image_loads_only_when_remote_content_is_allowed() {
+    let (remote, remote_log) = internet().await;
+    let dir = tempfile::tempdir().expect("dir");
+    for name in ["remote-image.eml", "other-message.eml"] {
+        let text =
+            std::fs::read_to_string(repo_path(&format!("tests/fixtures/external/browser/{name}"))).expect("read");
+        std::fs::write(dir.path().join(name), text.replace("{{REMOTE}}", &remote)).expect("write");
+    }
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    let (base, local_log) = serve(app.router.clone()).await;
+    let chart_part = "/part/remote-image@external.test/chart@external.test";
+    let detail = app.json("/api/messages/remote-image@external.test").await;
+    assert_eq!(detail["parts"][0]["parts"][1]["external"]["url"], format!("{remote}/external-chart.png"));
+    let page = app.get("/message/remote-image@external.test").await.text();
+    assert!(page.contains("1 remote resource blocked"), "the external image is counted as remote: {page}");
+
+    // Blocked: the image named by `cid:` is left out of the body; the one named through `mid:`
+    // reaches the part's URL, whose 303 the frame's policy refuses to follow.
+    load(&format!("{base}/message/remote-image@external.test")).await;
+    load(&format!("{base}/message/other-message@external.test")).await;
+    assert!(requested(&remote_log).is_empty(), "nothing loads before the user asks: {:#?}", requested(&remote_log));
+    assert!(
+        requested(&local_log).iter().any(|r| r == chart_part),
+        "the browser did follow the mid: reference to the part: {:#?}",
+        requested(&local_log)
+    );
+
+    // Allowed for the message: the image loads, by `cid:` and through the part's 303 alike.
+    for id in ["remote-image@external.test", "other-message@external.test"] {
+        remote_log.lock().expect("log").clear();
+        load(&format!("{base}/message/{id}?remote=1")).await;
+        let got = requested(&remote_log);
+        assert_eq!(got, ["/external-chart.png"], "{id}: the external image loads when asked, and nothing else");
+    }
+}

@@ -10,6 +10,7 @@ mod browser;
 mod cli;
 mod connections;
 mod corpus;
+mod external;
 mod faults;
 mod pages;
 mod render;

@@ -1,5 +1,7 @@
 //! What the search index gets of a message: its headers, the text a reader sees, and the names of
-//! its files, for it and every message it encloses.
+//! its files, for it and every message it encloses. An external body's phantom is not text a
+//! reader sees (it is the header of data that lives elsewhere, then filler): only its description
+//! is searched, and its name with the file names.
 
 use crate::index::EntryId;
 use crate::limits::MAX_INDEXED_TEXT;
@@ -14,6 +16,7 @@ pub fn search_doc(id: EntryId, msg: &Message) -> Doc {
     let mut stack = vec![msg];
     while let Some(m) = stack.pop() {
         filenames.extend(m.parts.iter().filter_map(|p| p.filename.clone()));
+        filenames.extend(m.parts.iter().filter_map(|p| p.external.as_ref()?.name.clone()));
         stack.extend(m.nested().map(|(_, n)| n));
     }
     Doc {
@@ -31,8 +34,9 @@ pub fn search_doc(id: EntryId, msg: &Message) -> Doc {
     }
 }
 
-/// The text a reader sees: the text body, else the visible text of the HTML body, of the message
-/// and of every message it encloses; at most [`MAX_INDEXED_TEXT`].
+/// The text a reader sees: the text body, else the visible text of the HTML body, and the
+/// descriptions of external bodies, of the message and of every message it encloses; at most
+/// [`MAX_INDEXED_TEXT`].
 pub(super) fn reader_text(msg: &Message) -> String {
     let mut body = String::new();
     let mut stack = vec![msg];
@@ -51,6 +55,10 @@ pub(super) fn reader_text(msg: &Message) -> String {
         if body.len() < MAX_INDEXED_TEXT {
             body.push_str(&text);
             body.push('\n');
+            for d in m.parts.iter().filter_map(|p| p.external.as_ref()?.description.as_deref()) {
+                body.push_str(d);
+                body.push('\n');
+            }
         }
         stack.extend(m.nested().map(|(_, n)| n));
     }

@@ -37,7 +37,7 @@ pub(super) fn select_body(msg: &Message, idx: PartIdx, depth: usize) -> (Option<
             let root = part
                 .start
                 .as_deref()
-                .and_then(|s| part.children.iter().copied().find(|&c| msg.parts[c].content_id.as_deref() == Some(s)))
+                .and_then(|s| part.children.iter().copied().find(|&c| msg.parts[c].reference_id() == Some(s)))
                 // No `start`: the part of the type the `type` parameter names (RFC 2387), which
                 // some savers put after the resources, else the first part.
                 .or_else(|| {

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use mail_parser::{Address, HeaderValue, MessageParser, MimeHeaders, PartType};
 
-use super::{charset, mhtml, MAX_DEPTH};
+use super::{charset, external, mhtml, MAX_DEPTH};
 use crate::error::Error;
 use crate::ids::{derived_message_id, strip_angles};
 use crate::limits::MAX_PARTS;
-use crate::model::{Body, Message, Part, PartIdx, Summary};
+use crate::model::{Body, External, Message, Part, PartIdx, Summary};
 use crate::uri;
 
 /// One message from its bytes; `Unparseable` when mail-parser finds no message at all.
@@ -98,7 +98,7 @@ fn add_part(
     };
     let charset = ct.and_then(|c| c.attribute("charset")).map(|s| s.trim().to_string());
     let start = ct.and_then(|c| c.attribute("start")).map(|s| strip_angles(s).to_string());
-    let params = ct
+    let params: Vec<(String, String)> = ct
         .and_then(|c| c.attributes())
         .unwrap_or(&[])
         .iter()
@@ -117,7 +117,11 @@ fn add_part(
     } else {
         section
     };
+    let is_external = content_type == "message/external-body";
+    let external = is_external.then(|| external_body(src, &params, out.raw.get(begin..end).unwrap_or(&[])));
     let body = match &src.body {
+        // What an external body carries is a phantom, not its data: the part holds nothing.
+        _ if is_external => Body::Binary(bytes::Bytes::new()),
         PartType::Text(_) | PartType::Html(_) if charset.is_none() && undeclared_charset_matters(&content_type) => {
             // mail-parser reads a text part without a charset as UTF-8; a saved page may be
             // anything, and says so in its own bytes.
@@ -154,11 +158,15 @@ fn add_part(
         location: None,
         base: String::new(),
         related_scope: None,
-        filename: src.attachment_name().map(|f| f.trim().to_string()).filter(|f| !f.is_empty()),
+        // An external body's `name` parameter says where the data is, not what a file here is called.
+        filename: if is_external { disposition_filename(src) } else { src.attachment_name() }
+            .map(|f| f.trim().to_string())
+            .filter(|f| !f.is_empty()),
         disposition: src.content_disposition().map(|d| d.ctype().trim().to_ascii_lowercase()),
         body,
         raw_range: begin..end,
         damaged: src.is_encoding_problem,
+        external,
     });
     if let Some(p) = parent {
         out.parts[p].children.push(idx);
@@ -189,6 +197,45 @@ fn transfer_decoded<'a>(raw: &'a [u8], encoding: Option<&str>) -> std::borrow::C
         _ => None,
     };
     decoded.map_or(std::borrow::Cow::Borrowed(raw), std::borrow::Cow::Owned)
+}
+
+fn disposition_filename<'a>(src: &'a mail_parser::MessagePart<'_>) -> Option<&'a str> {
+    src.content_disposition().and_then(|d| d.attribute("filename"))
+}
+
+/// A `message/external-body` part described: its parameters, and its phantom header read with the
+/// same header parser as everything else. `raw_body` is the body as it sits in the message (an
+/// external body is 7bit, RFC 2046 §5.2.3); a decoded body is preferred when the parser made one.
+fn external_body(src: &mail_parser::MessagePart<'_>, params: &[(String, String)], raw_body: &[u8]) -> External {
+    let body: &[u8] = match &src.body {
+        PartType::Text(t) | PartType::Html(t) => t.as_bytes(),
+        PartType::Binary(b) | PartType::InlineBinary(b) => b,
+        PartType::Message(inner) => inner.raw_message(),
+        PartType::Multipart(_) => raw_body,
+    };
+    let (header, after) = external::split_phantom(body);
+    let phantom = if header.is_empty() {
+        external::Phantom::default()
+    } else {
+        MessageParser::default()
+            .parse_headers(header)
+            .map(|h| external::Phantom {
+                content_type: h
+                    .content_type()
+                    .map(|ct| (ct.ctype().to_string(), ct.subtype().unwrap_or("").to_string())),
+                content_id: h.content_id().map(str::to_string),
+                description: h.content_description().map(clean_text),
+            })
+            .unwrap_or_default()
+    };
+    let expires_at = params
+        .iter()
+        .find(|(n, _)| n == "expiration")
+        .and_then(|(_, v)| mail_parser::DateTime::parse_rfc822(v))
+        .filter(|d| d.is_valid())
+        .map(|d| d.to_timestamp());
+    let description = src.content_description().map(clean_text);
+    external::describe(params, phantom, after, description.as_deref(), expires_at)
 }
 
 fn summary(msg: &mail_parser::Message<'_>) -> Summary {

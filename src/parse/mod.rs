@@ -1,9 +1,12 @@
 //! Bytes → [`crate::model::Message`], one module per input format, all producing the same model:
 //! [`mime`] reads Internet messages (RFC 5322 and MIME, the only module that knows mail-parser);
 //! [`mhtml`] applies the MHTML rules (RFC 2557) that make a saved web page out of a
-//! `multipart/related` tree: absolute Content-Locations, bases, and which part is the page.
+//! `multipart/related` tree: absolute Content-Locations, bases, and which part is the page;
+//! [`external`] reads `message/external-body` parts (RFC 2046 §5.2.3, RFC 2017): where their data
+//! lives, never the data itself.
 
 mod charset;
+mod external;
 mod mhtml;
 mod mime;
 

@@ -16,9 +16,9 @@ use crate::archive::Loaded;
 use crate::error::Error;
 use crate::ids::encode_segment;
 use crate::index::{Entry, Location};
-use crate::model::{Body, Message, PartIdx};
+use crate::model::{Body, External, Message, PartIdx};
 use crate::route;
-use crate::view::{blocking, Found, View};
+use crate::view::{blocking, now, Found, View};
 
 #[derive(Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Status {
@@ -138,6 +138,82 @@ pub struct PartNode {
     pub message: Option<EnclosedMessage>,
     #[schema(no_recursion)]
     pub parts: Vec<PartNode>,
+    /// Only on a `message/external-body` part: where its data lives. `url` then answers `303` to
+    /// an http or https URL, else `404`; mailshelf never fetches the data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external: Option<ExternalBody>,
+}
+
+/// Where the data of a `message/external-body` part lives (RFC 2046 §5.2.3, RFC 2017), with what
+/// the message gives; absent fields were not given (or, for `url`, could not be formed).
+#[derive(Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct ExternalBody {
+    /// `url`, `anon-ftp`, `ftp`, `tftp`, `local-file`, `mail-server`, or another value as written,
+    /// lower case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_type: Option<String>,
+    /// For `url`: the URL, its quotes and white space removed (RFC 2017 §3.1). For `anon-ftp`,
+    /// `ftp` and `tftp`: the URL they stand for (`ftp://site/directory/name`, `tftp://site/name`).
+    /// Any scheme may appear here; only `http`, `https` and `ftp` are ever linked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The data's Content-Type, from the phantom header, `type/subtype` in lower case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// The data's Content-ID, from the phantom header, without angle brackets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_id: Option<String>,
+    /// The Content-Description of the phantom header, else of the part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directory: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// For `mail-server`: the address to mail a request to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// For `mail-server`: the subject that request should carry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// As written: an RFC 822 date after which the data may be gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiration: Option<String>,
+    /// `true` once `expiration` has passed (absent before, or without a readable date).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expired: bool,
+    /// The data's size in octets, as the message states it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// `read` or `read-write`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission: Option<String>,
+}
+
+impl ExternalBody {
+    fn of(e: &External, now: i64) -> Self {
+        ExternalBody {
+            access_type: e.access_type.clone(),
+            url: e.url.clone(),
+            content_type: e.content_type.clone(),
+            content_id: e.content_id.clone(),
+            description: e.description.clone(),
+            name: e.name.clone(),
+            site: e.site.clone(),
+            directory: e.directory.clone(),
+            mode: e.mode.clone(),
+            server: e.server.clone(),
+            subject: e.subject.clone(),
+            expiration: e.expiration.clone(),
+            expired: e.is_expired(now),
+            size: e.size,
+            permission: e.permission.clone(),
+        }
+    }
 }
 
 /// A message enclosed in a part, with its own page and API URL.
@@ -178,7 +254,7 @@ pub struct ThreadItem {
 
 /// A part and everything under it, down through enclosed messages (as IMAP's BODYSTRUCTURE does),
 /// so every leaf of every enclosed message is reachable from the top-level message's tree.
-fn part_node(view: &View, key: &str, msg: &Message, idx: PartIdx) -> PartNode {
+fn part_node(view: &View, key: &str, msg: &Message, idx: PartIdx, now: i64) -> PartNode {
     let p = &msg.parts[idx];
     let (message, parts) = match &p.body {
         Body::Message(inner) => {
@@ -190,10 +266,11 @@ fn part_node(view: &View, key: &str, msg: &Message, idx: PartIdx) -> PartNode {
                 api_url: format!("/api/messages/{id}"),
                 id,
             };
-            let parts = if inner.parts.is_empty() { Vec::new() } else { vec![part_node(view, &inner_key, inner, 0)] };
+            let parts =
+                if inner.parts.is_empty() { Vec::new() } else { vec![part_node(view, &inner_key, inner, 0, now)] };
             (Some(enclosed), parts)
         }
-        _ => (None, p.children.iter().map(|&c| part_node(view, key, msg, c)).collect()),
+        _ => (None, p.children.iter().map(|&c| part_node(view, key, msg, c, now)).collect()),
     };
     PartNode {
         content_type: p.content_type.clone(),
@@ -205,6 +282,7 @@ fn part_node(view: &View, key: &str, msg: &Message, idx: PartIdx) -> PartNode {
         url: route::part_url(key, msg, idx),
         message,
         parts,
+        external: p.external.as_ref().map(|e| ExternalBody::of(e, now)),
     }
 }
 
@@ -227,7 +305,7 @@ pub fn detail(view: &View, loaded: &Loaded) -> MessageDetail {
         html_url: msg.html_body.map(|i| route::part_url(key, msg, i)),
         text_url: msg.text_body.map(|i| route::part_url(key, msg, i)),
         raw_url: route::raw_url(key),
-        parts: if msg.parts.is_empty() { Vec::new() } else { vec![part_node(view, key, msg, 0)] },
+        parts: if msg.parts.is_empty() { Vec::new() } else { vec![part_node(view, key, msg, 0, now())] },
         thread: view
             .thread(loaded.id)
             .into_iter()

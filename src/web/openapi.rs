@@ -36,6 +36,7 @@ use crate::error::Error;
         api::MessageDetail,
         api::PartNode,
         api::EnclosedMessage,
+        api::ExternalBody,
         api::ThreadItem,
         Problem
     )),

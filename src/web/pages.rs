@@ -15,7 +15,7 @@ use super::state::AppState;
 use crate::archive::Loaded;
 use crate::error::Error;
 use crate::index::{Entry, EntryId, Location};
-use crate::model::{Message, PartIdx};
+use crate::model::{External, Message, Part, PartIdx};
 use crate::route;
 use crate::text;
 use crate::view::{blocking, part_filename, served_type, Found, View};
@@ -141,6 +141,24 @@ pub struct Attachment {
     download_url: String,
 }
 
+/// An external body as the page lists it: what the data is, and where.
+pub struct ExternalRow {
+    label: String,
+    content_type: String,
+    size: Option<String>,
+    expiration: Option<String>,
+    expired: bool,
+    /// How the data is reached ("web", "anonymous FTP", "mail server", …).
+    access: String,
+    /// A URL to follow: `http`, `https` or `ftp` only, opened in a new tab without a referrer.
+    link: Option<String>,
+    /// Where the data is, in words, when there is no link.
+    place: String,
+    /// For `MAIL-SERVER`: a `mailto:` link that writes the request, and the request itself.
+    mailto: Option<String>,
+    request: Option<String>,
+}
+
 pub struct Nested {
     subject: String,
     from: Option<String>,
@@ -203,6 +221,7 @@ pub struct MessagePage {
     truncated: bool,
     max_parts: usize,
     attachments: Vec<Attachment>,
+    externals: Vec<ExternalRow>,
     nested: Vec<Nested>,
     parts: Vec<PartRow>,
     duplicates: Vec<Link>,
@@ -284,6 +303,8 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
             }
         })
         .collect();
+    let now = crate::view::now();
+    let externals = msg.parts.iter().filter_map(|p| Some(external_row(p, p.external.as_ref()?, now))).collect();
     let nested = msg.nested().map(|(_, m)| nested_view(view, m)).collect();
     let parts = msg
         .parts
@@ -295,10 +316,10 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
             label: p
                 .filename
                 .clone()
-                .or_else(|| p.content_id.as_ref().map(|c| format!("<{c}>")))
+                .or_else(|| p.reference_id().map(|c| format!("<{c}>")))
                 .or_else(|| p.content_location.clone())
                 .unwrap_or_default(),
-            size: if p.is_multipart() { String::new() } else { human_size(p.size() as u64) },
+            size: if p.is_multipart() || p.external.is_some() { String::new() } else { human_size(p.size() as u64) },
             url: Some(route::part_url(key, msg, i)),
         })
         .collect();
@@ -356,6 +377,7 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
         truncated: msg.truncated,
         max_parts: crate::limits::MAX_PARTS,
         attachments,
+        externals,
         nested,
         parts,
         duplicates,
@@ -363,6 +385,89 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
         prev_in_thread,
         next_in_thread,
     }
+}
+
+/// An external body for the page. Only `http`, `https` and `ftp` URLs become links, a mail server
+/// a `mailto:` link; a local file, a TFTP site or anything else is text. Nothing is loaded.
+fn external_row(part: &Part, e: &External, now: i64) -> ExternalRow {
+    let access = match e.access_type.as_deref() {
+        Some("url") => "URL".to_string(),
+        Some("anon-ftp") => "anonymous FTP".into(),
+        Some("ftp") => "FTP (with a login)".into(),
+        Some("tftp") => "TFTP".into(),
+        Some("local-file") => "a file on another machine".into(),
+        Some("mail-server") => "by mail, on request".into(),
+        Some(other) => format!("unknown access type \u{201c}{other}\u{201d}"),
+        None => "no access type given".into(),
+    };
+    let place = match (e.access_type.as_deref(), &e.url) {
+        (Some("local-file"), _) => match (&e.name, &e.site) {
+            (Some(n), Some(s)) => format!("{n} on {s}"),
+            (Some(n), None) => n.clone(),
+            (None, Some(s)) => format!("a file on {s}"),
+            (None, None) => "a file it does not name".into(),
+        },
+        (Some("mail-server"), _) => match (&e.server, &e.subject) {
+            (Some(s), Some(subject)) => format!("{s}, subject \u{201c}{subject}\u{201d}"),
+            (Some(s), None) => s.clone(),
+            (None, _) => "a server it does not name".into(),
+        },
+        (_, Some(url)) => url.clone(),
+        (Some("url"), None) => "no URL given".into(),
+        (Some("anon-ftp" | "ftp" | "tftp"), None) => "no usable site and file name given".into(),
+        (Some(_), None) => "not a way mailshelf knows to name a place".into(),
+        (None, None) => "it does not say where the data is".into(),
+    };
+    let from_url = e.url.as_deref().and_then(|u| {
+        let url = url::Url::parse(u).ok()?;
+        url.path_segments()?.rfind(|s| !s.is_empty()).map(crate::ids::decode_percent)
+    });
+    let label = e
+        .description
+        .clone()
+        .or_else(|| e.name.clone())
+        .or(from_url)
+        .or_else(|| e.subject.clone())
+        .or_else(|| e.content_id.as_ref().map(|c| format!("<{c}>")))
+        .unwrap_or_else(|| format!("Part {}", part.section));
+    ExternalRow {
+        label,
+        content_type: e.content_type.clone().unwrap_or_else(|| "type not given".into()),
+        size: e.size.map(human_size),
+        expiration: e.expiration.clone(),
+        expired: e.is_expired(now),
+        access,
+        link: e.link.clone(),
+        place,
+        mailto: match e.access_type.as_deref() {
+            Some("mail-server") => {
+                e.server.as_deref().and_then(|s| mailto(s, e.subject.as_deref(), e.request.as_deref()))
+            }
+            _ => None,
+        },
+        request: e.request.clone(),
+    }
+}
+
+/// `mailto:` (RFC 6068) for a plain address, with the subject and body the request needs; `None`
+/// for anything that is not a plain address.
+fn mailto(server: &str, subject: Option<&str>, body: Option<&str>) -> Option<String> {
+    let (local, domain) = server.split_once('@')?;
+    let local_ok =
+        !local.is_empty() && local.chars().all(|c| c.is_ascii_alphanumeric() || "!$'*+-=^_`{|}~.".contains(c));
+    let domain_ok = !domain.is_empty() && domain.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.'));
+    if !(local_ok && domain_ok) {
+        return None;
+    }
+    // Everything but RFC 3986's unreserved characters is encoded (RFC 6068 §2).
+    const FIELD: &percent_encoding::AsciiSet =
+        &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+    let enc = |s: &str| percent_encoding::utf8_percent_encode(s, FIELD).to_string();
+    let fields: Vec<String> = [("subject", subject), ("body", body)]
+        .into_iter()
+        .filter_map(|(k, v)| Some(format!("{k}={}", enc(v?))))
+        .collect();
+    Some(if fields.is_empty() { format!("mailto:{server}") } else { format!("mailto:{server}?{}", fields.join("&")) })
 }
 
 /// The message's thread, and the messages before and after it in reading order.

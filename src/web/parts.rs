@@ -3,8 +3,8 @@
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{header, HeaderMap, HeaderValue};
-use axum::response::Response;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::error::{ApiError, Problem};
@@ -14,7 +14,7 @@ use super::state::AppState;
 use crate::error::Error;
 use crate::model::{Body as PartBody, Part};
 use crate::route;
-use crate::view::{is_document, part_filename, served_type};
+use crate::view::{external_place, is_document, part_filename, served_type};
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -31,7 +31,9 @@ pub struct PartQuery {
 }
 
 /// A part's decoded bytes (HTML and CSS rewritten to mailshelf's URLs), with file semantics:
-/// ETag, conditional GET, byte ranges, `?download=1`, `?raw=1`.
+/// ETag, conditional GET, byte ranges, `?download=1`, `?raw=1`. An external body
+/// (`message/external-body`) has no bytes here: `303` to its data's http or https URL, else `404`
+/// saying where the data is; mailshelf never fetches it.
 #[utoipa::path(get, path = "/part/{mid}/{cid}", tag = "parts",
     params(
         ("mid" = String, Path, description = "The message id"),
@@ -43,9 +45,11 @@ pub struct PartQuery {
     responses(
         (status = 200, description = "The part, with its Content-Type", content_type = "application/octet-stream", body = Vec<u8>),
         (status = 206, description = "The requested byte range", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 303, description = "An external body (message/external-body) whose data is at an http or https URL: that URL",
+            headers(("location" = String, description = "The URL the message gives for the data"))),
         (status = 304, description = "Unchanged since the given ETag"),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such message or part", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such message or part, or an external body whose data is not at a web URL (the detail says where it is)", body = Problem, content_type = "application/problem+json"),
         (status = 416, description = "The range is beyond the part"),
     ))]
 pub async fn part(
@@ -58,6 +62,14 @@ pub async fn part(
     let msg = loaded.message();
     let idx = route::find_part(msg, &cid).ok_or(Error::PartNotFound)?;
     let part = &msg.parts[idx];
+    if let Some(external) = &part.external {
+        // Never the phantom: a web URL is where the browser goes instead (under the CSP of the
+        // document asking, as any remote reference), anything else is only described.
+        return match external.redirect() {
+            Some(url) => Ok(see_other(url)),
+            None => Err(Error::ExternalBody(external_place(external)).into()),
+        };
+    }
     let remote = flag(&q.remote);
     let disposition = disposition(part, flag(&q.download));
     if flag(&q.raw) {
@@ -88,6 +100,19 @@ pub async fn part(
         response.headers_mut().insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
     }
     Ok(response)
+}
+
+/// `303 See Other` to an external body's web URL. Nothing is fetched: the client decides, and a
+/// message's frame still answers to its own policy for where the redirect lands.
+fn see_other(url: &str) -> Response {
+    match HeaderValue::from_str(url) {
+        Ok(location) => (
+            StatusCode::SEE_OTHER,
+            [(header::LOCATION, location), (header::CACHE_CONTROL, HeaderValue::from_static("private, no-cache"))],
+        )
+            .into_response(),
+        Err(_) => ApiError(Error::ExternalBody(format!("it is at {url}"))).into_response(),
+    }
 }
 
 /// The message exactly as it was given (as text/plain, so no browser renders it).
