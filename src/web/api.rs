@@ -341,6 +341,7 @@ pub async fn get_message(
         (status = 201, description = "Stored and indexed; Location names the first", body = Vec<MessageDetail>,
             headers(("location" = String, description = "The first message's API URL"))),
         (status = 400, description = "Unreadable upload", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Sent by a page of another site", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Larger than --max-upload", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Not a message", body = Problem, content_type = "application/problem+json"),
     ))]
@@ -405,6 +406,7 @@ fn too_large_or_bad(status: StatusCode, text: String) -> Error {
         (status = 204, description = "Deleted"),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such message", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Sent by a page of another site", body = Problem, content_type = "application/problem+json"),
         (status = 405, description = "A mounted message: read-only", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn delete_message(State(state): State<AppState>, Ids(id, _): Ids<String>) -> Result<StatusCode, ApiError> {

@@ -14,7 +14,10 @@ use crate::error::Error;
     info(
         title = "mailshelf",
         description = "Saved email and MHTML archives as pages and parts. Ids in paths are RFC 2392 \
-            url-addr-specs: a Message-ID or Content-ID without angle brackets, percent-encoded.",
+            url-addr-specs: a Message-ID or Content-ID without angle brackets, percent-encoded. \
+            Every route answers 421 (problem+json) to a Host that is not an IP address, localhost \
+            or a name allowed with --allowed-host, and every write 403 when a browser says it comes \
+            from another site.",
         license(name = "MIT OR Apache-2.0")
     ),
     paths(
