@@ -2,10 +2,16 @@
 //! `@import "…"` and the strings of `image-set()` and its kin, in `text/css` parts, `<style>` text
 //! and `style=` attributes alike.
 //!
-//! It is a CSS tokenizer reduced to what carries URLs (CSS Syntax Module Level 3, §4): comments,
-//! strings, escapes, identifiers and functions, `url()` tokens and at-keywords, with everything else
-//! copied through. It lives apart from the HTML rewrite because it knows nothing of HTML: the HTML
-//! side hands it the text and the bookkeeping, and gets the rewritten stylesheet back.
+//! Tokenizing is left to cssparser, the tokenizer of Firefox's style engine (and already built in
+//! through lol_html), so a stylesheet splits here where a browser splits it: what the browser takes
+//! for a URL is rewritten, and what it takes for something else (a comment, a string, a bad url,
+//! `url (x)` with a space, the dimension `5url(x)`) is not. The hand-written tokenizer this
+//! replaces got several of those wrong; it lives on, put right, as the test oracle in
+//! `css/oracle.rs`, and `css/tests.rs` holds the two to the same answers. Only the tokens that are
+//! replaced are written anew; every byte between them is copied as it stands. Section numbers below
+//! are those of CSS Syntax Module Level 3 (W3C Candidate Recommendation, 24 December 2021).
+
+use cssparser::{CowRcStr, Parser, ParserInput, Token};
 
 use super::{Options, Outcome, Resolve, State, Use};
 
@@ -20,6 +26,9 @@ pub fn rewrite_css(input: &str, base: &str, resolver: &dyn Resolve, opts: Option
 /// A blocked or unresolvable CSS reference becomes this: it loads nothing under any policy.
 const CSS_NOWHERE: &str = "about:invalid";
 
+/// What a bad url is written as (see [`scan`]).
+const NOWHERE_URL: &str = r#"url("about:invalid")"#;
+
 /// Rewrites `css` with `base` in force, recording into `st` (the HTML rewrite calls this for
 /// `<style>` text and `style=` attributes, with the document's base).
 pub(super) fn rewrite_css_with(css: &str, base: &str, st: &mut State<'_>) -> String {
@@ -27,7 +36,7 @@ pub(super) fn rewrite_css_with(css: &str, base: &str, st: &mut State<'_>) -> Str
     let mut out = String::with_capacity(css.len() + 64);
     let mut map =
         |url: &str| -> String { st.map(url, Use::Resource).map(|m| m.url).unwrap_or_else(|| CSS_NOWHERE.to_string()) };
-    css_scan(css, &mut out, &mut map);
+    scan(css, &mut out, &mut map);
     st.base = saved;
     out
 }
@@ -35,7 +44,7 @@ pub(super) fn rewrite_css_with(css: &str, base: &str, st: &mut State<'_>) -> Str
 /// Writes `s` as a CSS string literal (§4.3.5 read backwards). Line breaks and `<`, `>` are
 /// written as escapes, so a decoded URL can neither end the string nor, inside `<style>`, the
 /// element.
-fn css_string(s: &str) -> String {
+pub(super) fn css_string(s: &str) -> String {
     let mut o = String::with_capacity(s.len() + 2);
     o.push('"');
     for c in s.chars() {
@@ -53,226 +62,231 @@ fn css_string(s: &str) -> String {
     o
 }
 
-/// A CSS tokenizer reduced to what carries URLs (CSS Syntax 3 §4): comments, strings, escapes,
-/// identifiers and functions, `url()` tokens, and at-keywords. Everything else is copied through.
-fn css_scan(css: &str, out: &mut String, map: &mut dyn FnMut(&str) -> String) {
-    let b = css.as_bytes();
-    let mut i = 0;
-    // Strings are URLs right after `@import` and inside image-set()-like functions.
-    let mut string_is_url = false;
-    let mut fn_depth: Vec<bool> = Vec::new();
-    while i < b.len() {
-        let c = b[i];
-        if c == b'/' && b.get(i + 1) == Some(&b'*') {
-            let end = css[i + 2..].find("*/").map_or(b.len(), |e| i + 2 + e + 2);
-            out.push_str(&css[i..end]);
-            i = end;
-            continue;
+/// Functions whose string arguments are image URLs (CSS Images 4 §2.2 `image-set()`, §2.3
+/// `image()`, §2.6 `cross-fade()`, and the prefixed forms browsers still take).
+fn strings_are_urls(function: &str) -> bool {
+    ["image-set", "-webkit-image-set", "image", "cross-fade", "-webkit-cross-fade"]
+        .iter()
+        .any(|f| function.eq_ignore_ascii_case(f))
+}
+
+/// A block that is open where the scan stands (§5.4.8 simple blocks, §5.4.9 functions): the
+/// closing byte that ends it, and whether its strings are URLs (a function's name decides).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Block {
+    close: u8,
+    strings_are_urls: bool,
+}
+
+impl Block {
+    const PAREN: Block = Block { close: b')', strings_are_urls: false };
+    const SQUARE: Block = Block { close: b']', strings_are_urls: false };
+    const CURLY: Block = Block { close: b'}', strings_are_urls: false };
+}
+
+/// What the scan needs of a token, taken out of the parser so that it can go on.
+enum Seen<'i> {
+    /// A `<url-token>`, decoded.
+    Url(CowRcStr<'i>),
+    String(CowRcStr<'i>),
+    BadUrl,
+    /// An at-keyword, and whether it is `@import`.
+    AtKeyword(bool),
+    /// A `url(` or `src(` function token (CSS Values 4 §4.5).
+    UrlFunction,
+    /// A token that opens a block.
+    Open(Block),
+    /// A closing token, by its byte.
+    Close(u8),
+    Other,
+}
+
+fn seen<'i>(token: &Token<'i>) -> Seen<'i> {
+    match token {
+        Token::UnquotedUrl(url) => Seen::Url(url.clone()),
+        Token::QuotedString(string) => Seen::String(string.clone()),
+        Token::BadUrl(_) => Seen::BadUrl,
+        Token::AtKeyword(name) => Seen::AtKeyword(name.eq_ignore_ascii_case("import")),
+        Token::Function(name) if name.eq_ignore_ascii_case("url") || name.eq_ignore_ascii_case("src") => {
+            Seen::UrlFunction
         }
-        if c == b'"' || c == b'\'' {
-            let (value, end) = read_string(css, i);
-            if string_is_url || fn_depth.last().copied().unwrap_or(false) {
-                out.push_str(&css_string(&map(&value)));
-                string_is_url = false;
-            } else {
-                out.push_str(&css[i..end]);
-            }
-            i = end;
-            continue;
-        }
-        if c == b'@' {
-            let (name, end) = read_ident(css, i + 1);
-            out.push_str(&css[i..end]);
-            string_is_url = name.eq_ignore_ascii_case("import");
-            i = end.max(i + 1);
-            continue;
-        }
-        if starts_ident(b, i) {
-            let (name, end) = read_ident(css, i);
-            if b.get(end) == Some(&b'(') {
-                let lname = name.to_ascii_lowercase();
-                if lname == "url" || lname == "src" {
-                    let (value, close) = read_url_body(css, end + 1);
-                    out.push_str("url(");
-                    out.push_str(&css_string(&map(&value)));
-                    out.push(')');
-                    string_is_url = false;
-                    i = close;
-                    continue;
+        Token::Function(name) => Seen::Open(Block { close: b')', strings_are_urls: strings_are_urls(name) }),
+        Token::ParenthesisBlock => Seen::Open(Block::PAREN),
+        Token::SquareBracketBlock => Seen::Open(Block::SQUARE),
+        Token::CurlyBracketBlock => Seen::Open(Block::CURLY),
+        Token::CloseParenthesis => Seen::Close(b')'),
+        Token::CloseSquareBracket => Seen::Close(b']'),
+        Token::CloseCurlyBracket => Seen::Close(b'}'),
+        _ => Seen::Other,
+    }
+}
+
+/// A `url(` or `src(` function being read: where it starts, how many blocks are open once it is,
+/// and its string once that has come first.
+struct UrlFunction {
+    start: usize,
+    depth: usize,
+    url: Option<String>,
+}
+
+/// Copies `css` to `out`, replacing every reference with `url("<mapped>")` (or, for a bare string,
+/// `"<mapped>"`), where `map` answers the URL as decoded.
+///
+/// Which tokens are references:
+/// - a `<url-token>` (§4.3.6: `url(` with an unquoted body), and a `url(` or `src(` function whose
+///   first argument is a string: the whole function, up to its matching `)`, is replaced (what
+///   follows the string, url modifiers or stray tokens, goes with it). `src(` without a string
+///   names no URL and is scanned like any other function.
+/// - the string that comes first after `@import` (CSS Cascade 4 §2: `@import [ <url> | <string> ]`;
+///   white space and comments may stand between);
+/// - a string directly inside one of the functions of [`strings_are_urls`].
+///
+/// `<bad-string-token>`s (a line break in a string, §4.3.5) are never references, and are copied.
+/// Nor is a `<bad-url-token>` (`url(a b)`, `url(a"b)`, §4.3.6): browsers load nothing for it. But
+/// they disagree on where one ends: after white space in a url, cssparser (so Firefox) takes a
+/// backslash for a plain character, where the spec, Blink and WebKit take it for an escape, so
+/// `url(a \);b:url(c)` is one bad url to Blink and a bad url and `url(c)` to Firefox, and
+/// `url(a \\);b:url(c)` the other way round. Copied as it stands, such a token would let one
+/// browser load what the other reads as inside it, unrewritten. So a bad url is replaced, over the
+/// extent the spec gives it, with `url("about:invalid")`, which every browser reads alike, and the
+/// scan goes on where the spec says the bad url ends.
+///
+/// cssparser's `Parser` shows the contents of a block only through a nested parser, by recursion
+/// that hostile input nested a million deep would take past the end of the stack. Tokenizing does
+/// not depend on nesting (§4), so instead, after each token that opens a block (and after each bad
+/// url, to end it where the spec does), the scan starts a fresh parser and keeps the stack of open
+/// blocks itself.
+pub(super) fn scan(css: &str, out: &mut String, map: &mut dyn FnMut(&str) -> String) {
+    let mut blocks: Vec<Block> = Vec::new();
+    // Just after `@import`.
+    let mut import = false;
+    let mut function: Option<UrlFunction> = None;
+    // css[..copied] is in `out` already; the current parser reads css[from..].
+    let mut copied = 0;
+    let mut from = 0;
+    let replace = |out: &mut String, copied: &mut usize, start: usize, end: usize, with: &str| {
+        out.push_str(&css[*copied..start]);
+        out.push_str(with);
+        *copied = end;
+    };
+    'parsers: loop {
+        let mut input = ParserInput::new(&css[from..]);
+        let mut p = Parser::new(&mut input);
+        loop {
+            // White space and comments stand between tokens without changing what they are;
+            // stepping over them is cheaper than reading them as tokens.
+            p.skip_whitespace();
+            let start = from + p.position().byte_index();
+            let seen = match p.next_including_whitespace_and_comments() {
+                Ok(token) => seen(token),
+                Err(_) => break 'parsers,
+            };
+            let end = from + p.position().byte_index();
+            let seen = match &mut function {
+                None => seen,
+                Some(UrlFunction { url: url @ None, .. }) => match seen {
+                    Seen::String(string) => {
+                        *url = Some(string.to_string());
+                        continue;
+                    }
+                    // Not a string first: an ordinary function, whose block is open already.
+                    seen => {
+                        function = None;
+                        seen
+                    }
+                },
+                // Within `url("…" …)`: all of it goes, up to the `)` that closes it.
+                Some(UrlFunction { start: function_start, depth, url: Some(url) }) => {
+                    match seen {
+                        Seen::BadUrl => {
+                            from = bad_url_end(css, start);
+                            continue 'parsers;
+                        }
+                        Seen::UrlFunction => blocks.push(Block::PAREN),
+                        Seen::Open(block) => blocks.push(block),
+                        Seen::Close(close) if blocks.last().is_some_and(|b| b.close == close) => {
+                            blocks.pop();
+                            if blocks.len() < *depth {
+                                let with = format!("url({})", css_string(&map(url)));
+                                replace(out, &mut copied, *function_start, end, &with);
+                                function = None;
+                            }
+                            continue;
+                        }
+                        _ => continue,
+                    }
+                    from = end;
+                    continue 'parsers;
                 }
-                out.push_str(&css[i..=end]);
-                fn_depth.push(matches!(
-                    lname.as_str(),
-                    "image-set" | "-webkit-image-set" | "image" | "cross-fade" | "-webkit-cross-fade"
-                ));
-                i = end + 1;
-                continue;
+            };
+            let after_import = std::mem::take(&mut import);
+            match seen {
+                Seen::AtKeyword(is_import) => import = is_import,
+                Seen::Url(url) => replace(out, &mut copied, start, end, &format!("url({})", css_string(&map(&url)))),
+                Seen::String(url) if after_import || blocks.last().is_some_and(|b| b.strings_are_urls) => {
+                    replace(out, &mut copied, start, end, &css_string(&map(&url)));
+                }
+                Seen::BadUrl => {
+                    let spec_end = bad_url_end(css, start);
+                    replace(out, &mut copied, start, spec_end, NOWHERE_URL);
+                    if spec_end != end {
+                        from = spec_end;
+                        continue 'parsers;
+                    }
+                }
+                Seen::UrlFunction => {
+                    blocks.push(Block::PAREN);
+                    function = Some(UrlFunction { start, depth: blocks.len(), url: None });
+                    from = end;
+                    continue 'parsers;
+                }
+                Seen::Open(block) => {
+                    // Go on inside the block, with a parser of our own (see above).
+                    blocks.push(block);
+                    from = end;
+                    continue 'parsers;
+                }
+                // A closing token ends the innermost block only if it is of its kind; any other is
+                // a stray token inside it (§5.4.8).
+                Seen::Close(close) => {
+                    if blocks.last().is_some_and(|b| b.close == close) {
+                        blocks.pop();
+                    }
+                }
+                Seen::String(_) | Seen::Other => {}
             }
-            out.push_str(&css[i..end]);
-            i = end;
-            continue;
         }
-        match c {
-            b'(' => fn_depth.push(false),
-            b')' => {
-                fn_depth.pop();
-            }
-            b';' | b'{' | b'}' => string_is_url = false,
-            _ => {}
-        }
-        // Copy one whole UTF-8 character.
-        let len = utf8_len(c);
-        let end = (i + len).min(b.len());
-        out.push_str(css.get(i..end).unwrap_or(""));
-        i = end;
     }
-}
-
-fn utf8_len(first: u8) -> usize {
-    match first {
-        0x00..=0x7f => 1,
-        0xc0..=0xdf => 2,
-        0xe0..=0xef => 3,
-        _ => 4,
+    // A function the stylesheet leaves open ends with it.
+    if let Some(UrlFunction { start, url: Some(url), .. }) = function {
+        let with = format!("url({})", css_string(&map(&url)));
+        replace(out, &mut copied, start, css.len(), &with);
     }
+    out.push_str(&css[copied..]);
 }
 
-fn is_name_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c >= 0x80
-}
-
-/// Whether an identifier starts at `i` (§4.3.9).
-fn starts_ident(b: &[u8], i: usize) -> bool {
-    let c = b[i];
-    c.is_ascii_alphabetic()
-        || c == b'_'
-        || c >= 0x80
-        || (c == b'\\' && b.get(i + 1).is_some_and(|&n| n != b'\n'))
-        || (c == b'-' && b.get(i + 1).is_some_and(|&n| is_name_byte(n) || n == b'\\'))
-}
-
-/// Reads an identifier from `i`, decoding escapes (§4.3.11); returns it and the index after it.
-fn read_ident(css: &str, mut i: usize) -> (String, usize) {
+/// Where the bad url starting at `start` (its `url(`) ends by CSS Syntax 3: past the first `)`
+/// after `url(` that no backslash escapes (§4.3.6 and §4.3.14 escape alike in both parts of the
+/// token; a backslash before a line break escapes nothing). A url token that is not bad ends at the
+/// same `)`; it is the escapes after white space that cssparser reads differently.
+fn bad_url_end(css: &str, start: usize) -> usize {
     let b = css.as_bytes();
-    let mut name = String::new();
-    while i < b.len() {
-        if b[i] == b'\\' && b.get(i + 1).is_some_and(|&n| n != b'\n') {
-            let (ch, end) = read_escape(css, i + 1);
-            name.push(ch);
-            i = end;
-        } else if is_name_byte(b[i]) {
-            let len = utf8_len(b[i]);
-            name.push_str(css.get(i..i + len).unwrap_or(""));
-            i += len;
-        } else {
-            break;
-        }
-    }
-    (name, i.min(b.len()))
-}
-
-/// Reads a CSS escape whose backslash is just before `i` (§4.3.7).
-fn read_escape(css: &str, i: usize) -> (char, usize) {
-    let b = css.as_bytes();
-    let hex: usize = b[i..].iter().take(6).take_while(|c| c.is_ascii_hexdigit()).count();
-    if hex > 0 {
-        let code = u32::from_str_radix(&css[i..i + hex], 16).unwrap_or(0xfffd);
-        let mut end = i + hex;
-        if b.get(end).is_some_and(|c| c.is_ascii_whitespace()) {
-            end += 1;
-        }
-        let ch = char::from_u32(code).filter(|&c| c != '\0').unwrap_or('\u{fffd}');
-        (ch, end)
-    } else {
-        let ch = css[i..].chars().next().unwrap_or('\u{fffd}');
-        (ch, i + ch.len_utf8())
-    }
-}
-
-/// Reads a quoted string starting at its quote (§4.3.5); returns the decoded value and the index
-/// after it.
-fn read_string(css: &str, start: usize) -> (String, usize) {
-    let b = css.as_bytes();
-    let quote = b[start];
-    let mut i = start + 1;
-    let mut value = String::new();
+    // The name (`url`, maybe escaped: `u\72l`) holds no `(`: an escaped one would make it no url.
+    let Some(open) = css[start..].find('(') else { return b.len() };
+    let mut i = start + open + 1;
     while i < b.len() {
         match b[i] {
-            q if q == quote => return (value, i + 1),
-            b'\n' => return (value, i),
-            b'\\' if b.get(i + 1) == Some(&b'\n') => i += 2,
-            b'\\' if i + 1 < b.len() => {
-                let (ch, end) = read_escape(css, i + 1);
-                value.push(ch);
-                i = end;
-            }
-            c => {
-                let len = utf8_len(c);
-                value.push_str(css.get(i..i + len).unwrap_or(""));
-                i += len;
-            }
+            b')' => return i + 1,
+            // An escape hides the byte after the backslash (of a hex escape, its first digit; of
+            // anything else, the first byte of the character, which is `)` or `\\` when it matters).
+            b'\\' if b.get(i + 1).is_some_and(|c| !matches!(c, b'\n' | b'\r' | b'\x0c')) => i += 2,
+            _ => i += 1,
         }
     }
-    (value, b.len())
-}
-
-/// Reads what follows `url(` up to and including its `)` (§4.3.6); quoted or not, escapes decoded.
-/// A broken url token runs to the next `)` or the end, as CSS does (§4.3.14).
-fn read_url_body(css: &str, mut i: usize) -> (String, usize) {
-    let b = css.as_bytes();
-    while i < b.len() && b[i].is_ascii_whitespace() {
-        i += 1;
-    }
-    let mut value = String::new();
-    if i < b.len() && (b[i] == b'"' || b[i] == b'\'') {
-        let (v, end) = read_string(css, i);
-        value = v;
-        i = end;
-    } else {
-        while i < b.len() && b[i] != b')' {
-            if b[i] == b'\\' && i + 1 < b.len() {
-                let (ch, end) = read_escape(css, i + 1);
-                value.push(ch);
-                i = end;
-            } else if b[i].is_ascii_whitespace() {
-                i += 1;
-            } else {
-                let len = utf8_len(b[i]);
-                value.push_str(css.get(i..i + len).unwrap_or(""));
-                i += len;
-            }
-        }
-    }
-    // Skip anything (space, stray tokens) up to the closing parenthesis.
-    match css[i.min(b.len())..].find(')') {
-        Some(p) => (value, i + p + 1),
-        None => (value, b.len()),
-    }
+    b.len()
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::tests::Fake;
-    use super::*;
-
-    #[test]
-    fn css_tokens() {
-        let cases = [
-            ("a{b:url( \"cid:x\" )}", r#"a{b:url("/p/x")}"#),
-            ("a{b:URL(cid:x)}", r#"a{b:url("/p/x")}"#),
-            (r"a{b:u\rl(http://evil/1)}", r#"a{b:url("about:invalid")}"#),
-            (r"a{b:\75 rl(http://evil/2)}", r#"a{b:url("about:invalid")}"#),
-            ("/* url(cid:no) */a{}", "/* url(cid:no) */a{}"),
-            ("a{content:'url(cid:no)'}", "a{content:'url(cid:no)'}"),
-            ("a{b:image-set('cid:a' 1x, \"http://evil/3\" 2x)}", r#"a{b:image-set("/p/a" 1x, "about:invalid" 2x)}"#),
-            ("@import url(http://evil/4);", r#"@import url("about:invalid");"#),
-            ("a{b:url(http://evil/5", r#"a{b:url("about:invalid")"#),
-            ("a{font-family:\"x\"}", "a{font-family:\"x\"}"),
-            ("é{b:url(../i.png)}", r#"é{b:url("/loc/http://local/i.png")}"#),
-        ];
-        for (input, want) in cases {
-            let out = rewrite_css(input, "http://local/css/s.css", &Fake, Options::default());
-            assert_eq!(out.output, want, "{input}");
-        }
-    }
-}
+mod oracle;
+#[cfg(test)]
+mod tests;
