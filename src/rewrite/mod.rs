@@ -134,9 +134,24 @@ const DROPPED_ELEMENTS: &[&str] = &["script", "object", "embed", "applet", "base
 /// Attributes holding one URL; `href` and `src` are decided per element below.
 const URL_ATTRIBUTES: &[&str] = &["background", "poster", "lowsrc", "dynsrc", "cite", "longdesc"];
 
-/// Attributes removed wherever they stand.
-const DROPPED_ATTRIBUTES: &[&str] =
-    &["srcdoc", "ping", "action", "formaction", "manifest", "codebase", "classid", "archive", "data"];
+/// Attributes removed wherever they stand. `crossorigin` and `integrity` too: the bytes come from
+/// the archive, not the network, so there is nothing for CORS or Subresource Integrity to check —
+/// and both would break the page. A CORS-mode fetch from the sandboxed frame (an opaque origin)
+/// fails without `Access-Control-Allow-Origin`, which parts do not carry (other sites must not read
+/// them), and a stylesheet whose `url()`s were rewritten no longer matches its hash.
+const DROPPED_ATTRIBUTES: &[&str] = &[
+    "srcdoc",
+    "ping",
+    "action",
+    "formaction",
+    "manifest",
+    "codebase",
+    "classid",
+    "archive",
+    "data",
+    "crossorigin",
+    "integrity",
+];
 
 /// Rewrites an HTML document. `base` is the part's base URI (RFC 2557 §5); a `<base href>` in the
 /// document changes it for what follows and is itself removed.
@@ -435,6 +450,11 @@ mod tests {
             (r#"<base href="http://local/sub/"><img src="a.png">"#, r#"<img src="/loc/http://local/sub/a.png">"#),
             (r#"<svg><image xlink:href="cid:i"/></svg>"#, r#"<svg><image xlink:href="/p/i" /></svg>"#),
             (r#"<form action="http://evil/"><input></form>"#, "<form><input></form>"),
+            (
+                r#"<link crossorigin="anonymous" rel="stylesheet" href="cid:s" integrity="sha384-x">"#,
+                r#"<link rel="stylesheet" href="/p/s">"#,
+            ),
+            (r#"<img crossorigin src="cid:a">"#, r#"<img src="/p/a">"#),
         ];
         for (input, want) in cases {
             assert_eq!(html(input).output, want, "{input}");
