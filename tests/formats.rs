@@ -163,6 +163,10 @@ async fn emlx_flags_show_as_maildir_flags() {
     let page = app.get(&format!("/message/{key}")).await.text();
     assert!(page.contains("<dt>Flags</dt><dd>S</dd>"), "{page}");
     assert!(page.contains("Fwd: Lorem ipsum"));
+    let detail = app.json(&format!("/api/messages/{key}")).await;
+    assert_eq!(detail["flags"], "S");
+    // It was saved without the Attachments folder its parts were left out to.
+    assert_eq!(detail["notices"].as_array().map(Vec::len), Some(4), "{}", detail["notices"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -288,4 +292,37 @@ fn bplist_array(refs: &[u16]) -> Vec<u8> {
         o.extend_from_slice(&r.to_be_bytes());
     }
     o
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploaded_files_in_other_formats_are_kept_as_given() {
+    use axum::body::Body;
+    use axum::http::Request;
+    let files = [
+        corpus_dir().join("webarchive-rs/fixtures/crouton.webarchive"),
+        repo_path("tests/fixtures/formats/page.webarchive"),
+        repo_path("tests/fixtures/formats/utf16le.eml"),
+        corpus_dir().join("emlx-rs/tests/emails/2.emlx"),
+    ];
+    let app = TestApp::new(&[]);
+    let mut keys = Vec::new();
+    for file in &files {
+        let bytes = std::fs::read(file).expect("read");
+        let req =
+            Request::post("/api/messages").header("content-type", "message/rfc822").body(Body::from(bytes.clone()));
+        let r = app.request(req.expect("request")).await;
+        assert_eq!(r.status, 201, "{}: {}", file.display(), r.text());
+        let created: serde_json::Value = serde_json::from_slice(&r.body).expect("json");
+        let key = created[0]["id"].as_str().expect("id").to_string();
+        let raw = app.get(&format!("/raw/{}", mailshelf::ids::encode_segment(&key))).await;
+        assert_eq!(raw.body, bytes, "{}", file.display());
+        keys.push(key);
+    }
+    // Stored as given, they read back as the same messages after a restart.
+    let app = app.restart(&[]);
+    assert_eq!(app.json("/api/status").await["messages"], files.len());
+    for key in &keys {
+        let page = app.get(&format!("/message/{}", mailshelf::ids::encode_segment(key))).await;
+        assert_eq!(page.status, 200, "{key}");
+    }
 }
