@@ -150,8 +150,9 @@ pub enum Claim {
     Other,
 }
 
-/// Extensions that name a message or an mbox.
-const MAIL_EXTENSIONS: &[&str] = &["eml", "mht", "mhtml", "mbox", "mbx"];
+/// Extensions that name a message or an mbox (Apple Mail's `.emlx` and `.partial.emlx`, Safari's
+/// `.webarchive` included).
+const MAIL_EXTENSIONS: &[&str] = &["eml", "mht", "mhtml", "mbox", "mbx", "emlx", "webarchive"];
 
 impl Claim {
     /// The claim of a file found under `root`: `Given` when it is the root itself.
@@ -169,8 +170,22 @@ impl Claim {
     }
 }
 
-/// [`sniff`], as strict as the file's [`Claim`] asks.
+/// [`sniff`], as strict as the file's [`Claim`] asks. Files in other formats that hold one message
+/// are looked through: a UTF-16 file (by its byte order mark) is sniffed as the text it holds, an
+/// Apple Mail `.emlx` after its byte-count line; a binary property list (a Safari `.webarchive`)
+/// is a message when the file is claimed as one.
 pub fn sniff_claimed(head: &[u8], claim: Claim) -> Kind {
+    if let Some(text) = utf16_to_bytes(head) {
+        return sniff_claimed(&text, claim);
+    }
+    if head.starts_with(b"bplist00") {
+        return if claim == Claim::Given { Kind::Message } else { Kind::Other };
+    }
+    if let Some(rest) = after_emlx_count(head) {
+        if sniff_claimed(rest, claim) == Kind::Message {
+            return Kind::Message;
+        }
+    }
     match sniff(head) {
         Kind::Other if claim != Claim::Other => {
             let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
@@ -184,6 +199,36 @@ pub fn sniff_claimed(head: &[u8], claim: Claim) -> Kind {
         }
         kind => kind,
     }
+}
+
+/// The bytes a UTF-16 file stands for, when it starts with a byte order mark (`FF FE` little
+/// endian, `FE FF` big endian), as some Windows tools save `.eml` files: its text, in UTF-8 (which
+/// is what an 8-bit message's bytes are read as). `None` for anything else. An odd last byte or a
+/// lone surrogate becomes U+FFFD.
+pub fn utf16_to_bytes(bytes: &[u8]) -> Option<Vec<u8>> {
+    let encoding = match bytes {
+        [0xFF, 0xFE, ..] => encoding_rs::UTF_16LE,
+        [0xFE, 0xFF, ..] => encoding_rs::UTF_16BE,
+        _ => return None,
+    };
+    let (text, _) = encoding.decode_without_bom_handling(&bytes[2..]);
+    Some(text.into_owned().into_bytes())
+}
+
+/// What follows the first line of an Apple Mail `.emlx` (the message's length in bytes, in ASCII
+/// digits, maybe padded with spaces), when the first line is one.
+pub fn after_emlx_count(bytes: &[u8]) -> Option<&[u8]> {
+    let (digits, rest) = emlx_count_line(bytes)?;
+    digits.parse::<u64>().ok()?;
+    Some(rest)
+}
+
+/// The digits of an `.emlx` byte-count line and what follows the line.
+pub fn emlx_count_line(bytes: &[u8]) -> Option<(&str, &[u8])> {
+    let end = bytes.iter().take(32).position(|&b| b == b'\n')?;
+    let line = std::str::from_utf8(&bytes[..end]).ok()?.trim_end_matches([' ', '\t', '\r']);
+    (!line.is_empty() && line.len() <= 20 && line.bytes().all(|b| b.is_ascii_digit()))
+        .then_some((line, &bytes[end + 1..]))
 }
 
 /// Whether the first line is a header field: a name of printable characters, then a colon.
@@ -233,11 +278,70 @@ pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
             let is_dir = e.file_type().is_dir();
             // Maildir++ keeps subfolders as hidden folders (`.Lists.rust/cur`): those are mail.
             let hidden = name.starts_with('.') && !(is_dir && e.path().join("cur").is_dir());
-            e.depth() == 0 || !(hidden || (is_dir && name == "tmp"))
+            e.depth() == 0 || !(hidden || (is_dir && name == "tmp") || (is_dir && is_apple_attachments(e.path())))
         })
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file() || (e.depth() == 0 && e.path().is_file()))
         .map(move |e| Found { root: std::sync::Arc::clone(&shared), path: e.into_path() })
+}
+
+/// Apple Mail's `Attachments/` folder beside a `Messages/` folder: the attachments of its
+/// `.partial.emlx` messages, read with them, never messages of their own.
+fn is_apple_attachments(dir: &Path) -> bool {
+    dir.file_name().is_some_and(|n| n == "Attachments") && dir.parent().is_some_and(|p| p.join("Messages").is_dir())
+}
+
+/// A file Apple Mail stored beside a `.partial.emlx` for one of its parts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoredAttachment {
+    Found {
+        name: String,
+        bytes: Vec<u8>,
+    },
+    /// No file for the part (Apple Mail had not downloaded it, or the tree was copied without it).
+    Missing,
+    /// A file larger than `max` bytes: not read.
+    TooLarge {
+        name: String,
+        size: u64,
+    },
+}
+
+/// The attachment Apple Mail stored for part `section` (`2`, `1.2`) of the message at `path`
+/// (`…/Messages/<n>.partial.emlx`): the first file in `…/Attachments/<n>/<section>/`. Read-only,
+/// and never more than `max` bytes.
+pub fn apple_attachment(path: &Path, section: &str, max: u64) -> StoredAttachment {
+    if section.is_empty() || !section.bytes().all(|b| b.is_ascii_digit() || b == b'.') || section.starts_with('.') {
+        return StoredAttachment::Missing;
+    }
+    let Some(number) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.split('.').next()) else {
+        return StoredAttachment::Missing;
+    };
+    if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+        return StoredAttachment::Missing;
+    }
+    let Some(mailbox) = path.parent().and_then(Path::parent) else { return StoredAttachment::Missing };
+    let dir = mailbox.join("Attachments").join(number).join(section);
+    let Ok(entries) = std::fs::read_dir(&dir) else { return StoredAttachment::Missing };
+    let mut files: Vec<(String, PathBuf, u64)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let meta = e.metadata().ok().filter(std::fs::Metadata::is_file)?;
+            Some((e.file_name().to_string_lossy().into_owned(), e.path(), meta.len()))
+        })
+        .filter(|(name, _, _)| !name.starts_with('.'))
+        .collect();
+    files.sort();
+    let Some((name, file, size)) = files.into_iter().next() else { return StoredAttachment::Missing };
+    if size > max {
+        return StoredAttachment::TooLarge { name, size };
+    }
+    let mut bytes = Vec::new();
+    match File::open(&file).and_then(|f| f.take(max + 1).read_to_end(&mut bytes)) {
+        Ok(n) if n as u64 > max => StoredAttachment::TooLarge { name, size: n as u64 },
+        Ok(_) => StoredAttachment::Found { name, bytes },
+        Err(_) => StoredAttachment::Missing,
+    }
 }
 
 /// Maildir flags from a file name (`…:2,FS` → "FS"); `None` outside Maildir naming.
@@ -456,6 +560,34 @@ mod tests {
         assert_eq!(Claim::of(&found("/m", "/m/news/12345")), Claim::Bare);
         assert_eq!(Claim::of(&found("/m", "/m/cur/1.M1P1.host:2,S")), Claim::Bare);
         assert_eq!(Claim::of(&found("/m", "/m/notes.yaml")), Claim::Other);
+    }
+
+    #[test]
+    fn other_formats_are_looked_through() {
+        let utf16 = |text: &str, le: bool| -> Vec<u8> {
+            let bom: [u8; 2] = if le { [0xFF, 0xFE] } else { [0xFE, 0xFF] };
+            let units = text.encode_utf16().flat_map(|u| if le { u.to_le_bytes() } else { u.to_be_bytes() });
+            bom.into_iter().chain(units).collect()
+        };
+        let mail = "From: a@b\r\nSubject: x\r\n\r\nbody";
+        let cases: Vec<(&str, Vec<u8>, Claim, Kind)> = vec![
+            ("utf-16 le", utf16(mail, true), Claim::Other, Kind::Message),
+            ("utf-16 be", utf16(mail, false), Claim::Given, Kind::Message),
+            ("utf-16 text", utf16("just words", true), Claim::Other, Kind::Other),
+            ("emlx", format!("{}      \n{mail}", mail.len()).into_bytes(), Claim::Given, Kind::Message),
+            ("emlx in a walk", format!("{}\n{mail}", mail.len()).into_bytes(), Claim::Bare, Kind::Message),
+            ("numbers only", b"12345\n67890\n".to_vec(), Claim::Other, Kind::Other),
+            ("binary plist given", b"bplist00\xd1\x01\x02".to_vec(), Claim::Given, Kind::Message),
+            ("binary plist found", b"bplist00\xd1\x01\x02".to_vec(), Claim::Other, Kind::Other),
+        ];
+        for (name, input, claim, want) in cases {
+            assert_eq!(sniff_claimed(&input, claim), want, "{name}");
+        }
+        let found = |root: &str, path: &str| Found { root: std::sync::Arc::from(Path::new(root)), path: path.into() };
+        assert_eq!(Claim::of(&found("/m", "/m/Inbox.mbox/Messages/1.partial.emlx")), Claim::Given);
+        assert_eq!(Claim::of(&found("/m", "/m/saved/page.webarchive")), Claim::Given);
+        assert_eq!(after_emlx_count(b"12 \r\nrest"), Some(&b"rest"[..]));
+        assert_eq!(after_emlx_count(b"Subject: 12\n"), None);
     }
 
     #[test]

@@ -45,3 +45,20 @@ pub const DEFAULT_MAX_CONNECTIONS: u32 = 512;
 /// Default for `--header-timeout`: seconds a client has to send a request's header block, and an
 /// idle kept-alive connection waits for its next request.
 pub const DEFAULT_HEADER_TIMEOUT_SECS: u64 = 10;
+
+/// Nesting of arrays and dictionaries read from a property list (an Apple Mail `.emlx` trailer, a
+/// Safari `.webarchive`); deeper values are not read and the file is shown as far as it was.
+pub const MAX_PLIST_DEPTH: usize = 64;
+
+/// Values read from one property list. A binary property list may reference one object from many
+/// places, so a small file can stand for an exponential tree; reading stops here.
+pub const MAX_PLIST_VALUES: usize = 200_000;
+
+/// Bytes of strings and data read from one property list, beyond the size of the file itself
+/// (shared objects are counted each time they are reached).
+pub const MAX_PLIST_EXTRA_BYTES: usize = 64 << 20;
+
+/// Bytes of one attachment Apple Mail stored beside a `.partial.emlx` (`Attachments/<n>/<part>/`),
+/// and of all of them together for one message; larger ones are shown as missing, with a notice.
+pub const MAX_STORED_ATTACHMENT: u64 = 64 << 20;
+pub const MAX_STORED_ATTACHMENTS: u64 = 256 << 20;

@@ -26,11 +26,38 @@ pub struct Message {
     pub text_body: Option<PartIdx>,
     /// More parts than [`crate::limits::MAX_PARTS`]: those beyond it are not in `parts`.
     pub truncated: bool,
-    /// The message as it was given, byte for byte.
+    /// The Internet message the parts were read from, byte for byte: the message as it was given,
+    /// or, for a file in another format, the equivalent message made of it (see [`Origin`]).
+    /// `raw_range` offsets and the content hash refer to these bytes.
     pub raw: std::sync::Arc<[u8]>,
+    /// What a file in another format than an Internet message brought besides the message.
+    pub origin: Origin,
     /// Parts by Content-ID and by resolved Content-Location, built on first use once the parts are
     /// final: a body with many references resolves each in constant time, never by a scan.
     pub lookups: Lookups,
+}
+
+/// A message read from a file that is not itself an Internet message: an Apple Mail `.emlx` (the
+/// message between a byte count and a property list; a `.partial.emlx` with its attachments put
+/// back from the files stored beside it), a Safari `.webarchive` (turned into the MHTML it is
+/// equivalent to), or a file in UTF-16 (turned into the bytes it stands for). [`Message::raw`] is
+/// then the message that was parsed, and [`Origin::original`] the file exactly as given, which is
+/// what `/raw/` serves.
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    /// The file as given, when it is not [`Message::raw`].
+    pub original: Option<std::sync::Arc<[u8]>>,
+    /// Flags the file keeps for the message, as Maildir letters (`F`, `P`, `R`, `S`, `T`, `D`).
+    pub flags: Option<String>,
+    /// What could not be read, for the reader.
+    pub notices: Vec<String>,
+}
+
+impl Message {
+    /// The bytes as they were given: the original file, else [`Message::raw`].
+    pub fn given_bytes(&self) -> &[u8] {
+        self.origin.original.as_deref().unwrap_or(&self.raw)
+    }
 }
 
 /// See [`Message::lookups`].

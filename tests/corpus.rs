@@ -9,7 +9,7 @@ use std::sync::Arc;
 use mailshelf::index::content_hash;
 use mailshelf::ingest::{self, Kind};
 use mailshelf::model::Body;
-use mailshelf::parse::parse_message;
+use mailshelf::parse::{parse_file, parse_message};
 use mailshelf::rewrite::{rewrite_html, Options, Target};
 use mailshelf::route::Resolver;
 
@@ -31,8 +31,10 @@ async fn every_corpus_message_is_listed_and_answers() {
             Kind::Message => {
                 message_files += 1;
                 let raw = std::fs::read(f).expect("read");
-                if parse_message(Arc::from(raw.clone())).is_ok() {
-                    distinct.insert(content_hash(&raw));
+                // Keyed as the index keys them: by the message read (for an .emlx or a
+                // .webarchive, the message made of the file).
+                if let Ok(msg) = parse_file(Arc::from(raw), Some(f)) {
+                    distinct.insert(content_hash(&msg.raw));
                 }
             }
             Kind::Mbox => {
@@ -42,8 +44,8 @@ async fn every_corpus_message_is_listed_and_answers() {
                     mbox_messages += 1;
                     let src = ingest::Source::Mbox { path: f.clone(), offset: o, len: l };
                     let raw = src.read().expect("read");
-                    if parse_message(Arc::from(raw.clone())).is_ok() {
-                        distinct.insert(content_hash(&raw));
+                    if let Ok(msg) = parse_message(Arc::from(raw)) {
+                        distinct.insert(content_hash(&msg.raw));
                     }
                 }
             }

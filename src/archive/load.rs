@@ -6,8 +6,9 @@ use std::sync::Arc;
 use super::Archive;
 use crate::error::Error;
 use crate::index::{Entry, EntryId, Location};
+use crate::ingest::Source;
 use crate::model::{Body, Message, PartIdx};
-use crate::parse::parse_message;
+use crate::parse::parse_file;
 
 /// A message ready to show: the parsed top-level message it lives in, and the way down to it.
 #[derive(Clone)]
@@ -83,7 +84,11 @@ impl Archive {
             tracing::warn!(path = %source.path().display(), error = %e, "source unreadable");
             Error::SourceGone
         })?;
-        let msg = Arc::new(parse_message(Arc::from(raw))?);
+        let path = match &source {
+            Source::File { path } => Some(path.as_path()),
+            Source::Mbox { .. } => None,
+        };
+        let msg = Arc::new(parse_file(Arc::from(raw), path)?);
         self.cache.insert(id, Arc::clone(&msg));
         Ok(msg)
     }

@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::index::Location;
 use crate::ingest::{self, Kind, MboxReader, Source};
 use crate::model::Message;
-use crate::parse::parse_message;
+use crate::parse::{parse_file, parse_message};
 use crate::search::Doc;
 use crate::store::{Batch, SourceState};
 
@@ -155,12 +155,20 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: 
                 let rel = relative_start(&root, &path);
                 let flags = ingest::maildir_flags(&path);
                 let source = Source::File { path };
-                match source.read().map_err(Error::from).and_then(|raw| parse_message(Arc::from(raw))) {
+                let parsed =
+                    source.read().map_err(Error::from).and_then(|raw| parse_file(Arc::from(raw), Some(source.path())));
+                match parsed {
                     Ok(msg) => Outcome::Parsed {
                         src,
                         doc: doc(&msg),
+                        // A file may keep its own flags (Apple Mail's `.emlx`) where a Maildir name has none.
+                        location: Location::Top {
+                            source,
+                            rel,
+                            flags: flags.or_else(|| msg.origin.flags.clone()),
+                            uploaded,
+                        },
                         msg: Box::new(msg),
-                        location: Location::Top { source, rel, flags, uploaded },
                     },
                     Err(e) => {
                         tracing::warn!(path = %source.path().display(), error = %e, "skipped");

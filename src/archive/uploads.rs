@@ -43,7 +43,8 @@ impl Archive {
             let name = format!("{}.eml", content_hash(&msg.raw));
             let path = dir.join(&name);
             if !path.exists() {
-                write_durably(&dir, &path, &msg.raw)?;
+                // The bytes as given: a file in another format stays in it, and reads back the same.
+                write_durably(&dir, &path, msg.given_bytes())?;
             }
             let key = path.to_string_lossy().into_owned();
             let rel = relative_start(&dir, &path);

@@ -4,12 +4,20 @@
 //! `multipart/related` tree: absolute Content-Locations, bases, and which part is the page;
 //! [`external`] reads `message/external-body` parts (RFC 2046 §5.2.3, RFC 2017): where their data
 //! lives, never the data itself.
+//! Files in other formats become the Internet message they stand for and are read by [`mime`]:
+//! [`emlx`] (Apple Mail), [`webarchive`] (Safari), and UTF-16 files; [`proplist`] reads the
+//! property lists of the first two within bounds.
 
+mod build;
 mod charset;
+mod emlx;
 mod external;
 mod mhtml;
 mod mime;
+mod proplist;
+mod webarchive;
 
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::error::Error;
@@ -22,12 +30,36 @@ use crate::limits::MAX_DEPTH;
 /// Parses one message. Fails only when there is nothing that reads as a message at all; a message
 /// that is partly broken comes back with its good parts and `damaged` set where decoding guessed.
 pub fn parse_message(raw: Arc<[u8]>) -> Result<Message, Error> {
+    parse_file(raw, None)
+}
+
+/// [`parse_message`] for a file at `path`, which some formats need to find what belongs to the
+/// message beside it (the attachments of an Apple Mail `.partial.emlx`). The format is told by the
+/// bytes (and an `.emlx` name), never by the name alone.
+pub fn parse_file(raw: Arc<[u8]>, path: Option<&Path>) -> Result<Message, Error> {
     // Hostile input must never take the server down: should the parser panic on some message, that
     // message is reported unparseable and everything else goes on.
-    std::panic::catch_unwind(|| mime::parse(raw.clone())).unwrap_or_else(|_| {
+    std::panic::catch_unwind(|| parse_format(raw.clone(), path)).unwrap_or_else(|_| {
         tracing::warn!(bytes = raw.len(), "the parser gave up on a message");
         Err(Error::Unparseable)
     })
+}
+
+fn parse_format(raw: Arc<[u8]>, path: Option<&Path>) -> Result<Message, Error> {
+    if let Some(text) = crate::ingest::utf16_to_bytes(&raw) {
+        // The message is the text the file holds; the file stays what `/raw/` serves.
+        let mut msg = parse_format(Arc::from(text), path)?;
+        msg.origin.original = Some(raw);
+        return Ok(msg);
+    }
+    let named_emlx = path.and_then(|p| p.extension()).is_some_and(|e| e.eq_ignore_ascii_case("emlx"));
+    if webarchive::is_webarchive(&raw) {
+        webarchive::parse(raw)
+    } else if named_emlx || emlx::is_emlx(&raw) {
+        emlx::parse(raw, path)
+    } else {
+        mime::parse(raw)
+    }
 }
 
 #[cfg(test)]
@@ -57,6 +89,19 @@ mod tests {
         assert_eq!(m.parts[2].location.as_deref(), Some("http://e.example/dir/a.png"));
         assert_eq!(m.parts[2].related_scope, Some(0));
         assert!(m.id.ends_with("@mailshelf.invalid"));
+    }
+
+    #[test]
+    fn utf16_files_read_as_the_message_they_hold() {
+        let text = "Subject: caf\u{e9}\r\nFrom: a@example.com\r\n\r\nhello\r\n";
+        let le: Vec<u8> = [0xFF, 0xFE].into_iter().chain(text.encode_utf16().flat_map(u16::to_le_bytes)).collect();
+        let be: Vec<u8> = [0xFE, 0xFF].into_iter().chain(text.encode_utf16().flat_map(u16::to_be_bytes)).collect();
+        for (name, raw) in [("little endian", le), ("big endian", be)] {
+            let m = parse_message(Arc::from(raw.clone())).expect(name);
+            assert_eq!(m.summary.subject.as_deref(), Some("café"), "{name}");
+            assert_eq!(&m.raw[..], text.as_bytes(), "{name}");
+            assert_eq!(m.given_bytes(), &raw[..], "{name}");
+        }
     }
 
     #[test]

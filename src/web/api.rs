@@ -240,6 +240,11 @@ pub struct MessageDetail {
     pub html_url: Option<String>,
     pub text_url: Option<String>,
     pub raw_url: String,
+    /// The flags kept for the message, as Maildir letters: from a Maildir file name, or from the
+    /// property list of an Apple Mail `.emlx` (null for enclosed messages and where none are kept).
+    pub flags: Option<String>,
+    /// What could not be read of a damaged file in another format (an `.emlx`, a `.webarchive`).
+    pub notices: Vec<String>,
     pub parts: Vec<PartNode>,
     /// The thread in reading order (the message itself included), each with its reply depth.
     pub thread: Vec<ThreadItem>,
@@ -290,9 +295,9 @@ pub fn detail(view: &View, loaded: &Loaded) -> MessageDetail {
     let msg = loaded.message();
     let e = &loaded.entry;
     let key = &e.key;
-    let (source, uploaded) = match &e.location {
-        Location::Top { uploaded, .. } => (e.location.display(), *uploaded),
-        Location::Nested { .. } => (None, false),
+    let (source, uploaded, flags) = match &e.location {
+        Location::Top { uploaded, flags, .. } => (e.location.display(), *uploaded, flags.clone()),
+        Location::Nested { .. } => (None, false, None),
     };
     MessageDetail {
         summary: MessageSummary::of(e),
@@ -305,6 +310,8 @@ pub fn detail(view: &View, loaded: &Loaded) -> MessageDetail {
         html_url: msg.html_body.map(|i| route::part_url(key, msg, i)),
         text_url: msg.text_body.map(|i| route::part_url(key, msg, i)),
         raw_url: route::raw_url(key),
+        flags: flags.filter(|f| !f.is_empty()),
+        notices: msg.origin.notices.clone(),
         parts: if msg.parts.is_empty() { Vec::new() } else { vec![part_node(view, key, msg, 0, now())] },
         thread: view
             .thread(loaded.id)

@@ -220,6 +220,8 @@ pub struct MessagePage {
     damaged: bool,
     truncated: bool,
     max_parts: usize,
+    /// What could not be read of a file in another format (see [`crate::model::Origin`]).
+    notices: Vec<String>,
     attachments: Vec<Attachment>,
     externals: Vec<ExternalRow>,
     nested: Vec<Nested>,
@@ -376,6 +378,7 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
         damaged: msg.parts.iter().any(|p| p.damaged),
         truncated: msg.truncated,
         max_parts: crate::limits::MAX_PARTS,
+        notices: msg.origin.notices.clone(),
         attachments,
         externals,
         nested,

@@ -135,9 +135,17 @@ pub async fn raw(
     let loaded = state.view.load(&mid).await?;
     let msg = loaded.message();
     let kind = if flag(&q.download) { "attachment" } else { "inline" };
-    let name = format!("{}.eml", safe_stem(&loaded.entry.key));
+    let given = msg.given_bytes();
+    // A file in another format (Apple Mail, Safari, UTF-16) is given back as it is; binary ones
+    // (a binary property list, UTF-16) as data rather than as text.
+    let (ext, content_type) = match &msg.origin.original {
+        Some(o) if o.contains(&0) => (source_extension(&loaded.entry.location), "application/octet-stream"),
+        Some(_) => (source_extension(&loaded.entry.location), "text/plain; charset=utf-8"),
+        None => ("eml".to_string(), "text/plain; charset=utf-8"),
+    };
+    let name = format!("{}.{ext}", safe_stem(&loaded.entry.key));
     // Shown as text so a browser never interprets a message as a page.
-    Ok(FileResponse::new(Bytes::copy_from_slice(&msg.raw), "text/plain; charset=utf-8".into())
+    Ok(FileResponse::new(Bytes::copy_from_slice(given), content_type.into())
         .etag(format!("\"{}\"", loaded.entry.hash))
         .disposition(content_disposition(kind, &name))
         .content_policy(false)
@@ -162,6 +170,16 @@ fn is_font(ct: &str) -> bool {
 fn disposition(part: &Part, download: bool) -> String {
     let kind = if download { "attachment" } else { "inline" };
     content_disposition(kind, &part_filename(part))
+}
+
+/// The extension of the file a message was read from (`emlx`, `webarchive`), for the name `/raw/`
+/// gives it.
+fn source_extension(location: &crate::index::Location) -> String {
+    let ext = match location {
+        crate::index::Location::Top { source, .. } => source.path().extension().and_then(|e| e.to_str()),
+        crate::index::Location::Nested { .. } => None,
+    };
+    ext.filter(|e| e.len() <= 16 && e.chars().all(|c| c.is_ascii_alphanumeric())).unwrap_or("eml").to_ascii_lowercase()
 }
 
 /// A file name made from a message's key, for its source.
