@@ -259,7 +259,7 @@ impl Index {
 
     /// Adds a parsed message and every message nested in it.
     pub fn add(&mut self, msg: &Message, location: Location) -> Added {
-        let hash = content_hash(&msg.raw);
+        let hash = content_hash(msg.given());
         let listed = matches!(location, Location::Top { .. });
         if let Some(&existing) = self.by_hash.get(&hash) {
             // Found before only inside another message, now given on its own: list it, read from
@@ -276,7 +276,7 @@ impl Index {
         }
         let key = match &msg.message_id {
             Some(mid) if self.by_key(mid).is_none() => mid.clone(),
-            _ => crate::ids::derived_message_id(&msg.raw),
+            _ => crate::ids::derived_message_id(msg.given()),
         };
         let id = self.entries.len() as EntryId;
         let mut content_ids: Vec<String> =
@@ -303,7 +303,7 @@ impl Index {
             summary,
             parent,
             location,
-            size: msg.raw.len() as u64,
+            size: msg.given().len() as u64,
             hash,
             content_ids,
             has_attachments,

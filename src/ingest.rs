@@ -151,7 +151,11 @@ pub enum Claim {
 }
 
 /// Extensions that name a message or an mbox.
-const MAIL_EXTENSIONS: &[&str] = &["eml", "mht", "mhtml", "mbox", "mbx"];
+const MAIL_EXTENSIONS: &[&str] = &["eml", "mht", "mhtml", "mbox", "mbx", "msg"];
+
+/// The first bytes of an OLE compound file, the container of Outlook `.msg` files (and of other
+/// Office documents, so it counts only where a file is claimed to be a message).
+pub const OLE_MAGIC: &[u8] = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1";
 
 impl Claim {
     /// The claim of a file found under `root`: `Given` when it is the root itself.
@@ -171,6 +175,9 @@ impl Claim {
 
 /// [`sniff`], as strict as the file's [`Claim`] asks.
 pub fn sniff_claimed(head: &[u8], claim: Claim) -> Kind {
+    if claim == Claim::Given && head.starts_with(OLE_MAGIC) {
+        return Kind::Message;
+    }
     match sniff(head) {
         Kind::Other if claim != Claim::Other => {
             let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);

@@ -45,3 +45,20 @@ pub const DEFAULT_MAX_CONNECTIONS: u32 = 512;
 /// Default for `--header-timeout`: seconds a client has to send a request's header block, and an
 /// idle kept-alive connection waits for its next request.
 pub const DEFAULT_HEADER_TIMEOUT_SECS: u64 = 10;
+
+/// Bytes one stream of an Outlook `.msg` compound file (or one TNEF attribute) may hold to be read;
+/// a larger one is left out and the message says so.
+pub const MAX_MSG_STREAM: usize = 64 << 20;
+
+/// Bytes of RTF one compressed body may expand to, and of text read out of RTF; the rest is cut.
+pub const MAX_RTF_OUTPUT: usize = 32 << 20;
+
+/// Bytes read in all from the streams of one Outlook `.msg` file, as a multiple of its own size
+/// (plus 1 MiB): streams that share their sectors cannot make a small file read as a huge one.
+pub const MSG_READ_FACTOR: usize = 4;
+
+/// Messages attached to messages inside one Outlook `.msg` file: deeper ones are left out.
+pub const MAX_MSG_NESTING: usize = 16;
+
+/// Recipients and attachments read of one Outlook message (each).
+pub const MAX_MSG_ENTRIES: usize = 2048;

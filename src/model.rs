@@ -26,8 +26,13 @@ pub struct Message {
     pub text_body: Option<PartIdx>,
     /// More parts than [`crate::limits::MAX_PARTS`]: those beyond it are not in `parts`.
     pub truncated: bool,
-    /// The message as it was given, byte for byte.
+    /// The Internet message the parts were read from: the message as it was given, byte for byte,
+    /// except for formats that are not Internet messages (an Outlook `.msg`), where it is the
+    /// message mailshelf built from them. Part ranges (`raw_range`) point into it.
     pub raw: std::sync::Arc<[u8]>,
+    /// The bytes as given when they were not an Internet message (an Outlook `.msg`); `None` when
+    /// `raw` is them. See [`Message::given`].
+    pub original: Option<std::sync::Arc<[u8]>>,
     /// Parts by Content-ID and by resolved Content-Location, built on first use once the parts are
     /// final: a body with many references resolves each in constant time, never by a scan.
     pub lookups: Lookups,
@@ -220,6 +225,12 @@ impl Part {
 }
 
 impl Message {
+    /// The message exactly as it was given: what `/raw/` serves, what identifies it (its hash)
+    /// and what an upload stores.
+    pub fn given(&self) -> &[u8] {
+        self.original.as_deref().unwrap_or(&self.raw)
+    }
+
     /// Finds a part by Content-ID ([`Part::reference_id`]), preferring, among parts sharing one id,
     /// the one a reader of the enclosing multipart/alternative would see (the last HTML alternative,
     /// else the first match).

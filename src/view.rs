@@ -148,7 +148,7 @@ impl View {
     pub fn enclosed_key(&self, m: &Message) -> String {
         let index = self.archive.index();
         index
-            .by_hash(&content_hash(&m.raw))
+            .by_hash(&content_hash(m.given()))
             .and_then(|id| index.get(id))
             .map_or_else(|| m.id.clone(), |e| e.key.clone())
     }

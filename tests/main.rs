@@ -12,6 +12,7 @@ mod connections;
 mod corpus;
 mod external;
 mod faults;
+mod outlook;
 mod pages;
 mod render;
 mod search;

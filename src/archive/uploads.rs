@@ -40,10 +40,10 @@ impl Archive {
         let mut ids = Vec::new();
         let mut batch = Batch::default();
         for msg in parsed {
-            let name = format!("{}.eml", content_hash(&msg.raw));
+            let name = format!("{}.eml", content_hash(msg.given()));
             let path = dir.join(&name);
             if !path.exists() {
-                write_durably(&dir, &path, &msg.raw)?;
+                write_durably(&dir, &path, msg.given())?;
             }
             let key = path.to_string_lossy().into_owned();
             let rel = relative_start(&dir, &path);

@@ -38,6 +38,7 @@ fn convert(msg: &mail_parser::Message<'_>, raw: Arc<[u8]>, depth: usize, parts_l
         text_body: None,
         truncated: false,
         raw,
+        original: None,
         lookups: Default::default(),
     };
     let mut walk = Walk { depth, seen: vec![false; msg.parts.len()], parts_left };

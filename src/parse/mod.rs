@@ -3,12 +3,16 @@
 //! [`mhtml`] applies the MHTML rules (RFC 2557) that make a saved web page out of a
 //! `multipart/related` tree: absolute Content-Locations, bases, and which part is the page;
 //! [`external`] reads `message/external-body` parts (RFC 2046 §5.2.3, RFC 2017): where their data
-//! lives, never the data itself.
+//! lives, never the data itself; [`outlook`] turns Outlook `.msg` files into the Internet message
+//! they stand for (with [`rtf`] for their compressed RTF bodies) and hands that to [`mime`].
 
 mod charset;
+mod codepage;
 mod external;
 mod mhtml;
 mod mime;
+mod outlook;
+mod rtf;
 
 use std::sync::Arc;
 
@@ -24,10 +28,18 @@ use crate::limits::MAX_DEPTH;
 pub fn parse_message(raw: Arc<[u8]>) -> Result<Message, Error> {
     // Hostile input must never take the server down: should the parser panic on some message, that
     // message is reported unparseable and everything else goes on.
-    std::panic::catch_unwind(|| mime::parse(raw.clone())).unwrap_or_else(|_| {
+    std::panic::catch_unwind(|| parse_by_format(raw.clone())).unwrap_or_else(|_| {
         tracing::warn!(bytes = raw.len(), "the parser gave up on a message");
         Err(Error::Unparseable)
     })
+}
+
+/// The format the bytes are in decides the reader.
+fn parse_by_format(raw: Arc<[u8]>) -> Result<Message, Error> {
+    if raw.starts_with(crate::ingest::OLE_MAGIC) {
+        return outlook::parse(raw);
+    }
+    mime::parse(raw)
 }
 
 #[cfg(test)]

@@ -135,9 +135,14 @@ pub async fn raw(
     let loaded = state.view.load(&mid).await?;
     let msg = loaded.message();
     let kind = if flag(&q.download) { "attachment" } else { "inline" };
-    let name = format!("{}.eml", safe_stem(&loaded.entry.key));
-    // Shown as text so a browser never interprets a message as a page.
-    Ok(FileResponse::new(Bytes::copy_from_slice(&msg.raw), "text/plain; charset=utf-8".into())
+    // An Outlook message is served as the file it was, under its own type; anything else as text
+    // so a browser never interprets a message as a page.
+    let (ext, content_type) = match msg.original {
+        Some(_) => ("msg", "application/vnd.ms-outlook"),
+        None => ("eml", "text/plain; charset=utf-8"),
+    };
+    let name = format!("{}.{ext}", safe_stem(&loaded.entry.key));
+    Ok(FileResponse::new(Bytes::copy_from_slice(msg.given()), content_type.into())
         .etag(format!("\"{}\"", loaded.entry.hash))
         .disposition(content_disposition(kind, &name))
         .content_policy(false)
