@@ -306,3 +306,99 @@ fn outlook_messages_match_an_independent_reader() {
     assert!(compared >= 60, "extract-msg read only {compared} files");
     assert!(problems.is_empty(), "{} differences:\n{}", problems.len(), problems.join("\n"));
 }
+
+/// A message carrying `tnef` as a winmail.dat attachment, as Outlook sends it.
+fn winmail_message(tnef: &[u8], n: usize) -> Vec<u8> {
+    use base64::Engine as _;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(tnef);
+    let lines: Vec<&str> = encoded.as_bytes().chunks(76).map(|c| std::str::from_utf8(c).expect("ascii")).collect();
+    format!(
+        "From: a@example.com\r\nTo: b@example.com\r\nSubject: winmail {n}\r\nMessage-ID: <winmail-{n}@example.com>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\n\r\n--b\r\nContent-Type: application/ms-tnef; name=winmail.dat\r\nContent-Disposition: attachment; filename=winmail.dat\r\nContent-Transfer-Encoding: base64\r\n\r\n{}\r\n--b--\r\n",
+        lines.join("\r\n")
+    )
+    .into_bytes()
+}
+
+/// What tnefparse (an independent reader) finds in each corpus TNEF file: attachment names, and
+/// whether there is a body (HTML, RTF or text).
+const TNEF_EXPECTED: &[(&str, &[&str], bool)] = &[
+    ("IPM-DistList.tnef", &["Untitled Attachment"], true),
+    ("MAPI_ATTACH_DATA_OBJ.tnef", &["VIA_Nytt_1402.doc", "VIA_Nytt_1402.pdf", "VIA_Nytt_14021.htm"], true),
+    ("MAPI_OBJECT.tnef", &["Untitled_Attachment"], true),
+    ("bad_checksum.tnef", &["image001.png"], true),
+    ("body.tnef", &[], true),
+    ("data-before-name.tnef", &["AUTOEXEC.BAT", "CONFIG.SYS", "boot.ini"], true),
+    ("duplicate_filename.tnef", &["file_abcdefgh.txt", "file_abcdefgh.txt", "VIA_Nytt_14021.htm"], true),
+    ("garbage-at-end.tnef", &[], false),
+    ("long-filename.tnef", &["allproductsmar2000.dat"], true),
+    ("minimal_attachment.tnef", &[""], false),
+    (
+        "missing-filenames.tnef",
+        &["generpts.src", "TechlibDEC99.doc", "TechlibDEC99-JAN00.doc", "TechlibNOV99.doc"],
+        true,
+    ),
+    ("multi-name-property.tnef", &[], false),
+    ("multi-value-attribute.tnef", &["208225__5_seconds__Voice_Mail.mp3"], true),
+    ("one-file.tnef", &["AUTHORS"], false),
+    ("rtf.tnef", &[], true),
+    ("triples.tnef", &[], true),
+    ("two-files.tnef", &["AUTHORS", "README"], false),
+    ("umlaut.tnef", &["TBZ PARIV GmbH.jpg", "image003.jpg", "UmlautAnhang-äüö.txt"], true),
+    ("unicode-mapi-attr-name.tnef", &["spaconsole2.cfg", "image001.png", "image002.png", "image003.png"], true),
+    ("unicode-mapi-attr.tnef", &["example.dat"], true),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn winmail_attachments_become_parts() {
+    let files = files_with_ext(&corpus_dir().join("tnefparse"), &["tnef"]);
+    assert_eq!(files.len(), TNEF_EXPECTED.len(), "TNEF files in the corpus");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cids = 0;
+    for (n, f) in files.iter().enumerate() {
+        let file_name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let (_, want, has_body) = TNEF_EXPECTED.iter().find(|(name, ..)| *name == file_name).expect("listed");
+        let eml = winmail_message(&std::fs::read(f).expect("read"), n);
+        std::fs::write(dir.path().join(format!("{n}.eml")), &eml).expect("write");
+        let msg = parse_message(Arc::from(eml)).expect("parses");
+        let tnef = msg.parts.iter().position(|p| p.filename.as_deref() == Some("winmail.dat")).expect("tnef part");
+        let kids = &msg.parts[tnef].children;
+        let names: Vec<String> = kids
+            .iter()
+            .filter(|&&k| msg.parts[k].disposition.is_some())
+            .map(|&k| msg.parts[k].filename.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(&names, want, "{file_name}");
+        let body = msg.html_body.or(msg.text_body).expect("a body");
+        assert_eq!(kids.contains(&body), *has_body, "{file_name}: the TNEF body is shown when there is one");
+        for &k in kids {
+            assert!(msg.parts[k].section.starts_with(&format!("{}.", msg.parts[tnef].section)), "{file_name}");
+        }
+        // Inline images of a TNEF HTML body resolve by cid: to the parts it held.
+        if let Some(Body::Text(html)) = msg.html_body.map(|h| &msg.parts[h].body) {
+            for (i, _) in html.match_indices("cid:") {
+                let cid: String =
+                    html[i + 4..].chars().take_while(|c| !matches!(c, '"' | '\'' | ')' | ' ' | '>')).collect();
+                let part = msg.part_by_content_id(&cid).unwrap_or_else(|| panic!("{file_name}: cid:{cid}"));
+                assert!(kids.contains(&part), "{file_name}: cid:{cid}");
+                cids += 1;
+            }
+        }
+    }
+    assert!(cids >= 3, "{cids} cid: references");
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    let keys: Vec<String> =
+        app.archive.index().entries().map(|(_, e)| mailshelf::ids::encode_segment(&e.key)).collect();
+    assert_eq!(keys.len(), files.len());
+    for id in &keys {
+        let page = app.get(&format!("/message/{id}")).await;
+        assert!(page.status.is_success(), "/message/{id}: {}", page.status);
+        let detail = app.json(&format!("/api/messages/{id}")).await;
+        let mut stack: Vec<&serde_json::Value> = detail["parts"].as_array().expect("parts").iter().collect();
+        while let Some(p) = stack.pop() {
+            let url = p["url"].as_str().expect("url");
+            let r = app.get(url).await;
+            assert!(r.status.is_success(), "{url}: {}", r.status);
+            stack.extend(p["parts"].as_array().into_iter().flatten());
+        }
+    }
+}

@@ -4,7 +4,8 @@
 //! `multipart/related` tree: absolute Content-Locations, bases, and which part is the page;
 //! [`external`] reads `message/external-body` parts (RFC 2046 §5.2.3, RFC 2017): where their data
 //! lives, never the data itself; [`outlook`] turns Outlook `.msg` files into the Internet message
-//! they stand for (with [`rtf`] for their compressed RTF bodies) and hands that to [`mime`].
+//! they stand for (with [`rtf`] for their compressed RTF bodies) and hands that to [`mime`];
+//! [`tnef`] opens `winmail.dat` parts found by [`mime`] into child parts.
 
 mod charset;
 mod codepage;
@@ -13,6 +14,7 @@ mod mhtml;
 mod mime;
 mod outlook;
 mod rtf;
+mod tnef;
 
 use std::sync::Arc;
 
