@@ -115,11 +115,12 @@ fn see_other(url: &str) -> Response {
     }
 }
 
-/// The message exactly as it was given (as text/plain, so no browser renders it).
+/// The message exactly as it was given: as text/plain, so no browser renders it; an Outlook
+/// message as the `.msg` file it was (`application/vnd.ms-outlook`).
 #[utoipa::path(get, path = "/raw/{mid}", tag = "parts",
     params(("mid" = String, Path, description = "The message id"), PartQuery),
     responses(
-        (status = 200, description = "The message's bytes", content_type = "text/plain", body = Vec<u8>),
+        (status = 200, description = "The message's bytes (an Outlook message: the .msg file, as application/vnd.ms-outlook)", content_type = "text/plain", body = Vec<u8>),
         (status = 206, description = "The requested byte range", content_type = "text/plain", body = Vec<u8>),
         (status = 304, description = "Unchanged since the given ETag"),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
