@@ -368,6 +368,10 @@ async fn winmail_attachments_become_parts() {
             .map(|&k| msg.parts[k].filename.clone().unwrap_or_default())
             .collect();
         assert_eq!(&names, want, "{file_name}");
+        if file_name == "MAPI_OBJECT.tnef" {
+            // An embedded OLE object that is no Outlook item (a packaged file) stays a file.
+            assert!(kids.iter().all(|&k| matches!(msg.parts[k].body, Body::Binary(_) | Body::Text(_))));
+        }
         let body = msg.html_body.or(msg.text_body).expect("a body");
         assert_eq!(kids.contains(&body), *has_body, "{file_name}: the TNEF body is shown when there is one");
         for &k in kids {
@@ -388,6 +392,7 @@ async fn winmail_attachments_become_parts() {
     let app = TestApp::new(&[dir.path().to_path_buf()]);
     let keys: Vec<String> =
         app.archive.index().entries().map(|(_, e)| mailshelf::ids::encode_segment(&e.key)).collect();
+    assert_eq!(app.archive.index().listed_count(), files.len());
     assert_eq!(keys.len(), files.len());
     for id in &keys {
         let page = app.get(&format!("/message/{id}")).await;

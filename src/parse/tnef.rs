@@ -5,9 +5,12 @@
 //! Every length read is checked against what is left of the input, so a hostile stream costs at
 //! most a pass over its own bytes.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 
 use super::rtf;
+use crate::ingest::OLE_MAGIC;
 use crate::limits::MAX_MSG_STREAM;
 use crate::model::{Body, Message, Part, PartIdx};
 
@@ -303,7 +306,19 @@ pub(super) fn expand(msg: &mut Message, parts_left: &mut usize) -> (Option<PartI
                 })
                 .unwrap_or_else(|| "application/octet-stream".into());
             let cid = a.content_id.map(|c| c.trim().trim_start_matches('<').trim_end_matches('>').to_string());
-            let _ = add(msg, leaf(&ct, Body::Binary(Bytes::from(a.data)), a.name, cid.filter(|c| !c.is_empty())));
+            // An attached Outlook item is stored as an OLE storage (after its interface id): it is
+            // an enclosed message with its own page, as in a `.msg`.
+            let ole = a
+                .data
+                .get(16..)
+                .filter(|d| d.starts_with(OLE_MAGIC))
+                .or(Some(&a.data[..]).filter(|d| d.starts_with(OLE_MAGIC)));
+            let enclosed = ole.and_then(|d| super::outlook::parse(Arc::from(d)).ok());
+            let (ct, body) = match enclosed {
+                Some(m) => ("message/rfc822".to_string(), Body::Message(Box::new(m))),
+                None => (ct, Body::Binary(Bytes::from(a.data))),
+            };
+            let _ = add(msg, leaf(&ct, body, a.name, cid.filter(|c| !c.is_empty())));
         }
     }
     (html, text)
@@ -311,6 +326,7 @@ pub(super) fn expand(msg: &mut Message, parts_left: &mut usize) -> (Option<PartI
 
 fn leaf(content_type: &str, body: Body, filename: Option<String>, content_id: Option<String>) -> Part {
     let is_text = matches!(body, Body::Text(_));
+    let is_message = matches!(body, Body::Message(_));
     Part {
         section: String::new(),
         parent: None,
@@ -320,7 +336,8 @@ fn leaf(content_type: &str, body: Body, filename: Option<String>, content_id: Op
         charset: is_text.then(|| "utf-8".to_string()),
         start: None,
         params: Vec::new(),
-        disposition: Some(if content_id.is_some() { "inline" } else { "attachment" }.to_string()).filter(|_| !is_text),
+        disposition: Some(if content_id.is_some() && !is_message { "inline" } else { "attachment" }.to_string())
+            .filter(|_| !is_text),
         content_id,
         content_location: None,
         location: None,
