@@ -259,6 +259,8 @@ impl Index {
 
     /// Adds a parsed message and every message nested in it.
     pub fn add(&mut self, msg: &Message, location: Location) -> Added {
+        // Keyed by the message that was read, not the file: a `.partial.emlx` is completed from the
+        // files beside it, so two identical files may hold two different messages.
         let hash = content_hash(&msg.raw);
         let listed = matches!(location, Location::Top { .. });
         if let Some(&existing) = self.by_hash.get(&hash) {
@@ -303,7 +305,7 @@ impl Index {
             summary,
             parent,
             location,
-            size: msg.raw.len() as u64,
+            size: msg.given().len() as u64,
             hash,
             content_ids,
             has_attachments,

@@ -150,9 +150,13 @@ pub enum Claim {
     Other,
 }
 
-/// Extensions that name a message or an mbox (Apple Mail's `.emlx` and `.partial.emlx`, Safari's
-/// `.webarchive` included).
-const MAIL_EXTENSIONS: &[&str] = &["eml", "mht", "mhtml", "mbox", "mbx", "emlx", "webarchive"];
+/// Extensions that name a message or an mbox (Outlook's `.msg`, Apple Mail's `.emlx` and
+/// `.partial.emlx`, Safari's `.webarchive` included).
+const MAIL_EXTENSIONS: &[&str] = &["eml", "mht", "mhtml", "mbox", "mbx", "msg", "emlx", "webarchive"];
+
+/// The first bytes of an OLE compound file, the container of Outlook `.msg` files (and of other
+/// Office documents, so it counts only where a file is claimed to be a message).
+pub const OLE_MAGIC: &[u8] = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1";
 
 impl Claim {
     /// The claim of a file found under `root`: `Given` when it is the root itself.
@@ -175,6 +179,9 @@ impl Claim {
 /// Apple Mail `.emlx` after its byte-count line; a binary property list (a Safari `.webarchive`)
 /// is a message when the file is claimed as one.
 pub fn sniff_claimed(head: &[u8], claim: Claim) -> Kind {
+    if claim == Claim::Given && head.starts_with(OLE_MAGIC) {
+        return Kind::Message;
+    }
     if let Some(text) = utf16_to_bytes(head) {
         return sniff_claimed(&text, claim);
     }

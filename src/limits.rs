@@ -62,3 +62,20 @@ pub const MAX_PLIST_EXTRA_BYTES: usize = 64 << 20;
 /// and of all of them together for one message; larger ones are shown as missing, with a notice.
 pub const MAX_STORED_ATTACHMENT: u64 = 64 << 20;
 pub const MAX_STORED_ATTACHMENTS: u64 = 256 << 20;
+
+/// Bytes one stream of an Outlook `.msg` compound file (or one TNEF attribute) may hold to be read;
+/// a larger one is left out and the message says so.
+pub const MAX_MSG_STREAM: usize = 64 << 20;
+
+/// Bytes of RTF one compressed body may expand to, and of text read out of RTF; the rest is cut.
+pub const MAX_RTF_OUTPUT: usize = 32 << 20;
+
+/// Bytes read in all from the streams of one Outlook `.msg` file, as a multiple of its own size
+/// (plus 1 MiB): streams that share their sectors cannot make a small file read as a huge one.
+pub const MSG_READ_FACTOR: usize = 4;
+
+/// Messages attached to messages inside one Outlook `.msg` file: deeper ones are left out.
+pub const MAX_MSG_NESTING: usize = 16;
+
+/// Recipients and attachments read of one Outlook message (each).
+pub const MAX_MSG_ENTRIES: usize = 2048;

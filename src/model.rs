@@ -27,8 +27,9 @@ pub struct Message {
     /// More parts than [`crate::limits::MAX_PARTS`]: those beyond it are not in `parts`.
     pub truncated: bool,
     /// The Internet message the parts were read from, byte for byte: the message as it was given,
-    /// or, for a file in another format, the equivalent message made of it (see [`Origin`]).
-    /// `raw_range` offsets and the content hash refer to these bytes.
+    /// or, for a file in another format (an Outlook `.msg`, an Apple Mail `.emlx`, a Safari
+    /// `.webarchive`, UTF-16), the equivalent message made of it (see [`Origin`]). `raw_range`
+    /// offsets point into these bytes.
     pub raw: std::sync::Arc<[u8]>,
     /// What a file in another format than an Internet message brought besides the message.
     pub origin: Origin,
@@ -37,7 +38,8 @@ pub struct Message {
     pub lookups: Lookups,
 }
 
-/// A message read from a file that is not itself an Internet message: an Apple Mail `.emlx` (the
+/// A message read from a file that is not itself an Internet message: an Outlook `.msg` (made into
+/// the MIME message it stands for), an Apple Mail `.emlx` (the
 /// message between a byte count and a property list; a `.partial.emlx` with its attachments put
 /// back from the files stored beside it), a Safari `.webarchive` (turned into the MHTML it is
 /// equivalent to), or a file in UTF-16 (turned into the bytes it stands for). [`Message::raw`] is
@@ -55,7 +57,7 @@ pub struct Origin {
 
 impl Message {
     /// The bytes as they were given: the original file, else [`Message::raw`].
-    pub fn given_bytes(&self) -> &[u8] {
+    pub fn given(&self) -> &[u8] {
         self.origin.original.as_deref().unwrap_or(&self.raw)
     }
 }

@@ -29,7 +29,7 @@ pub fn search_doc(id: EntryId, msg: &Message) -> Doc {
         filenames: filenames.join(" "),
         message_id: msg.message_id.clone(),
         timestamp: msg.summary.timestamp,
-        size: msg.raw.len() as u64,
+        size: msg.given().len() as u64,
         has_attachment: msg.has_attachments(),
     }
 }

@@ -40,11 +40,11 @@ impl Archive {
         let mut ids = Vec::new();
         let mut batch = Batch::default();
         for msg in parsed {
-            let name = format!("{}.eml", content_hash(&msg.raw));
+            let name = format!("{}.eml", content_hash(msg.given()));
             let path = dir.join(&name);
             if !path.exists() {
                 // The bytes as given: a file in another format stays in it, and reads back the same.
-                write_durably(&dir, &path, msg.given_bytes())?;
+                write_durably(&dir, &path, msg.given())?;
             }
             let key = path.to_string_lossy().into_owned();
             let rel = relative_start(&dir, &path);

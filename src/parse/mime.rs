@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use mail_parser::{Address, HeaderValue, MessageParser, MimeHeaders, PartType};
 
-use super::{charset, external, mhtml, MAX_DEPTH};
+use super::{charset, external, mhtml, tnef, MAX_DEPTH};
 use crate::error::Error;
 use crate::ids::{derived_message_id, strip_angles};
 use crate::limits::MAX_PARTS;
@@ -43,10 +43,14 @@ fn convert(msg: &mail_parser::Message<'_>, raw: Arc<[u8]>, depth: usize, parts_l
     };
     let mut walk = Walk { depth, seen: vec![false; msg.parts.len()], parts_left };
     add_part(msg, 0, None, String::new(), &mut walk, &mut out);
+    // What a winmail.dat hides becomes parts too; its body is taken only when the message has none
+    // of that kind.
+    let (tnef_html, tnef_text) = tnef::expand(&mut out, walk.parts_left);
     mhtml::resolve_locations(&mut out);
     let (html, text) = mhtml::select_body(&out, 0, 0);
-    out.html_body = html;
-    out.text_body = text;
+    out.html_body = html.or(tnef_html);
+    let blank = |t: PartIdx| out.parts[t].bytes().iter().all(u8::is_ascii_whitespace);
+    out.text_body = text.filter(|&t| !blank(t)).or(tnef_text).or(text);
     out
 }
 

@@ -7,14 +7,21 @@
 //! Files in other formats become the Internet message they stand for and are read by [`mime`]:
 //! [`emlx`] (Apple Mail), [`webarchive`] (Safari), and UTF-16 files; [`proplist`] reads the
 //! property lists of the first two within bounds.
+//! [`outlook`] turns Outlook `.msg` files into the Internet message they stand for (with [`rtf`]
+//! for their compressed RTF bodies and [`codepage`] for 8-bit strings); [`tnef`] opens
+//! `winmail.dat` parts found by [`mime`] into child parts.
 
 mod build;
 mod charset;
+mod codepage;
 mod emlx;
 mod external;
 mod mhtml;
 mod mime;
+mod outlook;
 mod proplist;
+mod rtf;
+mod tnef;
 mod webarchive;
 
 use std::path::Path;
@@ -53,7 +60,9 @@ fn parse_format(raw: Arc<[u8]>, path: Option<&Path>) -> Result<Message, Error> {
         return Ok(msg);
     }
     let named_emlx = path.and_then(|p| p.extension()).is_some_and(|e| e.eq_ignore_ascii_case("emlx"));
-    if webarchive::is_webarchive(&raw) {
+    if raw.starts_with(crate::ingest::OLE_MAGIC) {
+        outlook::parse(raw)
+    } else if webarchive::is_webarchive(&raw) {
         webarchive::parse(raw)
     } else if named_emlx || emlx::is_emlx(&raw) {
         emlx::parse(raw, path)
@@ -100,7 +109,7 @@ mod tests {
             let m = parse_message(Arc::from(raw.clone())).expect(name);
             assert_eq!(m.summary.subject.as_deref(), Some("café"), "{name}");
             assert_eq!(&m.raw[..], text.as_bytes(), "{name}");
-            assert_eq!(m.given_bytes(), &raw[..], "{name}");
+            assert_eq!(m.given(), &raw[..], "{name}");
         }
     }
 

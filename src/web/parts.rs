@@ -115,11 +115,12 @@ fn see_other(url: &str) -> Response {
     }
 }
 
-/// The message exactly as it was given (as text/plain, so no browser renders it).
+/// The message exactly as it was given: as text/plain, so no browser renders it; an Outlook
+/// message as the `.msg` file it was (`application/vnd.ms-outlook`).
 #[utoipa::path(get, path = "/raw/{mid}", tag = "parts",
     params(("mid" = String, Path, description = "The message id"), PartQuery),
     responses(
-        (status = 200, description = "The message's bytes", content_type = "text/plain", body = Vec<u8>),
+        (status = 200, description = "The message's bytes (an Outlook message: the .msg file, as application/vnd.ms-outlook)", content_type = "text/plain", body = Vec<u8>),
         (status = 206, description = "The requested byte range", content_type = "text/plain", body = Vec<u8>),
         (status = 304, description = "Unchanged since the given ETag"),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
@@ -135,10 +136,12 @@ pub async fn raw(
     let loaded = state.view.load(&mid).await?;
     let msg = loaded.message();
     let kind = if flag(&q.download) { "attachment" } else { "inline" };
-    let given = msg.given_bytes();
-    // A file in another format (Apple Mail, Safari, UTF-16) is given back as it is; binary ones
-    // (a binary property list, UTF-16) as data rather than as text.
+    let given = msg.given();
+    // A file in another format is given back as it is: an Outlook message under its own type,
+    // other binary ones (a binary property list, UTF-16) as data, the rest as text so a browser
+    // never interprets a message as a page.
     let (ext, content_type) = match &msg.origin.original {
+        Some(o) if o.starts_with(crate::ingest::OLE_MAGIC) => ("msg".to_string(), "application/vnd.ms-outlook"),
         Some(o) if o.contains(&0) => (source_extension(&loaded.entry.location), "application/octet-stream"),
         Some(_) => (source_extension(&loaded.entry.location), "text/plain; charset=utf-8"),
         None => ("eml".to_string(), "text/plain; charset=utf-8"),

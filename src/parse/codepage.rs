@@ -1,0 +1,59 @@
+//! Windows code page numbers (as Outlook properties and RTF `\ansicpg` give them) to encodings.
+
+use encoding_rs::Encoding;
+
+/// The encoding a Windows code page number stands for; `None` when it names none we know.
+pub(super) fn encoding(cp: u32) -> Option<&'static Encoding> {
+    let label: &[u8] = match cp {
+        437 | 850 | 1252 | 20127 | 28591 => b"windows-1252",
+        866 => b"ibm866",
+        874 => b"windows-874",
+        932 => b"shift_jis",
+        936 | 54936 => b"gb18030",
+        949 => b"euc-kr",
+        950 => b"big5",
+        1200 => b"utf-16le",
+        1201 => b"utf-16be",
+        1250..=1258 => return Encoding::for_label(format!("windows-{cp}").as_bytes()),
+        10000 => b"macintosh",
+        10007 => b"x-mac-cyrillic",
+        20866 => b"koi8-r",
+        21866 => b"koi8-u",
+        28592..=28606 => return Encoding::for_label(format!("iso-8859-{}", cp - 28590).as_bytes()),
+        50220..=50222 => b"iso-2022-jp",
+        51932 => b"euc-jp",
+        51949 => b"euc-kr",
+        65001 => b"utf-8",
+        _ => return None,
+    };
+    Encoding::for_label(label)
+}
+
+/// `bytes` in code page `cp` (Windows-1252 when it names none we know), as text.
+pub(super) fn decode(bytes: &[u8], cp: Option<u32>) -> String {
+    let enc = cp.and_then(encoding).unwrap_or(encoding_rs::WINDOWS_1252);
+    enc.decode_without_bom_handling(bytes).0.into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_pages_name_their_encodings() {
+        let cases: &[(u32, Option<&str>)] = &[
+            (1252, Some("windows-1252")),
+            (1251, Some("windows-1251")),
+            (932, Some("Shift_JIS")),
+            (936, Some("gb18030")),
+            (28605, Some("ISO-8859-15")),
+            (65001, Some("UTF-8")),
+            (20866, Some("KOI8-R")),
+            (12345, None),
+        ];
+        for (cp, want) in cases {
+            assert_eq!(encoding(*cp).map(|e| e.name()), *want, "{cp}");
+        }
+        assert_eq!(decode(b"\xcf\xf0\xe8", Some(1251)), "При");
+    }
+}

@@ -1,0 +1,960 @@
+//! Outlook `.msg` files (MS-OXMSG): MAPI properties in an OLE compound file (read with the `cfb`
+//! crate). A `.msg` is turned into the Internet message it stands for — headers from
+//! `PidTagTransportMessageHeaders` or from the properties, the body (HTML, HTML or text out of
+//! compressed RTF, plain text) and the attachments as MIME parts, attached messages as
+//! `message/rfc822` — and that is read by [`super::mime`] like any other message, so pages, the part
+//! tree, `cid:` resolution, search and threads work unchanged. Other item classes (contacts,
+//! appointments, tasks, notes) become a text body listing their main fields.
+
+use std::collections::HashMap;
+use std::io::{Cursor, Read};
+use std::path::{Path, PathBuf};
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+
+use super::{codepage, mime, rtf};
+use crate::error::Error;
+use crate::limits::{MAX_MSG_ENTRIES, MAX_MSG_NESTING, MAX_MSG_STREAM, MSG_READ_FACTOR};
+use crate::model::Message;
+
+/// A `.msg` file as a message. `raw` of the result is the Internet message built from the file,
+/// whose parts the model points into; `original` keeps the file as given (what `/raw/` serves and
+/// what identifies it). Something that could not be read marks the body damaged, which the page
+/// shows as a notice. An OLE file with no message properties at all (a Word or Excel document) is
+/// not a message.
+pub(super) fn parse(data: Arc<[u8]>) -> Result<Message, Error> {
+    // A `.msg` can reach another through a winmail.dat it carries (see [`super::tnef`]); this
+    // bounds how deep that goes on one thread.
+    let _nesting = Nesting::enter().ok_or(Error::Unparseable)?;
+    let converted = convert(&data).ok_or(Error::Unparseable)?;
+    let mut msg = mime::parse(Arc::from(converted.mime))?;
+    if converted.damaged {
+        let body = msg.html_body.or(msg.text_body).unwrap_or(0);
+        if let Some(p) = msg.parts.get_mut(body) {
+            p.damaged = true;
+        }
+    }
+    msg.origin.original = Some(data);
+    Ok(msg)
+}
+
+thread_local! {
+    static NESTING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many `.msg` files are being read inside one another on this thread, while it lives.
+struct Nesting;
+
+impl Nesting {
+    fn enter() -> Option<Nesting> {
+        NESTING.with(|n| {
+            (n.get() < MAX_MSG_NESTING).then(|| {
+                n.set(n.get() + 1);
+                Nesting
+            })
+        })
+    }
+}
+
+impl Drop for Nesting {
+    fn drop(&mut self) {
+        NESTING.with(|n| n.set(n.get().saturating_sub(1)));
+    }
+}
+
+// Property types (MS-OXCDATA §2.11.1).
+const PT_LONG: u16 = 0x0003;
+const PT_BOOLEAN: u16 = 0x000b;
+const PT_OBJECT: u16 = 0x000d;
+const PT_STRING8: u16 = 0x001e;
+const PT_UNICODE: u16 = 0x001f;
+const PT_SYSTIME: u16 = 0x0040;
+const PT_BINARY: u16 = 0x0102;
+
+// Property ids (MS-OXPROPS).
+const SUBJECT: u16 = 0x0037;
+const MESSAGE_CLASS: u16 = 0x001a;
+const CLIENT_SUBMIT_TIME: u16 = 0x0039;
+const SENT_REPRESENTING_NAME: u16 = 0x0042;
+const SENT_REPRESENTING_EMAIL: u16 = 0x0065;
+const SENT_REPRESENTING_ADDRTYPE: u16 = 0x0064;
+const TRANSPORT_HEADERS: u16 = 0x007d;
+const SENDER_NAME: u16 = 0x0c1a;
+const SENDER_ADDRTYPE: u16 = 0x0c1e;
+const SENDER_EMAIL: u16 = 0x0c1f;
+const DISPLAY_TO: u16 = 0x0e04;
+const DISPLAY_CC: u16 = 0x0e03;
+const DELIVERY_TIME: u16 = 0x0e06;
+const BODY: u16 = 0x1000;
+const RTF_COMPRESSED: u16 = 0x1009;
+const BODY_HTML: u16 = 0x1013;
+const INTERNET_MESSAGE_ID: u16 = 0x1035;
+const INTERNET_REFERENCES: u16 = 0x1039;
+const IN_REPLY_TO: u16 = 0x1042;
+const DISPLAY_NAME: u16 = 0x3001;
+const ADDRTYPE: u16 = 0x3002;
+const EMAIL_ADDRESS: u16 = 0x3003;
+const CREATION_TIME: u16 = 0x3007;
+const LAST_MODIFICATION_TIME: u16 = 0x3008;
+const ATTACH_DATA: u16 = 0x3701;
+const ATTACH_FILENAME: u16 = 0x3704;
+const ATTACH_METHOD: u16 = 0x3705;
+const ATTACH_LONG_FILENAME: u16 = 0x3707;
+const ATTACH_MIME_TAG: u16 = 0x370e;
+const ATTACH_CONTENT_ID: u16 = 0x3712;
+const ATTACH_CONTENT_LOCATION: u16 = 0x3713;
+const SMTP_ADDRESS: u16 = 0x39fe;
+const INTERNET_CPID: u16 = 0x3fde;
+const MESSAGE_CODEPAGE: u16 = 0x3ffd;
+const SENDER_SMTP_ADDRESS: u16 = 0x5d01;
+const SENT_REPRESENTING_SMTP_ADDRESS: u16 = 0x5d02;
+const RECIPIENT_TYPE: u16 = 0x0c15;
+const ATTACH_HIDDEN: u16 = 0x7ffe;
+// Contacts.
+const GIVEN_NAME: u16 = 0x3a06;
+const SURNAME: u16 = 0x3a11;
+const COMPANY_NAME: u16 = 0x3a16;
+const TITLE: u16 = 0x3a17;
+const DEPARTMENT: u16 = 0x3a18;
+const BUSINESS_PHONE: u16 = 0x3a08;
+const HOME_PHONE: u16 = 0x3a09;
+const MOBILE_PHONE: u16 = 0x3a1c;
+const BUSINESS_FAX: u16 = 0x3a24;
+const STREET: u16 = 0x3a29;
+const LOCALITY: u16 = 0x3a27;
+const STATE: u16 = 0x3a28;
+const POSTAL_CODE: u16 = 0x3a2a;
+const COUNTRY: u16 = 0x3a26;
+
+const ATTACH_EMBEDDED_MSG: i32 = 5;
+
+/// Named property sets (MS-OXPROPS §1.3.2), by the first field of their GUID; they all end alike.
+const PSETID_APPOINTMENT: u32 = 0x0006_2002;
+const PSETID_TASK: u32 = 0x0006_2003;
+const PSETID_ADDRESS: u32 = 0x0006_2004;
+
+/// What reading a `.msg` gives: the Internet message it stands for, and whether something in it
+/// could not be read.
+pub(super) struct Converted {
+    pub mime: Vec<u8>,
+    pub damaged: bool,
+}
+
+/// Turns a `.msg` file into the Internet message it stands for. A file the compound file reader
+/// cannot open becomes a message that says so; `None` for a compound file that holds no message.
+pub(super) fn convert(data: &[u8]) -> Option<Converted> {
+    let budget = data.len().saturating_mul(MSG_READ_FACTOR).saturating_add(1 << 20);
+    Some(match cfb::CompoundFile::open(Cursor::new(data)) {
+        Ok(cf) => {
+            let mut reader = Store { cf, budget, damaged: false, named: HashMap::new() };
+            let root = reader.children(Path::new("/"));
+            if !root.iter().any(|(n, _)| n.starts_with("__substg1.0_") || n == "__properties_version1.0") {
+                return None;
+            }
+            reader.load_named();
+            let mut writer = Writer { seed: blake3::hash(data).to_hex()[..16].to_string(), next: 0 };
+            let mime = reader.message(Path::new("/"), &mut writer, 0);
+            Converted { mime, damaged: reader.damaged }
+        }
+        Err(e) => Converted {
+            mime: format!(
+                "Subject: Unreadable Outlook message\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nThis file starts like an Outlook message (an OLE compound file) but cannot be read: {}.\r\n",
+                clean(&e.to_string())
+            )
+            .into_bytes(),
+            damaged: true,
+        },
+    })
+}
+
+/// One property value as stored.
+enum Value {
+    Fixed(u16, [u8; 8]),
+    /// A variable-length value: its stream.
+    Stream(u16, PathBuf),
+}
+
+struct Props {
+    by_id: HashMap<u16, Value>,
+    /// The code page 8-bit strings of this object are in.
+    codepage: Option<u32>,
+}
+
+struct Store<'a> {
+    cf: cfb::CompoundFile<Cursor<&'a [u8]>>,
+    /// Bytes still allowed to be read from streams.
+    budget: usize,
+    damaged: bool,
+    /// Named properties: (property set, LID) → property id.
+    named: HashMap<(u32, u32), u16>,
+}
+
+impl Store<'_> {
+    fn read_stream(&mut self, path: &Path) -> Option<Vec<u8>> {
+        let len = self.cf.entry(path).ok()?.len();
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        if len > MAX_MSG_STREAM || len > self.budget {
+            self.damaged = true;
+            return None;
+        }
+        self.budget -= len;
+        let mut buf = Vec::with_capacity(len);
+        match self.cf.open_stream(path).and_then(|s| s.take(len as u64).read_to_end(&mut buf)) {
+            Ok(_) => Some(buf),
+            Err(_) => {
+                self.damaged = true;
+                None
+            }
+        }
+    }
+
+    /// The names of the entries of a storage, each with whether it is a stream.
+    fn children(&mut self, dir: &Path) -> Vec<(String, bool)> {
+        match self.cf.read_storage(dir) {
+            Ok(entries) => entries.take(4 * MAX_MSG_ENTRIES).map(|e| (e.name().to_string(), e.is_stream())).collect(),
+            Err(_) => {
+                self.damaged = true;
+                Vec::new()
+            }
+        }
+    }
+
+    /// The properties of the object (message, recipient, attachment) stored at `dir`; `header` is
+    /// the size of the property stream's header (32 top level, 24 embedded, 8 otherwise).
+    fn props(&mut self, dir: &Path, header: usize, inherited_cp: Option<u32>) -> Props {
+        let mut by_id = HashMap::new();
+        for (name, is_stream) in self.children(dir) {
+            let Some(tag) = name.strip_prefix("__substg1.0_") else { continue };
+            let Ok(tag) = u32::from_str_radix(tag, 16) else { continue };
+            let (id, ty) = ((tag >> 16) as u16, (tag & 0xffff) as u16);
+            if is_stream || ty == PT_OBJECT {
+                by_id.entry(id).or_insert(Value::Stream(ty, dir.join(&name)));
+            }
+        }
+        if let Some(stream) = self.read_stream(&dir.join("__properties_version1.0")) {
+            for entry in stream.get(header..).unwrap_or(&[]).chunks_exact(16) {
+                let ty = u16::from_le_bytes([entry[0], entry[1]]);
+                let id = u16::from_le_bytes([entry[2], entry[3]]);
+                let mut value = [0u8; 8];
+                value.copy_from_slice(&entry[8..16]);
+                if matches!(ty, PT_LONG | PT_BOOLEAN | PT_SYSTIME | 0x0002 | 0x0014 | 0x0005) {
+                    by_id.insert(id, Value::Fixed(ty, value));
+                }
+            }
+        }
+        let mut props = Props { by_id, codepage: inherited_cp };
+        let cp = props.long(MESSAGE_CODEPAGE).or_else(|| props.long(INTERNET_CPID));
+        props.codepage = cp.and_then(|c| u32::try_from(c).ok()).or(inherited_cp);
+        props
+    }
+
+    fn bytes(&mut self, props: &Props, id: u16) -> Option<Vec<u8>> {
+        match props.by_id.get(&id)? {
+            Value::Stream(PT_BINARY, path) => {
+                let path = path.clone();
+                self.read_stream(&path)
+            }
+            _ => None,
+        }
+    }
+
+    fn string(&mut self, props: &Props, id: u16) -> Option<String> {
+        let (ty, path) = match props.by_id.get(&id)? {
+            Value::Stream(ty @ (PT_UNICODE | PT_STRING8), path) => (*ty, path.clone()),
+            _ => return None,
+        };
+        let data = self.read_stream(&path)?;
+        let s = if ty == PT_UNICODE {
+            let units: Vec<u16> = data.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+            String::from_utf16_lossy(&units)
+        } else {
+            codepage::decode(&data, props.codepage)
+        };
+        let s = s.trim_end_matches('\0').to_string();
+        (!s.trim().is_empty()).then_some(s)
+    }
+
+    /// Reads the named-property mapping (MS-OXMSG §2.2.3): which property id a LID of a property
+    /// set was given in this file.
+    fn load_named(&mut self) {
+        let dir = Path::new("/__nameid_version1.0");
+        let guids = self.read_stream(&dir.join("__substg1.0_00020102")).unwrap_or_default();
+        let entries = self.read_stream(&dir.join("__substg1.0_00030102")).unwrap_or_default();
+        for e in entries.chunks_exact(8).take(0x7fff) {
+            let lid = u32::from_le_bytes([e[0], e[1], e[2], e[3]]);
+            let info = u32::from_le_bytes([e[4], e[5], e[6], e[7]]);
+            if info & 1 != 0 {
+                continue; // named by a string, not a LID
+            }
+            let guid_index = ((info >> 1) & 0x7fff) as usize;
+            let prop_index = (info >> 16) as u16;
+            let Some(g) = guid_index.checked_sub(3).and_then(|i| guids.get(i * 16..i * 16 + 16)) else { continue };
+            let set = u32::from_le_bytes([g[0], g[1], g[2], g[3]]);
+            if g[4..] == [0, 0, 0, 0, 0xc0, 0, 0, 0, 0, 0, 0, 0x46] {
+                self.named.insert((set, lid), 0x8000u16.wrapping_add(prop_index));
+            }
+        }
+    }
+
+    fn named_string(&mut self, props: &Props, set: u32, lid: u32) -> Option<String> {
+        let id = *self.named.get(&(set, lid))?;
+        self.string(props, id)
+    }
+
+    fn named_time(&self, props: &Props, set: u32, lid: u32) -> Option<String> {
+        props.time(*self.named.get(&(set, lid))?).map(rfc2822)
+    }
+
+    /// One message (the file's, or an attached one at `dir`) as an Internet message.
+    fn message(&mut self, dir: &Path, w: &mut Writer, depth: usize) -> Vec<u8> {
+        let header = if depth == 0 { 32 } else { 24 };
+        let props = self.props(dir, header, None);
+        let class = self.string(&props, MESSAGE_CLASS).unwrap_or_else(|| "IPM.Note".into());
+        let mut headers = self.headers(dir, &props);
+
+        // The body: HTML, else HTML or text out of compressed RTF, else plain text.
+        let text = self.string(&props, BODY);
+        let mut html = self.html(&props);
+        let mut rtf_text = None;
+        if html.is_none() {
+            if let Some(d) = self.bytes(&props, RTF_COMPRESSED).and_then(|b| rtf::decompress(&b)) {
+                self.damaged |= d.damaged;
+                match rtf::read(&d.rtf) {
+                    rtf::Content::Html(h) => html = Some(h),
+                    rtf::Content::Text(t) => rtf_text = Some(t),
+                }
+            }
+        }
+        let mut text = text.or(rtf_text);
+        if !class.to_ascii_lowercase().starts_with("ipm.note") && !class.eq_ignore_ascii_case("ipm.post") {
+            let fields = self.item_fields(&class, &props);
+            if !fields.is_empty() {
+                let listed = fields.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join("\r\n");
+                text = Some(match text {
+                    Some(t) => format!("{listed}\r\n\r\n{t}"),
+                    None => listed,
+                });
+                // The fields are the item: they are shown, not an HTML rendering without them.
+                html = None;
+            }
+        }
+
+        // Attachments.
+        let mut attachments = Vec::new();
+        let mut names: Vec<String> = self
+            .children(dir)
+            .into_iter()
+            .filter(|(n, s)| !s && n.starts_with("__attach_version1.0_#"))
+            .map(|(n, _)| n)
+            .collect();
+        names.sort();
+        if names.len() > MAX_MSG_ENTRIES {
+            names.truncate(MAX_MSG_ENTRIES);
+            self.damaged = true;
+        }
+        for name in names {
+            if let Some(a) = self.attachment(&dir.join(name), props.codepage, w, depth) {
+                attachments.push(a);
+            }
+        }
+
+        // A signed message is kept whole, as MIME, in its one attachment (MS-OXOSMIME): that is
+        // its body, signature and all.
+        if class.to_ascii_lowercase().starts_with("ipm.note.smime.multipartsigned") {
+            if let Some(signed) = attachments.iter().find(|a| a.content_type == "multipart/signed") {
+                let first_line = signed.data.split(|&c| c == b'\n').next().unwrap_or(&[]);
+                let colon = first_line.iter().position(|&c| c == b':');
+                if colon.is_some_and(|c| c > 0 && first_line[..c].iter().all(|&b| (33..=126).contains(&b))) {
+                    let mut out = w.header_block(&headers);
+                    let header_end = signed.data.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or(signed.data.len());
+                    if !signed.data[..header_end].to_ascii_lowercase().windows(13).any(|w| w == b"mime-version:") {
+                        out.extend_from_slice(b"MIME-Version: 1.0\r\n");
+                    }
+                    out.extend_from_slice(&signed.data);
+                    return out;
+                }
+            }
+        }
+
+        let body = match (html, text) {
+            (Some(h), Some(t)) => Node::Multi(
+                "multipart/alternative".into(),
+                vec![
+                    Node::leaf("text/plain; charset=utf-8", &[], t.into_bytes()),
+                    Node::leaf("text/html; charset=utf-8", &[], h.into_bytes()),
+                ],
+            ),
+            (Some(h), None) => Node::leaf("text/html; charset=utf-8", &[], h.into_bytes()),
+            (None, Some(t)) => Node::leaf("text/plain; charset=utf-8", &[], t.into_bytes()),
+            (None, None) => Node::leaf("text/plain; charset=utf-8", &[], Vec::new()),
+        };
+        // Attachments the HTML refers to by Content-ID are its inline resources.
+        let html_refs = body.html().unwrap_or_default();
+        let (inline, files): (Vec<_>, Vec<_>) = attachments
+            .into_iter()
+            .partition(|a| a.content_id.as_deref().is_some_and(|c| html_refs.contains(&format!("cid:{c}"))));
+        let body = if inline.is_empty() {
+            body
+        } else {
+            let mut kids = vec![body];
+            kids.extend(inline.into_iter().map(|a| a.node("inline")));
+            Node::Multi("multipart/related".into(), kids)
+        };
+        let root = if files.is_empty() {
+            body
+        } else {
+            let mut kids = vec![body];
+            kids.extend(files.into_iter().map(|a| a.node("attachment")));
+            Node::Multi("multipart/mixed".into(), kids)
+        };
+        headers.push(("MIME-Version".into(), "1.0".into()));
+        let mut out = w.header_block(&headers);
+        w.node(&root, &mut out);
+        out
+    }
+
+    fn html(&mut self, props: &Props) -> Option<String> {
+        match props.by_id.get(&BODY_HTML)? {
+            Value::Stream(PT_BINARY, _) => {
+                let bytes = self.bytes(props, BODY_HTML)?;
+                let cpid = props.long(INTERNET_CPID).and_then(|c| u32::try_from(c).ok());
+                let s = match cpid.and_then(codepage::encoding) {
+                    Some(enc) => enc.decode_with_bom_removal(&bytes).0.into_owned(),
+                    None => super::charset::decode_html(&bytes),
+                };
+                let s = s.trim_end_matches('\0').to_string();
+                (!s.trim().is_empty()).then_some(s)
+            }
+            _ => self.string(props, BODY_HTML),
+        }
+    }
+
+    /// The header of the Internet message: the transport headers the message arrived with, when it
+    /// has them (less their MIME fields, which describe a body this is not), completed from the
+    /// properties.
+    fn headers(&mut self, dir: &Path, props: &Props) -> Vec<(String, String)> {
+        let mut headers: Vec<(String, String)> = Vec::new();
+        if let Some(transport) = self.string(props, TRANSPORT_HEADERS) {
+            for field in unfold(&transport) {
+                let lower = field.0.to_ascii_lowercase();
+                if !(lower.starts_with("content-") || lower == "mime-version") {
+                    headers.push(field);
+                }
+            }
+        }
+        let has = |h: &[(String, String)], name: &str| h.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+        if !has(&headers, "From") {
+            let name = self.string(props, SENT_REPRESENTING_NAME).or_else(|| self.string(props, SENDER_NAME));
+            let smtp = self
+                .string(props, SENT_REPRESENTING_SMTP_ADDRESS)
+                .or_else(|| self.string(props, SENDER_SMTP_ADDRESS))
+                .or_else(|| self.smtp_of(props, SENT_REPRESENTING_ADDRTYPE, SENT_REPRESENTING_EMAIL))
+                .or_else(|| self.smtp_of(props, SENDER_ADDRTYPE, SENDER_EMAIL));
+            if name.is_some() || smtp.is_some() {
+                headers.push(("From".into(), mailbox(name.as_deref(), smtp.as_deref())));
+            }
+        }
+        if !has(&headers, "To") && !has(&headers, "Cc") {
+            let (to, cc, bcc) = self.recipients(dir, props);
+            let to = if to.is_empty() { self.names_only(props, DISPLAY_TO) } else { to };
+            let cc = if cc.is_empty() { self.names_only(props, DISPLAY_CC) } else { cc };
+            for (name, list) in [("To", to), ("Cc", cc), ("Bcc", bcc)] {
+                if !list.is_empty() {
+                    headers.push((name.into(), list.join(", ")));
+                }
+            }
+        }
+        // The subject Outlook shows is the property (an import or an edit may have changed it).
+        if let Some(s) = self.string(props, SUBJECT) {
+            headers.retain(|(n, _)| !n.eq_ignore_ascii_case("Subject"));
+            headers.push(("Subject".into(), s));
+        }
+        if !has(&headers, "Date") {
+            let t = [CLIENT_SUBMIT_TIME, DELIVERY_TIME, CREATION_TIME, LAST_MODIFICATION_TIME]
+                .iter()
+                .find_map(|&id| props.time(id));
+            if let Some(t) = t {
+                headers.push(("Date".into(), rfc2822(t)));
+            }
+        }
+        for (name, id) in
+            [("Message-ID", INTERNET_MESSAGE_ID), ("In-Reply-To", IN_REPLY_TO), ("References", INTERNET_REFERENCES)]
+        {
+            if !has(&headers, name) {
+                if let Some(v) = self.string(props, id) {
+                    headers.push((name.into(), v));
+                }
+            }
+        }
+        headers.into_iter().map(|(n, v)| (clean(&n), clean(&v))).filter(|(n, _)| !n.is_empty()).collect()
+    }
+
+    /// An address property when its address type is SMTP.
+    fn smtp_of(&mut self, props: &Props, addrtype: u16, address: u16) -> Option<String> {
+        let ty = self.string(props, addrtype)?;
+        ty.eq_ignore_ascii_case("smtp").then(|| self.string(props, address)).flatten()
+    }
+
+    fn names_only(&mut self, props: &Props, id: u16) -> Vec<String> {
+        self.string(props, id)
+            .map(|s| s.split(';').map(str::trim).filter(|n| !n.is_empty()).map(|n| mailbox(Some(n), None)).collect())
+            .unwrap_or_default()
+    }
+
+    /// To, Cc and Bcc from the recipient objects.
+    fn recipients(&mut self, dir: &Path, props: &Props) -> (Vec<String>, Vec<String>, Vec<String>) {
+        let mut names: Vec<String> = self
+            .children(dir)
+            .into_iter()
+            .filter(|(n, s)| !s && n.starts_with("__recip_version1.0_#"))
+            .map(|(n, _)| n)
+            .collect();
+        names.sort();
+        names.truncate(MAX_MSG_ENTRIES);
+        let (mut to, mut cc, mut bcc) = (Vec::new(), Vec::new(), Vec::new());
+        for name in names {
+            let r = self.props(&dir.join(name), 8, props.codepage);
+            let display = self.string(&r, DISPLAY_NAME);
+            let smtp = self.string(&r, SMTP_ADDRESS).or_else(|| self.smtp_of(&r, ADDRTYPE, EMAIL_ADDRESS));
+            let entry = mailbox(display.as_deref(), smtp.as_deref());
+            match r.long(RECIPIENT_TYPE).map(|t| t & 0xf) {
+                Some(2) => cc.push(entry),
+                Some(3) => bcc.push(entry),
+                _ => to.push(entry),
+            }
+        }
+        (to, cc, bcc)
+    }
+
+    fn attachment(&mut self, dir: &Path, cp: Option<u32>, w: &mut Writer, depth: usize) -> Option<Attachment> {
+        let props = self.props(dir, 8, cp);
+        let method = props.long(ATTACH_METHOD).unwrap_or(1);
+        let name = self
+            .string(&props, ATTACH_LONG_FILENAME)
+            .or_else(|| self.string(&props, ATTACH_FILENAME))
+            .or_else(|| self.string(&props, DISPLAY_NAME));
+        let content_id = self
+            .string(&props, ATTACH_CONTENT_ID)
+            .map(|c| clean(c.trim().trim_start_matches('<').trim_end_matches('>')));
+        let location = self.string(&props, ATTACH_CONTENT_LOCATION).map(|c| clean(&c));
+        let hidden = props.bool(ATTACH_HIDDEN);
+        if method == ATTACH_EMBEDDED_MSG {
+            if depth >= MAX_MSG_NESTING {
+                self.damaged = true;
+                return None;
+            }
+            let inner = dir.join("__substg1.0_3701000D");
+            if !self.cf.is_storage(&inner) {
+                self.damaged = true;
+                return None;
+            }
+            let data = self.message(&inner, w, depth + 1);
+            return Some(Attachment {
+                name,
+                content_type: "message/rfc822".into(),
+                content_id,
+                location,
+                hidden,
+                data,
+            });
+        }
+        let data = self.bytes(&props, ATTACH_DATA).unwrap_or_default();
+        let declared = self.string(&props, ATTACH_MIME_TAG).map(|t| t.trim().to_ascii_lowercase());
+        let content_type = declared
+            .filter(|t| is_mime_type(t))
+            .or_else(|| {
+                name.as_deref().and_then(|n| mime_guess::from_path(n).first()).map(|m| m.essence_str().to_string())
+            })
+            .unwrap_or_else(|| "application/octet-stream".into());
+        Some(Attachment { name, content_type, content_id, location, hidden, data })
+    }
+
+    /// The main fields of an item that is not mail, by its class.
+    fn item_fields(&mut self, class: &str, props: &Props) -> Vec<(&'static str, String)> {
+        let mut f = Vec::new();
+        let lower = class.to_ascii_lowercase();
+        let mut add = |k: &'static str, v: Option<String>| {
+            if let Some(v) = v.filter(|v| !v.trim().is_empty()) {
+                f.push((k, v.trim().to_string()));
+            }
+        };
+        if lower.starts_with("ipm.contact") || lower.starts_with("ipm.distlist") {
+            add("Name", self.string(props, DISPLAY_NAME).or_else(|| self.string(props, SUBJECT)));
+            add("Given name", self.string(props, GIVEN_NAME));
+            add("Surname", self.string(props, SURNAME));
+            add("Company", self.string(props, COMPANY_NAME));
+            add("Department", self.string(props, DEPARTMENT));
+            add("Title", self.string(props, TITLE));
+            add("E-mail", self.named_string(props, PSETID_ADDRESS, 0x8083));
+            add("E-mail 2", self.named_string(props, PSETID_ADDRESS, 0x8093));
+            add("E-mail 3", self.named_string(props, PSETID_ADDRESS, 0x80a3));
+            add("Business phone", self.string(props, BUSINESS_PHONE));
+            add("Home phone", self.string(props, HOME_PHONE));
+            add("Mobile phone", self.string(props, MOBILE_PHONE));
+            add("Business fax", self.string(props, BUSINESS_FAX));
+            let address = [STREET, LOCALITY, STATE, POSTAL_CODE, COUNTRY]
+                .iter()
+                .filter_map(|&id| self.string(props, id))
+                .collect::<Vec<_>>()
+                .join(", ");
+            add("Address", Some(address));
+            add("Work address", self.named_string(props, PSETID_ADDRESS, 0x801b));
+            add("Home address", self.named_string(props, PSETID_ADDRESS, 0x801a));
+            add("Web page", self.named_string(props, PSETID_ADDRESS, 0x802b));
+        } else if lower.starts_with("ipm.appointment") || lower.starts_with("ipm.schedule") {
+            add("Subject", self.string(props, SUBJECT));
+            add("Location", self.named_string(props, PSETID_APPOINTMENT, 0x8208));
+            add("Start", self.named_time(props, PSETID_APPOINTMENT, 0x820d));
+            add("End", self.named_time(props, PSETID_APPOINTMENT, 0x820e));
+        } else if lower.starts_with("ipm.task") {
+            add("Subject", self.string(props, SUBJECT));
+            add("Start", self.named_time(props, PSETID_TASK, 0x8104));
+            add("Due", self.named_time(props, PSETID_TASK, 0x8105));
+        } else if lower.starts_with("ipm.stickynote") {
+            add("Note", self.string(props, SUBJECT));
+        } else {
+            add("Subject", self.string(props, SUBJECT));
+        }
+        if !f.is_empty() {
+            f.insert(0, ("Item", class.to_string()));
+        }
+        f
+    }
+}
+
+impl Props {
+    fn fixed(&self, id: u16) -> Option<(u16, [u8; 8])> {
+        match self.by_id.get(&id)? {
+            Value::Fixed(ty, v) => Some((*ty, *v)),
+            Value::Stream(..) => None,
+        }
+    }
+
+    fn long(&self, id: u16) -> Option<i32> {
+        self.fixed(id).filter(|(t, _)| *t == PT_LONG).map(|(_, v)| i32::from_le_bytes([v[0], v[1], v[2], v[3]]))
+    }
+
+    fn bool(&self, id: u16) -> bool {
+        self.fixed(id).is_some_and(|(t, v)| t == PT_BOOLEAN && v[0] != 0)
+    }
+
+    /// A PT_SYSTIME as seconds since the epoch (a FILETIME counts 100 ns since 1601).
+    fn time(&self, id: u16) -> Option<i64> {
+        let (ty, v) = self.fixed(id)?;
+        let ft = u64::from_le_bytes(v);
+        (ty == PT_SYSTIME && ft != 0)
+            .then(|| (ft / 10_000_000) as i64 - 11_644_473_600)
+            .filter(|t| *t > 0 && *t < 253_402_300_800)
+    }
+}
+
+struct Attachment {
+    name: Option<String>,
+    content_type: String,
+    content_id: Option<String>,
+    location: Option<String>,
+    hidden: bool,
+    data: Vec<u8>,
+}
+
+impl Attachment {
+    fn node(self, disposition: &str) -> Node {
+        let mut headers = Vec::new();
+        let disposition = if self.hidden && self.content_id.is_some() { "inline" } else { disposition };
+        match &self.name {
+            Some(n) => {
+                headers.push(("Content-Disposition".to_string(), format!("{disposition}; {}", param("filename", n))))
+            }
+            None => headers.push(("Content-Disposition".to_string(), disposition.to_string())),
+        }
+        if let Some(c) = self.content_id.filter(|c| !c.is_empty()) {
+            headers.push(("Content-ID".into(), format!("<{c}>")));
+        }
+        if let Some(l) = self.location.filter(|l| !l.is_empty()) {
+            headers.push(("Content-Location".into(), l));
+        }
+        let ct = match &self.name {
+            Some(n) if self.content_type != "message/rfc822" => format!("{}; {}", self.content_type, param("name", n)),
+            _ => self.content_type.clone(),
+        };
+        if self.content_type == "message/rfc822" {
+            Node::Message(headers, self.data)
+        } else {
+            Node::Leaf(ct, headers, self.data)
+        }
+    }
+}
+
+/// A MIME entity being built.
+enum Node {
+    /// Content-Type, other header fields, decoded body (written base64).
+    Leaf(String, Vec<(String, String)>, Vec<u8>),
+    /// An enclosed message, written as it is.
+    Message(Vec<(String, String)>, Vec<u8>),
+    Multi(String, Vec<Node>),
+}
+
+impl Node {
+    fn leaf(ct: &str, headers: &[(String, String)], body: Vec<u8>) -> Node {
+        Node::Leaf(ct.to_string(), headers.to_vec(), body)
+    }
+
+    /// The HTML text of the body, to see which attachments it refers to.
+    fn html(&self) -> Option<String> {
+        match self {
+            Node::Leaf(ct, _, b) if ct.starts_with("text/html") => Some(String::from_utf8_lossy(b).into_owned()),
+            Node::Multi(_, kids) => kids.iter().find_map(Node::html),
+            _ => None,
+        }
+    }
+}
+
+/// Writes MIME: boundaries unique to the file and to each multipart.
+struct Writer {
+    seed: String,
+    next: usize,
+}
+
+impl Writer {
+    fn header_block(&self, headers: &[(String, String)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (n, v) in headers {
+            out.extend_from_slice(format!("{n}: {v}\r\n").as_bytes());
+        }
+        out
+    }
+
+    /// Writes `node`'s header fields (its Content-Type and the rest) and body.
+    fn node(&mut self, node: &Node, out: &mut Vec<u8>) {
+        match node {
+            Node::Leaf(ct, headers, body) => {
+                out.extend_from_slice(format!("Content-Type: {ct}\r\n").as_bytes());
+                out.extend_from_slice(&self.header_block(headers));
+                out.extend_from_slice(b"Content-Transfer-Encoding: base64\r\n\r\n");
+                let encoded = base64::engine::general_purpose::STANDARD.encode(body);
+                for line in encoded.as_bytes().chunks(76) {
+                    out.extend_from_slice(line);
+                    out.extend_from_slice(b"\r\n");
+                }
+            }
+            Node::Message(headers, body) => {
+                out.extend_from_slice(b"Content-Type: message/rfc822\r\n");
+                out.extend_from_slice(&self.header_block(headers));
+                out.extend_from_slice(b"Content-Transfer-Encoding: 8bit\r\n\r\n");
+                out.extend_from_slice(body);
+                if !body.ends_with(b"\r\n") {
+                    out.extend_from_slice(b"\r\n");
+                }
+            }
+            Node::Multi(ct, kids) => {
+                self.next += 1;
+                let boundary = format!("=_mailshelf_{}_{}", self.seed, self.next);
+                out.extend_from_slice(format!("Content-Type: {ct}; boundary=\"{boundary}\"\r\n\r\n").as_bytes());
+                for kid in kids {
+                    out.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
+                    self.node(kid, out);
+                }
+                out.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+            }
+        }
+    }
+}
+
+/// Header fields out of a block of them (the transport headers), unfolded.
+fn unfold(block: &str) -> Vec<(String, String)> {
+    let mut fields: Vec<(String, String)> = Vec::new();
+    for line in block.lines() {
+        if line.is_empty() {
+            if fields.is_empty() {
+                continue;
+            }
+            break;
+        }
+        if line.starts_with([' ', '\t']) {
+            if let Some(last) = fields.last_mut() {
+                last.1.push(' ');
+                last.1.push_str(line.trim());
+            }
+            continue;
+        }
+        if let Some((n, v)) = line.split_once(':') {
+            let n = n.trim();
+            if !n.is_empty() && n.bytes().all(|c| (33..=126).contains(&c)) {
+                fields.push((n.to_string(), v.trim().to_string()));
+            }
+        }
+    }
+    fields
+}
+
+/// A header value safe to write on one line.
+fn clean(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>().trim().to_string()
+}
+
+/// `"Name" <address>`, `address` or `"Name"` (a name without an address the reader can use).
+fn mailbox(name: Option<&str>, address: Option<&str>) -> String {
+    let address = address.map(clean).filter(|a| a.contains('@') && !a.contains(['<', '>', ' ', ',', '"']));
+    let name = name.map(clean).filter(|n| !n.is_empty());
+    let quoted = |n: &str| format!("\"{}\"", n.replace('\\', "\\\\").replace('"', "\\\""));
+    match (name, address) {
+        (Some(n), Some(a)) if n != a => format!("{} <{a}>", quoted(&n)),
+        (_, Some(a)) => a,
+        (Some(n), None) => format!("{} <>", quoted(&n)),
+        (None, None) => String::new(),
+    }
+}
+
+/// A Content-Type or Content-Disposition parameter: quoted when ASCII, RFC 2231 otherwise.
+fn param(name: &str, value: &str) -> String {
+    let value = clean(value);
+    if value.is_ascii() {
+        format!("{name}=\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\""))
+    } else {
+        let encoded: String = value
+            .bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect();
+        format!("{name}*=utf-8''{encoded}")
+    }
+}
+
+fn is_mime_type(t: &str) -> bool {
+    let ok = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&c));
+    t.split_once('/').is_some_and(|(a, b)| ok(a) && ok(b))
+}
+
+/// An RFC 5322 date in UTC.
+fn rfc2822(t: i64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let days = t.div_euclid(86_400);
+    let (y, m, d) = crate::dates::civil_from_days(days);
+    let s = t.rem_euclid(86_400);
+    let weekday = DAYS[days.rem_euclid(7) as usize];
+    let month = MONTHS[((m - 1).clamp(0, 11)) as usize];
+    format!("{weekday}, {d:02} {month} {y:04} {:02}:{:02}:{:02} +0000", s / 3600, s % 3600 / 60, s % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::OLE_MAGIC;
+
+    #[test]
+    fn header_values_and_parameters_are_safe() {
+        let cases: &[(Option<&str>, Option<&str>, &str)] = &[
+            (Some("Ann Lee"), Some("ann@example.com"), "\"Ann Lee\" <ann@example.com>"),
+            (Some("ann@example.com"), Some("ann@example.com"), "ann@example.com"),
+            (Some("Say \"hi\"\r\nBcc: x"), None, "\"Say \\\"hi\\\"  Bcc: x\" <>"),
+            (None, Some("/O=ORG/OU=EXCHANGE/CN=RECIPIENTS/CN=ANN"), ""),
+        ];
+        for (name, addr, want) in cases {
+            assert_eq!(mailbox(*name, *addr), *want);
+        }
+        assert_eq!(param("filename", "a \"b\".txt"), "filename=\"a \\\"b\\\".txt\"");
+        assert_eq!(param("filename", "résumé.pdf"), "filename*=utf-8''r%C3%A9sum%C3%A9.pdf");
+        assert_eq!(rfc2822(0), "Thu, 01 Jan 1970 00:00:00 +0000");
+        assert_eq!(rfc2822(1_700_000_000), "Tue, 14 Nov 2023 22:13:20 +0000");
+        assert!(is_mime_type("image/png") && !is_mime_type("image/png; x=1") && !is_mime_type("png"));
+    }
+
+    #[test]
+    fn transport_headers_unfold_and_stop_at_the_body() {
+        let h = unfold("Received: a\r\n\tb\r\nSubject: hi\r\nbad line\r\n\r\nX-After: no\r\n");
+        assert_eq!(h, vec![("Received".into(), "a b".into()), ("Subject".into(), "hi".into())]);
+    }
+
+    /// A `.msg` written with cfb: `props` are (storage, property tag, value) streams.
+    fn build(streams: &[(&str, Vec<u8>)]) -> Vec<u8> {
+        let mut cf = cfb::CompoundFile::create(Cursor::new(Vec::new())).expect("create");
+        for (path, data) in streams {
+            if let Some(parent) = Path::new(path).parent() {
+                cf.create_storage_all(parent).expect("storage");
+            }
+            let mut s = cf.create_stream(path).expect("stream");
+            std::io::Write::write_all(&mut s, data).expect("write");
+        }
+        cf.into_inner().into_inner()
+    }
+
+    fn utf16(s: &str) -> Vec<u8> {
+        s.encode_utf16().flat_map(u16::to_le_bytes).collect()
+    }
+
+    /// A property stream with one fixed property (PT_LONG), after a header of `header` bytes.
+    fn fixed_long(header: usize, id: u16, value: i32) -> Vec<u8> {
+        let mut v = vec![0u8; header];
+        v.extend_from_slice(&PT_LONG.to_le_bytes());
+        v.extend_from_slice(&id.to_le_bytes());
+        v.extend_from_slice(&[0; 4]);
+        v.extend_from_slice(&value.to_le_bytes());
+        v.extend_from_slice(&[0; 4]);
+        v
+    }
+
+    #[test]
+    fn a_msg_becomes_its_internet_message() {
+        let inner = "/__attach_version1.0_#00000001/__substg1.0_3701000D";
+        let data = build(&[
+            ("/__properties_version1.0", vec![0; 32]),
+            ("/__substg1.0_0037001F", utf16("Quarterly report")),
+            ("/__substg1.0_0C1A001F", utf16("Ann Lee")),
+            ("/__substg1.0_5D01001F", utf16("ann@example.com")),
+            ("/__substg1.0_0C1E001F", utf16("EX")),
+            ("/__substg1.0_0C1F001F", utf16("/O=ORG/OU=EXCHANGE/CN=RECIPIENTS/CN=ANN")),
+            ("/__substg1.0_1000001F", utf16("see the chart")),
+            ("/__substg1.0_10130102", b"<p>see <img src=\"cid:chart@x\"></p>".to_vec()),
+            ("/__recip_version1.0_#00000000/__properties_version1.0", fixed_long(8, RECIPIENT_TYPE, 2)),
+            ("/__recip_version1.0_#00000000/__substg1.0_3001001F", utf16("Bob")),
+            ("/__recip_version1.0_#00000000/__substg1.0_39FE001F", utf16("bob@example.com")),
+            ("/__attach_version1.0_#00000000/__properties_version1.0", fixed_long(8, ATTACH_METHOD, 1)),
+            ("/__attach_version1.0_#00000000/__substg1.0_3707001F", utf16("chart.png")),
+            ("/__attach_version1.0_#00000000/__substg1.0_3712001F", utf16("chart@x")),
+            ("/__attach_version1.0_#00000000/__substg1.0_37010102", b"\x89PNG".to_vec()),
+            ("/__attach_version1.0_#00000001/__properties_version1.0", fixed_long(8, ATTACH_METHOD, 5)),
+            ("/__attach_version1.0_#00000001/__substg1.0_3001001F", utf16("Earlier mail")),
+            (&format!("{inner}/__properties_version1.0"), vec![0; 24]),
+            (&format!("{inner}/__substg1.0_0037001E"), b"Caf\xe9 menu".to_vec()),
+        ]);
+        let msg = parse(Arc::from(data.clone())).expect("parses");
+        assert_eq!(msg.summary.subject.as_deref(), Some("Quarterly report"));
+        assert_eq!(msg.summary.from.as_deref(), Some("Ann Lee <ann@example.com>"));
+        assert_eq!(msg.summary.cc.as_deref(), Some("Bob <bob@example.com>"));
+        assert_eq!(msg.given(), &data[..]);
+        let html = msg.html_body.expect("html body");
+        assert!(String::from_utf8_lossy(msg.parts[html].bytes()).contains("cid:chart@x"));
+        let text = msg.text_body.expect("text alternative");
+        assert_eq!(msg.parts[text].bytes(), b"see the chart");
+        let image = msg.part_by_content_id("chart@x").expect("cid resolves");
+        assert_eq!(msg.parts[image].content_type, "image/png");
+        assert_eq!(msg.parts[image].filename.as_deref(), Some("chart.png"));
+        assert_eq!(
+            msg.parts[image].related_scope.map(|s| msg.parts[s].content_type.as_str()),
+            Some("multipart/related")
+        );
+        let enclosed: Vec<_> = msg.nested().collect();
+        assert_eq!(enclosed.len(), 1);
+        // 8-bit strings without a code page read as Windows-1252.
+        assert_eq!(enclosed[0].1.summary.subject.as_deref(), Some("Café menu"));
+        // An OLE file with no message in it (a Word document) is not a message.
+        assert!(matches!(parse(Arc::from(build(&[("/WordDocument", vec![1, 2, 3])]))), Err(Error::Unparseable)));
+    }
+
+    #[test]
+    fn damaged_compound_files_become_a_message_that_says_so() {
+        let mut data = OLE_MAGIC.to_vec();
+        data.extend_from_slice(&[0xff; 600]);
+        let c = convert(&data).expect("a notice");
+        assert!(c.damaged);
+        assert!(String::from_utf8_lossy(&c.mime).contains("cannot be read"));
+    }
+}
