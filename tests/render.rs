@@ -232,3 +232,17 @@ async fn html_without_a_charset_parameter_reads_as_its_meta_says() {
         assert!(body.text().contains(want), "{mid}: {}", body.text());
     }
 }
+
+#[tokio::test]
+async fn chrome_stylesheets_at_cid_locations_resolve_against_the_page() {
+    let dir = tempfile::tempdir().expect("dir");
+    let message = "From: a@example.com\nMessage-ID: <blinkcss@t>\nContent-Type: multipart/related; type=\"text/html\"; boundary=b\n\n--b\nContent-Type: text/html\nContent-Location: http://example.com/page/\n\n<link rel=\"stylesheet\" href=\"cid:css-1@mhtml.blink\"><template shadowmode=\"open\"><p>in the shadow</p></template>\n--b\nContent-Type: text/css\nContent-Location: cid:css-1@mhtml.blink\n\nbody { background: url(/img/bg.png) }\n--b\nContent-Type: image/png\nContent-Location: http://example.com/img/bg.png\n\nPNG\n--b--\n";
+    std::fs::write(dir.path().join("blink.mht"), message.replace('\n', "\r\n")).expect("write");
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    let detail = app.json("/api/messages/blinkcss@t").await;
+    let page = app.get(detail["html_url"].as_str().expect("html")).await.text();
+    assert!(page.contains("shadowrootmode=\"open\""), "{page}");
+    let css_url = page.split("href=\"").nth(1).and_then(|s| s.split('"').next()).expect("stylesheet link");
+    let css = app.get(&css_url.replace("&amp;", "&")).await.text();
+    assert!(css.contains("/part/blinkcss@t/") && !css.contains("about:invalid"), "{css}");
+}

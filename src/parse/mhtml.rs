@@ -23,6 +23,18 @@ pub(super) fn resolve_locations(msg: &mut Message) {
     }
 }
 
+/// Chrome saves the stylesheets it generated as parts located at `cid:…@mhtml.blink`, a URL no
+/// relative reference can resolve against; their `url()`s are written as authored, and Chromium
+/// resolves them against the page. So such a part's base is the page's.
+pub(super) fn adopt_page_base(msg: &mut Message) {
+    let Some(page_base) = msg.html_body.map(|h| msg.parts[h].base.clone()) else { return };
+    for part in &mut msg.parts {
+        if part.location.as_deref().is_some_and(|l| l.starts_with("cid:")) {
+            part.base.clone_from(&page_base);
+        }
+    }
+}
+
 /// Chooses the HTML and text bodies under `idx`: multipart/related → its root (`start`, else the
 /// part of the `type` given, else the first part; RFC 2557 §7, RFC 2387); multipart/alternative →
 /// the last HTML alternative and the first text one; other multiparts → the first part that is not

@@ -51,6 +51,7 @@ fn convert(msg: &mail_parser::Message<'_>, raw: Arc<[u8]>, depth: usize, parts_l
     out.html_body = html.or(tnef_html);
     let blank = |t: PartIdx| out.parts[t].bytes().iter().all(u8::is_ascii_whitespace);
     out.text_body = text.filter(|&t| !blank(t)).or(tnef_text).or(text);
+    mhtml::adopt_page_base(&mut out);
     out
 }
 

@@ -221,6 +221,13 @@ fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
         el.remove();
         return;
     }
+    // Chrome saves a shadow root as `<template shadowmode="open">`, which only its own MHTML loader
+    // understands; the standard spelling makes it a declarative shadow root in any browser.
+    if tag == "template" && !el.has_attribute("shadowrootmode") {
+        if let Some(mode) = el.get_attribute("shadowmode") {
+            set_attr(el, "shadowrootmode", &decode_entities(&mode));
+        }
+    }
     // SVG animation can rewrite an href after load; it has no place in a mail body.
     if matches!(tag.as_str(), "animate" | "set") {
         let target = el.get_attribute("attributename").unwrap_or_default().to_ascii_lowercase();
@@ -455,6 +462,10 @@ mod tests {
                 r#"<link rel="stylesheet" href="/p/s">"#,
             ),
             (r#"<img crossorigin src="cid:a">"#, r#"<img src="/p/a">"#),
+            (
+                r#"<template shadowmode="open"><img src="cid:a"></template>"#,
+                r#"<template shadowmode="open" shadowrootmode="open"><img src="/p/a"></template>"#,
+            ),
         ];
         for (input, want) in cases {
             assert_eq!(html(input).output, want, "{input}");
