@@ -27,7 +27,6 @@ pub mod query;
 pub mod rewrite;
 pub mod route;
 pub mod search;
-pub mod server;
 pub mod store;
 pub mod text;
 pub mod uri;

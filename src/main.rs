@@ -91,8 +91,8 @@ async fn serve(config: Config) -> Result<(), mailshelf::Error> {
             Err(_) => {}
         }
     });
-    let limits = mailshelf::server::Limits::from(&config);
-    mailshelf::server::serve(listener, app(state), limits, shutdown).await;
+    let limits = mailshelf::web::server::Limits::from(&config);
+    mailshelf::web::server::serve(listener, app(state), limits, shutdown).await;
     Ok(())
 }
 

@@ -8,7 +8,8 @@
 //! 2. handlers, one room for each thing served: [`pages`] for people, [`api`] for scripts,
 //!    [`parts`] for a message's parts and source;
 //! 3. [`openapi`], the document that describes the handlers;
-//! 4. [`app`], the router.
+//! 4. [`app`], the router, and [`server`], the accept loop that serves it (header deadlines,
+//!    a cap on open connections, graceful shutdown).
 //!
 //! What a message looks like when viewed (rewritten bodies, search results, threads) is not HTTP
 //! and lives one stage down, in [`crate::view`].
@@ -24,6 +25,7 @@ pub mod guard;
 pub mod openapi;
 pub mod pages;
 pub mod parts;
+pub mod server;
 pub mod state;
 
 pub use app::app;
