@@ -7,6 +7,7 @@ mod archive;
 mod browser;
 mod cli;
 mod corpus;
+mod fuzz_regressions;
 mod pages;
 mod render;
 mod search;
