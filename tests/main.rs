@@ -13,6 +13,7 @@ mod corpus;
 mod external;
 mod faults;
 mod formats;
+mod fuzz_regressions;
 mod outlook;
 mod pages;
 mod render;

@@ -1,0 +1,159 @@
+//! What the fuzz targets run, kept apart from them so the regression tests at the top
+//! (`tests/fuzz_regressions.rs`) can take the very same path over the inputs the fuzzer found.
+//! It depends on nothing but `mailshelf` and `std`.
+
+use std::sync::Arc;
+
+use mailshelf::ids::{self, IdUrl};
+use mailshelf::model::{Body, Message, PartIdx};
+use mailshelf::rewrite::{rewrite_css, rewrite_html, visible_text, Options, Resolve, Target};
+use mailshelf::{route, text, uri, view};
+
+/// Bytes → `parse_message` → the model → for every part of the message and of every message it
+/// encloses, what the server does with it: HTML is rewritten and its visible text extracted (search
+/// index), CSS is rewritten, plain text is rendered, and every part gets its URL. The options vary with the input's length so
+/// that both the blocking and the remote-allowing paths run.
+pub fn message(data: &[u8]) {
+    let Ok(msg) = mailshelf::parse::parse_message(Arc::from(data)) else { return };
+    let opts = Options { allow_remote: data.len() % 2 == 1, record: data.len() % 4 >= 2 };
+    let mut stack: Vec<&Message> = vec![&msg];
+    while let Some(m) = stack.pop() {
+        check_model(m);
+        // Every part's URL, as the message page and the API list them.
+        for idx in 0..m.parts.len() {
+            route::part_url(&m.id, m, idx);
+        }
+        for (idx, part) in m.parts.iter().enumerate() {
+            match &part.body {
+                Body::Text(t) => {
+                    let resolver = Resolver { msg: m, part: idx };
+                    match view::served_type(part).as_str() {
+                        "text/css" => {
+                            rewrite_css(t, &part.base, &resolver, opts);
+                        }
+                        "text/html" | "application/xhtml+xml" => {
+                            rewrite_html(t, &part.base, &resolver, opts);
+                            visible_text(t);
+                        }
+                        _ => {
+                            let flowed = part.param("format").is_some_and(|f| f.eq_ignore_ascii_case("flowed"));
+                            let delsp = part.param("delsp").is_some_and(|d| d.eq_ignore_ascii_case("yes"));
+                            text::render(t, flowed, delsp);
+                        }
+                    }
+                }
+                Body::Message(inner) => stack.push(inner),
+                Body::Binary(_) | Body::Multipart => {}
+            }
+        }
+    }
+}
+
+/// The search box: any string → `query::parse`, which must answer (a query or an error) and not panic.
+pub fn query(input: &str) {
+    let _ = mailshelf::query::parse(input);
+}
+
+/// Invariants the rest of the server indexes by without checking: a violation would be a panic
+/// in a handler later, so it is one here. Linear in the number of parts, so that the checks do not
+/// hide the cost of the code under test.
+fn check_model(m: &Message) {
+    let n = m.parts.len();
+    let mut listed = 0;
+    for (i, p) in m.parts.iter().enumerate() {
+        if let Some(parent) = p.parent {
+            assert!(parent < i, "a parent comes before its children");
+        }
+        for &c in &p.children {
+            assert!(c < n && m.parts[c].parent == Some(i), "a child names its parent");
+        }
+        listed += p.children.len();
+        if let Some(scope) = p.related_scope {
+            assert!(scope < i && m.parts[scope].is_type("multipart/related"), "related scope is an enclosing related");
+        }
+        assert!(p.raw_range.start <= p.raw_range.end && p.raw_range.end <= m.raw.len(), "raw range lies in the raw");
+    }
+    assert_eq!(listed, m.parts.iter().filter(|p| p.parent.is_some()).count(), "every child is listed once");
+    // A part's URL leads back to it. Each lookup scans the parts, so check a spread of at most 64.
+    for i in (0..n).step_by(n.div_ceil(64).max(1)) {
+        let segment = route::part_segment(m, i);
+        assert_eq!(route::find_part(m, &ids::decode_percent(&segment)), Some(i), "part URL round-trips");
+    }
+    for body in [m.html_body, m.text_body].into_iter().flatten() {
+        assert!(body < n && m.parts[body].is_text(), "the chosen body is a text part");
+    }
+}
+
+/// Resolves like `mailshelf::route::Resolver` minus the archive: `cid:` looks in this message
+/// only, `mid:` always names some page, Content-Location matches follow RFC 2557 §8.2 within the
+/// enclosing multipart/related scopes, and whatever is left is remote or unresolved.
+struct Resolver<'a> {
+    msg: &'a Message,
+    part: PartIdx,
+}
+
+impl Resolver<'_> {
+    fn local_part(&self, idx: PartIdx) -> Target {
+        Target::Part(route::part_url(&self.msg.id, self.msg, idx))
+    }
+
+    fn location(&self, resolved: &str) -> Option<PartIdx> {
+        let wanted = resolved.split('#').next().unwrap_or(resolved);
+        let mut scopes = Vec::new();
+        let mut scope = self.msg.parts.get(self.part).and_then(|p| p.related_scope);
+        while let Some(s) = scope {
+            scopes.push(Some(s));
+            scope = self.msg.parts[s].related_scope;
+        }
+        scopes.push(None);
+        scopes.into_iter().find_map(|scope| {
+            self.msg
+                .parts
+                .iter()
+                .position(|p| p.related_scope == scope && !p.is_multipart() && p.location.as_deref() == Some(wanted))
+        })
+    }
+}
+
+impl Resolve for Resolver<'_> {
+    fn resolve(&self, base: &str, reference: &str) -> Target {
+        let r = uri::clean_reference(reference);
+        if r.is_empty() {
+            return Target::Unresolved;
+        }
+        if r.starts_with('#') {
+            return Target::Fragment;
+        }
+        match uri::scheme_of(&r).as_deref() {
+            Some("cid" | "mid") => {
+                return match ids::parse_id_url(&r) {
+                    Some(IdUrl::Content(c)) => match self.msg.part_by_content_id(&c) {
+                        Some(idx) => self.local_part(idx),
+                        None => Target::Unresolved,
+                    },
+                    Some(IdUrl::Message(m)) => Target::Page(route::message_url(&m)),
+                    Some(IdUrl::MessagePart(m, c)) => {
+                        Target::Part(format!("/part/{}/{}", ids::encode_segment(&m), ids::encode_segment(&c)))
+                    }
+                    None => Target::Unresolved,
+                }
+            }
+            Some("data") => return Target::Data,
+            Some("javascript" | "vbscript" | "livescript" | "jscript") => return Target::Script,
+            Some("mailto" | "tel" | "sms" | "callto" | "news" | "nntp") => return Target::External,
+            _ => {}
+        }
+        let network_guess = r.starts_with("//").then(|| format!("https:{r}"));
+        let Some(resolved) = uri::resolve(base, &r) else {
+            return Target::Unresolved;
+        };
+        if let Some(idx) = self.location(&resolved) {
+            return self.local_part(idx);
+        }
+        match network_guess {
+            Some(n) => Target::Remote(n),
+            None if uri::is_network(&resolved) => Target::Remote(resolved),
+            None => Target::Unresolved,
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! The fuzz targets' code path (`fuzz/src/lib.rs`, compiled in here as it is) over every input the
+//! fuzzers found (`tests/fixtures/fuzz/<target>/`) and over hand-made hostile inputs of the kinds
+//! fuzzing reaches slowly or, within 64 KB, not at all: deep nesting, huge headers, many parts. Each must
+//! simply finish: no panic, no stack overflow, and no run long enough to stall the suite.
+
+use std::fs;
+use std::path::PathBuf;
+
+#[path = "../fuzz/src/lib.rs"]
+mod drive;
+
+fn fixtures(target: &str) -> Vec<PathBuf> {
+    let dir = crate::common::repo_path(&format!("tests/fixtures/fuzz/{target}"));
+    let mut files: Vec<PathBuf> = match fs::read_dir(&dir) {
+        Ok(entries) => entries
+            .map(|e| e.expect("dir entry").path())
+            .filter(|p| p.is_file() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    files.sort();
+    files
+}
+
+#[test]
+fn message_findings_complete() {
+    for f in fixtures("message") {
+        println!("{}", f.display());
+        drive::message(&fs::read(&f).expect("read fixture"));
+    }
+}
+
+#[test]
+fn query_findings_complete() {
+    for f in fixtures("query") {
+        println!("{}", f.display());
+        let bytes = fs::read(&f).expect("read fixture");
+        drive::query(&String::from_utf8_lossy(&bytes));
+    }
+}
+
+fn crlf(s: &str) -> Vec<u8> {
+    s.replace("\r\n", "\n").replace('\n', "\r\n").into_bytes()
+}
+
+#[test]
+fn deeply_nested_multiparts() {
+    let depth = 400;
+    let mut m = String::from("Message-ID: <deep-multipart@test.invalid>\n");
+    for i in 0..depth {
+        m.push_str(&format!("Content-Type: multipart/related; boundary=\"b{i}\"\n\n--b{i}\n"));
+    }
+    m.push_str("Content-Type: text/html\n\n<img src=\"cid:x\"><p>bottom</p>\n");
+    for i in (0..depth).rev() {
+        m.push_str(&format!("--b{i}--\n"));
+    }
+    drive::message(&crlf(&m));
+    // The same without closing boundaries, as a truncated file would be.
+    let open_only = m.split("--b399--").next().expect("prefix").to_string();
+    drive::message(&crlf(&open_only));
+}
+
+#[test]
+fn deeply_nested_messages() {
+    let mut m = String::new();
+    for i in 0..300 {
+        m.push_str(&format!("Message-ID: <level-{i}@test.invalid>\nContent-Type: message/rfc822\n\n"));
+    }
+    m.push_str("Subject: innermost\nContent-Type: text/html\n\n<a href=\"mid:level-0@test.invalid\">up</a>\n");
+    drive::message(&crlf(&m));
+}
+
+/// Each enclosed message keeps its own copy of its raw bytes, so nesting multiplies memory by the
+/// depth (48 at most): some 60 MB here, 1 GB for a 10 MB message (fuzz/README.md, Known limits).
+#[test]
+fn deeply_nested_messages_around_a_large_body() {
+    let mut m = String::new();
+    for i in 0..60 {
+        m.push_str(&format!("Message-ID: <big-{i}@test.invalid>\nContent-Type: message/rfc822\n\n"));
+    }
+    m.push_str("Content-Type: text/plain\n\n");
+    m.push_str(&format!("{}\n", "A".repeat(76)).repeat(1 << 14));
+    drive::message(&crlf(&m));
+}
+
+#[test]
+fn huge_header_lines_and_many_headers() {
+    let long = "x".repeat(1 << 20);
+    let mut m = format!("Subject: {long}\nFrom: {long}@example.com\nReferences: ");
+    for i in 0..20_000 {
+        m.push_str(&format!("<r{i}@x> "));
+    }
+    m.push('\n');
+    for i in 0..10_000 {
+        m.push_str(&format!("X-H{i}: =?utf-8?b?w6k=?= =?iso-8859-1?q?=E9?=\n"));
+    }
+    m.push_str(&format!("Content-Type: text/plain; format=flowed; name*0*=utf-8''{long}\n\n> > body\n"));
+    drive::message(&crlf(&m));
+    // One header line with no end and no body at all.
+    drive::message(format!("Content-Type: multipart/mixed; boundary={long}").as_bytes());
+}
+
+/// A multipart/related of `n` resources, each with a Content-ID and a Content-Location, and an HTML
+/// root that refers to every one of them by `cid:` and by relative location (in `srcset`); every
+/// tenth Content-ID is shared with a stylesheet.
+fn many_parts(n: usize) -> Vec<u8> {
+    let mut html = String::from("<html><head><base href=\"http://e.example/d/\"></head><body>");
+    for i in 0..n {
+        html.push_str(&format!("<img src=\"cid:p{i}@x\" srcset=\"r{i}.png 1x, r{i}.png 2x\">"));
+    }
+    html.push_str("</body></html>");
+    let mut m = String::from(
+        "Content-Type: multipart/related; boundary=B; type=\"text/html\"\nContent-Location: http://e.example/d/\n\n",
+    );
+    m.push_str(&format!("--B\nContent-Type: text/html\n\n{html}\n"));
+    for i in 0..n {
+        m.push_str(&format!("--B\nContent-Type: image/png\nContent-ID: <p{i}@x>\nContent-Location: r{i}.png\n\nx\n"));
+        if i % 10 == 0 {
+            // A stylesheet sharing the Content-ID: such parts are addressed by section instead.
+            m.push_str(&format!(
+                "--B\nContent-Type: text/css\nContent-ID: <p{i}@x>\n\np{{background:url(r{i}.png)}}\n"
+            ));
+        }
+    }
+    m.push_str("--B--\n");
+    crlf(&m)
+}
+
+#[test]
+fn many_parts_referring_to_each_other() {
+    drive::message(&many_parts(1_000));
+}
+
+/// 16,000 parts (2.4 MB): each reference and each part URL scans every part (Content-ID and
+/// Content-Location lookups in `model`/`route`), so this takes about 12 s in a release build and
+/// far longer in a debug one. Runs in no time once those lookups are indexed (fuzz/README.md).
+#[test]
+fn many_parts_at_scale() {
+    drive::message(&many_parts(16_000));
+}
+
+#[test]
+fn deeply_nested_markup_and_stylesheets() {
+    let depth = 50_000;
+    let css =
+        format!("a{{b:{}url(cid:x){}}}@import '{}", "image-set(".repeat(depth), ")".repeat(depth), "\\".repeat(depth));
+    let html = format!(
+        "{}<p style=\"background:{}url(cid:y)\">{}</p><style>{css}</style><svg><set attributeName=href>",
+        "<div><table><tr><td><b><i>".repeat(depth / 5),
+        "(".repeat(depth),
+        "&#x".repeat(depth)
+    );
+    let m = format!(
+        "Content-Type: multipart/related; boundary=B\n\n--B\nContent-Type: text/html\n\n{html}\n--B\n\
+         Content-Type: text/css\n\n{css}\n--B--\n"
+    );
+    drive::message(&crlf(&m));
+}
+
+#[test]
+fn hostile_queries() {
+    let queries = [
+        "(".repeat(999),
+        format!("{}a{}", "(".repeat(400), ")".repeat(400)),
+        "-(".repeat(300),
+        "OR ".repeat(300),
+        "a OR ".repeat(199) + "b",
+        "\"".repeat(999),
+        format!("{}x", "-".repeat(998)),
+        "from:".repeat(199),
+        "larger:99999999999999999999G smaller:-1 before:0-0-0 after:9999-12-31".to_string(),
+        "é".repeat(500),
+        "\u{0}\u{85}\u{2028}(\u{3000})".to_string(),
+    ];
+    for q in &queries {
+        drive::query(q);
+    }
+}
