@@ -30,7 +30,7 @@ pub struct Message {
     /// or, for a file in another format (an Outlook `.msg`, an Apple Mail `.emlx`, a Safari
     /// `.webarchive`, UTF-16), the equivalent message made of it (see [`Origin`]). `raw_range`
     /// offsets point into these bytes.
-    pub raw: std::sync::Arc<[u8]>,
+    pub raw: bytes::Bytes,
     /// What a file in another format than an Internet message brought besides the message.
     pub origin: Origin,
     /// Parts by Content-ID and by resolved Content-Location, built on first use once the parts are

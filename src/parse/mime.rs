@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use mail_parser::{Address, HeaderValue, MessageParser, MimeHeaders, PartType};
 
 use super::{charset, external, mhtml, tnef, MAX_DEPTH};
@@ -15,6 +16,7 @@ use crate::uri;
 
 /// One message from its bytes; `Unparseable` when mail-parser finds no message at all.
 pub(super) fn parse(raw: Arc<[u8]>) -> Result<Message, Error> {
+    let raw = Bytes::from_owner(raw);
     let parsed = MessageParser::default().parse(&raw[..]).ok_or(Error::Unparseable)?;
     if parsed.parts.is_empty() {
         return Err(Error::Unparseable);
@@ -23,9 +25,22 @@ pub(super) fn parse(raw: Arc<[u8]>) -> Result<Message, Error> {
     Ok(convert(&parsed, raw.clone(), 0, &mut parts_left))
 }
 
+/// The bytes of an enclosed message: a view into the enclosing message's buffer when they lie in
+/// it (a message nested 48 deep would otherwise hold 48 copies of its innermost body), a copy only
+/// when the parser decoded them (a transfer-encoded `message/rfc822`, smaller at every level).
+fn enclosed_bytes(outer: &Bytes, inner: &[u8]) -> Bytes {
+    let (start, end) = (outer.as_ptr() as usize, outer.as_ptr() as usize + outer.len());
+    let (at, len) = (inner.as_ptr() as usize, inner.len());
+    if at >= start && at + len <= end {
+        outer.slice(at - start..at - start + len)
+    } else {
+        Bytes::copy_from_slice(inner)
+    }
+}
+
 /// Our model of a parsed message; `parts_left` is what remains of the part budget shared with the
 /// messages it encloses.
-fn convert(msg: &mail_parser::Message<'_>, raw: Arc<[u8]>, depth: usize, parts_left: &mut usize) -> Message {
+fn convert(msg: &mail_parser::Message<'_>, raw: Bytes, depth: usize, parts_left: &mut usize) -> Message {
     let message_id = msg.message_id().map(|m| strip_angles(m).to_string()).filter(|m| !m.is_empty());
     let id = message_id.clone().unwrap_or_else(|| derived_message_id(&raw));
     let mut out = Message {
@@ -142,7 +157,7 @@ fn add_part(
         PartType::Binary(b) | PartType::InlineBinary(b) => Body::Binary(bytes::Bytes::copy_from_slice(b)),
         PartType::Multipart(_) => Body::Multipart,
         PartType::Message(inner) if depth < MAX_DEPTH && !inner.parts.is_empty() => {
-            let inner_raw: Arc<[u8]> = Arc::from(inner.raw_message());
+            let inner_raw = enclosed_bytes(&out.raw, inner.raw_message());
             let inner = convert(inner, inner_raw, depth + 1, walk.parts_left);
             out.truncated |= inner.truncated;
             Body::Message(Box::new(inner))
