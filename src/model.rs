@@ -67,6 +67,7 @@ impl Message {
 pub struct Lookups {
     by_content_id: OnceLock<HashMap<String, PartIdx>>,
     by_location: OnceLock<HashMap<(Option<PartIdx>, String), PartIdx>>,
+    at_location: OnceLock<HashMap<String, PartIdx>>,
 }
 
 /// What the list and the API show of a message without opening its parts.
@@ -285,6 +286,20 @@ impl Message {
             map
         });
         map.get(&(scope, location.to_string())).copied()
+    }
+
+    /// The first leaf whose resolved Content-Location is `location`, in whatever scope.
+    pub fn part_at_location(&self, location: &str) -> Option<PartIdx> {
+        let map = self.lookups.at_location.get_or_init(|| {
+            let mut map = HashMap::new();
+            for (i, p) in self.parts.iter().enumerate() {
+                if let (Some(l), false) = (&p.location, p.is_multipart()) {
+                    map.entry(l.clone()).or_insert(i);
+                }
+            }
+            map
+        });
+        map.get(location).copied()
     }
 
     /// Whether the message carries files a reader would call attachments (not its body, and not the

@@ -49,7 +49,9 @@ fn is_document(content_type: &str) -> bool {
 
 /// Resolves references that stand in one part of one message.
 pub struct Resolver<'a> {
-    pub archive: &'a Archive,
+    /// Where other messages are found; `None` resolves within this message alone (as the fuzz
+    /// targets do, with no archive behind them).
+    pub archive: Option<&'a Archive>,
     pub key: &'a str,
     pub msg: &'a Message,
     /// The part whose content holds the references.
@@ -85,12 +87,11 @@ impl Resolver<'_> {
         if let Some(idx) = self.msg.part_by_content_id(cid) {
             return self.local_part(idx);
         }
-        let url = crate::ids::cid_url(cid);
-        if let Some(idx) = self.msg.parts.iter().position(|p| !p.is_multipart() && p.location.as_deref() == Some(&url))
-        {
+        if let Some(idx) = self.msg.part_at_location(&crate::ids::cid_url(cid)) {
             return self.local_part(idx);
         }
-        let index = self.archive.index();
+        let Some(archive) = self.archive else { return Target::Unresolved };
+        let index = archive.index();
         let other = index.by_content_id(cid).iter().filter_map(|&id| index.get(id)).find(|e| e.key != self.key);
         match other {
             Some(e) => Target::Part(format!("/part/{}/{}", encode_segment(&e.key), encode_segment(cid))),
@@ -102,11 +103,13 @@ impl Resolver<'_> {
         let key = if self.msg.message_id.as_deref() == Some(mid) {
             Some(self.key.to_string())
         } else {
-            let index = self.archive.index();
-            index
-                .by_key(mid)
-                .or_else(|| index.by_message_id(mid).first().copied())
-                .and_then(|id| index.get(id).map(|e| e.key.clone()))
+            self.archive.and_then(|archive| {
+                let index = archive.index();
+                index
+                    .by_key(mid)
+                    .or_else(|| index.by_message_id(mid).first().copied())
+                    .and_then(|id| index.get(id).map(|e| e.key.clone()))
+            })
         };
         match (key, cid) {
             (None, _) => Target::Unresolved,

@@ -98,7 +98,7 @@ impl View {
         }
         let msg = loaded.message();
         let part = &msg.parts[idx];
-        let resolver = Resolver { archive: &self.archive, key: &loaded.entry.key, msg, part: idx, remote };
+        let resolver = Resolver { archive: Some(&self.archive), key: &loaded.entry.key, msg, part: idx, remote };
         let opts = Options { allow_remote: remote, ..Options::default() };
         let text = match &part.body {
             Body::Text(t) => t.as_str(),

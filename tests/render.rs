@@ -94,7 +94,7 @@ async fn references_resolve_by_the_rfc_rules() {
         let root = msg.html_body.expect("html root");
         let mailshelf::model::Body::Text(html) = &msg.parts[root].body else { panic!("text") };
         let resolver = mailshelf::route::Resolver {
-            archive: &app.archive,
+            archive: Some(&app.archive),
             key: &loaded.entry.key,
             msg,
             part: root,

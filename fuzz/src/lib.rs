@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use mailshelf::ids::{self, IdUrl};
-use mailshelf::model::{Body, Message, PartIdx};
-use mailshelf::rewrite::{rewrite_css, rewrite_html, visible_text, Options, Resolve, Target};
-use mailshelf::{route, text, uri, view};
+use mailshelf::ids;
+use mailshelf::model::{Body, Message};
+use mailshelf::rewrite::{rewrite_css, rewrite_html, visible_text, Options};
+use mailshelf::{route, text, view};
 
 /// Bytes → `parse_message` → the model → for every part of the message and of every message it
 /// encloses, what the server does with it: HTML is rewritten and its visible text extracted (search
@@ -26,7 +26,10 @@ pub fn message(data: &[u8]) {
         for (idx, part) in m.parts.iter().enumerate() {
             match &part.body {
                 Body::Text(t) => {
-                    let resolver = Resolver { msg: m, part: idx };
+                    // The server's own resolver, with no archive behind it: references resolve
+                    // within this message, as they would in a message alone in its archive.
+                    let resolver =
+                        route::Resolver { archive: None, key: &m.id, msg: m, part: idx, remote: opts.allow_remote };
                     match view::served_type(part).as_str() {
                         "text/css" => {
                             rewrite_css(t, &part.base, &resolver, opts);
@@ -81,79 +84,5 @@ fn check_model(m: &Message) {
     }
     for body in [m.html_body, m.text_body].into_iter().flatten() {
         assert!(body < n && m.parts[body].is_text(), "the chosen body is a text part");
-    }
-}
-
-/// Resolves like `mailshelf::route::Resolver` minus the archive: `cid:` looks in this message
-/// only, `mid:` always names some page, Content-Location matches follow RFC 2557 §8.2 within the
-/// enclosing multipart/related scopes, and whatever is left is remote or unresolved.
-struct Resolver<'a> {
-    msg: &'a Message,
-    part: PartIdx,
-}
-
-impl Resolver<'_> {
-    fn local_part(&self, idx: PartIdx) -> Target {
-        Target::Part(route::part_url(&self.msg.id, self.msg, idx))
-    }
-
-    fn location(&self, resolved: &str) -> Option<PartIdx> {
-        let wanted = resolved.split('#').next().unwrap_or(resolved);
-        let mut scopes = Vec::new();
-        let mut scope = self.msg.parts.get(self.part).and_then(|p| p.related_scope);
-        while let Some(s) = scope {
-            scopes.push(Some(s));
-            scope = self.msg.parts[s].related_scope;
-        }
-        scopes.push(None);
-        scopes.into_iter().find_map(|scope| {
-            self.msg
-                .parts
-                .iter()
-                .position(|p| p.related_scope == scope && !p.is_multipart() && p.location.as_deref() == Some(wanted))
-        })
-    }
-}
-
-impl Resolve for Resolver<'_> {
-    fn resolve(&self, base: &str, reference: &str) -> Target {
-        let r = uri::clean_reference(reference);
-        if r.is_empty() {
-            return Target::Unresolved;
-        }
-        if r.starts_with('#') {
-            return Target::Fragment;
-        }
-        match uri::scheme_of(&r).as_deref() {
-            Some("cid" | "mid") => {
-                return match ids::parse_id_url(&r) {
-                    Some(IdUrl::Content(c)) => match self.msg.part_by_content_id(&c) {
-                        Some(idx) => self.local_part(idx),
-                        None => Target::Unresolved,
-                    },
-                    Some(IdUrl::Message(m)) => Target::Page(route::message_url(&m)),
-                    Some(IdUrl::MessagePart(m, c)) => {
-                        Target::Part(format!("/part/{}/{}", ids::encode_segment(&m), ids::encode_segment(&c)))
-                    }
-                    None => Target::Unresolved,
-                }
-            }
-            Some("data") => return Target::Data,
-            Some("javascript" | "vbscript" | "livescript" | "jscript") => return Target::Script,
-            Some("mailto" | "tel" | "sms" | "callto" | "news" | "nntp") => return Target::External,
-            _ => {}
-        }
-        let network_guess = r.starts_with("//").then(|| format!("https:{r}"));
-        let Some(resolved) = uri::resolve(base, &r) else {
-            return Target::Unresolved;
-        };
-        if let Some(idx) = self.location(&resolved) {
-            return self.local_part(idx);
-        }
-        match network_guess {
-            Some(n) => Target::Remote(n),
-            None if uri::is_network(&resolved) => Target::Remote(resolved),
-            None => Target::Unresolved,
-        }
     }
 }
