@@ -147,7 +147,6 @@ pub async fn raw(
         None => ("eml".to_string(), "text/plain; charset=utf-8"),
     };
     let name = format!("{}.{ext}", safe_stem(&loaded.entry.key));
-    // Shown as text so a browser never interprets a message as a page.
     Ok(FileResponse::new(Bytes::copy_from_slice(given), content_type.into())
         .etag(format!("\"{}\"", loaded.entry.hash))
         .disposition(content_disposition(kind, &name))
