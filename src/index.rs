@@ -31,6 +31,33 @@ pub struct Entry {
     pub has_attachments: bool,
     /// The Message-ID this one replies to: the last References entry, else In-Reply-To.
     pub parent: Option<String>,
+    /// Labels and keywords (see [`crate::folders`]).
+    pub labels: Vec<String>,
+    /// The mailing list it came through (its List-Id).
+    pub list: Option<String>,
+    /// The type and decoded size of each of its attachments (the first few), for the overview.
+    pub attachments: Vec<AttachmentInfo>,
+    /// The folder it is filed in (see [`Index::folder_path`]); derived from its location when it
+    /// is indexed, so never stored.
+    #[serde(skip, default = "no_folder")]
+    pub folder: FolderId,
+}
+
+/// An attachment's type and size, as the overview counts them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct AttachmentInfo {
+    pub content_type: String,
+    pub size: u64,
+}
+
+/// A folder's number in the index: its path lives once, in [`Index::folder_path`].
+pub type FolderId = u32;
+
+/// The folder of a message that is not listed (one enclosed in another).
+pub const NO_FOLDER: FolderId = FolderId::MAX;
+
+fn no_folder() -> FolderId {
+    NO_FOLDER
 }
 
 /// What the list shows of a message; the rest is read from the message when it is opened.
@@ -209,6 +236,12 @@ pub struct Index {
     replies: Lookup,
     /// Messages enclosed in each entry.
     children: HashMap<EntryId, Vec<EntryId>>,
+    /// Folder paths by id, how many listed messages each holds, and ids by path.
+    folders: Vec<String>,
+    folder_counts: Vec<usize>,
+    folder_ids: HashMap<String, FolderId>,
+    /// How many listed messages carry each label.
+    label_counts: HashMap<String, usize>,
     /// Bumped by every change, so what was derived from the index (rewritten documents, whose
     /// `cid:`/`mid:` links may reach other messages) knows when it may be stale.
     generation: u64,
@@ -272,6 +305,7 @@ impl Index {
                     self.listed.push(existing);
                     self.sorted = false;
                     self.changed.push(existing);
+                    self.file(existing);
                 }
             }
             return Added::Duplicate(existing);
@@ -298,7 +332,16 @@ impl Index {
             timestamp: msg.summary.timestamp,
             zone: msg.summary.date.as_deref().and_then(crate::dates::offset_minutes),
         };
+        let attachments = msg
+            .attachments()
+            .take(crate::limits::MAX_LISTED_ATTACHMENTS)
+            .map(|p| AttachmentInfo { content_type: p.content_type.clone(), size: p.size() as u64 })
+            .collect();
         let entry = Entry {
+            labels: msg.summary.labels.clone(),
+            list: msg.summary.list.clone(),
+            attachments,
+            folder: NO_FOLDER,
             mid_is_key: msg.message_id.as_ref() == Some(&key),
             other_message_id: msg.message_id.clone().filter(|m| *m != key),
             key,
@@ -351,18 +394,76 @@ impl Index {
         if let Some(p) = &entry.parent {
             self.replies.insert(p, id);
         }
-        match entry.location {
+        let listed = match entry.location {
             Location::Top { .. } => {
                 self.listed.push(id);
                 self.sorted = false;
+                true
             }
-            Location::Nested { parent, .. } => self.children.entry(parent).or_default().push(id),
-        }
+            Location::Nested { parent, .. } => {
+                self.children.entry(parent).or_default().push(id);
+                false
+            }
+        };
         let slot = id as usize;
         if self.entries.len() <= slot {
             self.entries.resize_with(slot + 1, || None);
         }
         self.entries[slot] = Some(entry);
+        if listed {
+            self.file(id);
+        }
+    }
+
+    /// Files a listed entry in the folder its location says, and counts its labels.
+    fn file(&mut self, id: EntryId) {
+        let Some(Entry { location: Location::Top { source, rel, uploaded, .. }, labels, .. }) = self.get(id) else {
+            return;
+        };
+        let path = if *uploaded {
+            crate::folders::UPLOADS.to_string()
+        } else {
+            let full = source.path().to_string_lossy();
+            let rel_path = full.get(usize::from(*rel)..).unwrap_or(&full);
+            crate::folders::folder_of(std::path::Path::new(rel_path), matches!(source, Source::Mbox { .. }))
+        };
+        for l in labels.clone() {
+            *self.label_counts.entry(l).or_default() += 1;
+        }
+        let folder = match self.folder_ids.get(&path) {
+            Some(&f) => f,
+            None => {
+                let f = self.folders.len() as FolderId;
+                self.folders.push(path.clone());
+                self.folder_counts.push(0);
+                self.folder_ids.insert(path, f);
+                f
+            }
+        };
+        self.folder_counts[folder as usize] += 1;
+        if let Some(e) = self.entries.get_mut(id as usize).and_then(Option::as_mut) {
+            e.folder = folder;
+        }
+    }
+
+    /// The path of a folder (`""` for messages at the top of a PATH and for enclosed ones).
+    pub fn folder_path(&self, folder: FolderId) -> &str {
+        self.folders.get(folder as usize).map_or("", String::as_str)
+    }
+
+    /// The id of the folder at `path`, if any message was ever filed there.
+    pub fn folder_id(&self, path: &str) -> Option<FolderId> {
+        self.folder_ids.get(path).copied()
+    }
+
+    /// Every folder that holds listed messages, with how many.
+    pub fn folder_counts(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.folders.iter().zip(&self.folder_counts).filter(|(_, &n)| n > 0).map(|(p, &n)| (p.as_str(), n))
+    }
+
+    /// Every label on a listed message, with how many carry it.
+    pub fn label_counts(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.label_counts.iter().filter(|(_, &n)| n > 0).map(|(l, &n)| (l.as_str(), n))
     }
 
     /// Entries added, changed or removed since the last call, for the persistent store.
@@ -389,6 +490,16 @@ impl Index {
         }
         for cid in &entry.content_ids {
             self.by_content_id.remove(cid, id);
+        }
+        if matches!(entry.location, Location::Top { .. }) {
+            if let Some(n) = self.folder_counts.get_mut(entry.folder as usize) {
+                *n = n.saturating_sub(1);
+            }
+            for l in &entry.labels {
+                if let Some(n) = self.label_counts.get_mut(l) {
+                    *n = n.saturating_sub(1);
+                }
+            }
         }
         self.listed.retain(|&i| i != id);
         for c in self.children.remove(&id).unwrap_or_default() {
@@ -441,6 +552,54 @@ impl Index {
         };
         self.listed.sort_unstable_by_key(newest_first);
         self.sorted = true;
+    }
+
+    /// Listed entries that `keep` accepts, in list order: the `limit` from `offset`, and how many
+    /// it accepts in all.
+    pub fn page_where(
+        &self,
+        offset: usize,
+        limit: usize,
+        keep: impl Fn(&Entry) -> bool,
+    ) -> (Vec<(EntryId, &Entry)>, usize) {
+        let mut total = 0;
+        let mut page = Vec::new();
+        for (id, e) in self.listed.iter().filter_map(|&id| self.get(id).map(|e| (id, e))) {
+            if keep(e) {
+                if total >= offset && page.len() < limit {
+                    page.push((id, e));
+                }
+                total += 1;
+            }
+        }
+        (page, total)
+    }
+
+    /// The first message of the conversation `id` is in: up through In-Reply-To / References as
+    /// far as the messages are here (a loop or a missing parent ends the walk). `memo` keeps what
+    /// earlier walks found, so grouping a whole list walks each chain once.
+    pub fn thread_root(&self, id: EntryId, memo: &mut HashMap<EntryId, EntryId>) -> EntryId {
+        const MAX: usize = 500;
+        let mut path = vec![id];
+        let mut at = id;
+        let root = loop {
+            if let Some(&r) = memo.get(&at) {
+                break r;
+            }
+            let parent =
+                self.get(at).and_then(|e| e.parent.as_deref()).and_then(|p| self.by_message_id(p).first().copied());
+            match parent {
+                Some(p) if path.len() < MAX && !path.contains(&p) => {
+                    path.push(p);
+                    at = p;
+                }
+                _ => break at,
+            }
+        };
+        for p in path {
+            memo.insert(p, root);
+        }
+        root
     }
 
     /// Entries that are messages given to mailshelf (not nested), in list order.

@@ -27,6 +27,12 @@ pub const MAX_PAGE: usize = 1000;
 /// candidates in memory. Like the result windows of search servers; a narrower query goes further.
 pub const MAX_SEARCH_WINDOW: usize = 10_000;
 
+/// Labels kept of one message; a header naming more is cut short.
+pub const MAX_LABELS: usize = 64;
+
+/// Attachments of one message whose type and size are kept for the overview.
+pub const MAX_LISTED_ATTACHMENTS: usize = 32;
+
 /// Enclosed messages walked up to reach a nested one.
 pub const MAX_NESTED_WALK: usize = 64;
 

@@ -83,6 +83,12 @@ pub struct Summary {
     pub timestamp: Option<i64>,
     pub in_reply_to: Vec<String>,
     pub references: Vec<String>,
+    #[serde(default)]
+    /// Labels and keywords it carries (see [`crate::folders`]).
+    pub labels: Vec<String>,
+    #[serde(default)]
+    /// The mailing list it came through: the List-Id's identifier (`rust-users.lists.rust-lang.org`).
+    pub list: Option<String>,
 }
 
 /// One MIME entity: a leaf with a body, a multipart container, or an enclosed message.
@@ -305,12 +311,18 @@ impl Message {
     /// Whether the message carries files a reader would call attachments (not its body, and not the
     /// inline resources of a multipart/related body).
     pub fn has_attachments(&self) -> bool {
-        self.parts.iter().enumerate().any(|(i, p)| {
-            !p.is_multipart()
+        self.attachments().next().is_some()
+    }
+
+    /// The parts a reader would call attachments, in order.
+    pub fn attachments(&self) -> impl Iterator<Item = &Part> {
+        self.parts.iter().enumerate().filter_map(|(i, p)| {
+            (!p.is_multipart()
                 && p.is_attachment_like()
                 && p.related_scope.is_none()
                 && Some(i) != self.html_body
-                && Some(i) != self.text_body
+                && Some(i) != self.text_body)
+                .then_some(p)
         })
     }
 

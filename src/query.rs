@@ -3,7 +3,7 @@
 //! the grammar is pinned by its own tests and a bad query gets a clear message.
 //!
 //! Fields: `from:` `to:` `cc:` `subject:` `body:` `filename:` `message-id:` `has:attachment`
-//! `before:` / `after:` (YYYY, YYYY-MM or YYYY-MM-DD; `after:` includes that day, `before:` does
+//! `folder:` (a folder and those below it) `label:` `list:` (a List-Id) `before:` / `after:` (YYYY, YYYY-MM or YYYY-MM-DD; `after:` includes that day, `before:` does
 //! not) and `larger:` / `smaller:` (bytes, or with K, M, G).
 
 use crate::error::Error;
@@ -22,6 +22,12 @@ pub enum Query {
         phrase: bool,
     },
     MessageId(String),
+    /// Messages filed in this folder or one below it (`folder:Archives` covers `Archives/2017`).
+    Folder(String),
+    /// Messages carrying this label, ignoring case.
+    Label(String),
+    /// Messages that came through this mailing list (its List-Id), ignoring case.
+    List(String),
     HasAttachment,
     /// Seconds since the epoch: at or after `from`, before `to`.
     Date {
@@ -165,6 +171,9 @@ const FIELDS: &[&str] = &[
     "after",
     "larger",
     "smaller",
+    "folder",
+    "label",
+    "list",
 ];
 
 struct Parser {
@@ -254,6 +263,9 @@ fn term(field: Option<&str>, value: &str, quoted: bool) -> Result<Query, Error> 
         Some("has") => return Err(bad(format!("has:{value} is not known; has:attachment is"))),
         Some("before") => Query::Date { from: None, to: Some(day_start(value)?) },
         Some("after") => Query::Date { from: Some(day_start(value)?), to: None },
+        Some("folder") => Query::Folder(value.to_string()),
+        Some("label") => Query::Label(value.to_string()),
+        Some("list") => Query::List(crate::ids::strip_angles(value).to_string()),
         Some("larger") => Query::Size { min: Some(size(value)?), max: None },
         Some("smaller") => Query::Size { min: None, max: Some(size(value)?) },
         Some(other) => return Err(bad(format!("{other}: is not a known field"))),

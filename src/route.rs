@@ -7,6 +7,8 @@
 //! - `/part/<mid>/~<section>`: any part by MIME section number (`~1`, `~2.1`): parts without a
 //!   Content-ID, and parts whose Content-ID is shared or starts with `~`.
 //! - `/raw/<mid>`: the message as it was given.
+//! - `/thread/<mid>`: the conversation a message belongs to, on one page.
+//! - `/folder/<path>`, `/label/<name>`: one folder's or one label's messages; `/overview`: counts.
 
 use crate::archive::Archive;
 use crate::ids::{self, encode_segment, parse_section_segment, IdUrl};
@@ -20,6 +22,20 @@ pub fn message_url(key: &str) -> String {
 
 pub fn raw_url(key: &str) -> String {
     format!("/raw/{}", encode_segment(key))
+}
+
+pub fn thread_url(key: &str) -> String {
+    format!("/thread/{}", encode_segment(key))
+}
+
+/// A folder's list: each segment of its path encoded, the slashes between them kept.
+pub fn folder_url(path: &str) -> String {
+    let segments: Vec<String> = path.split('/').map(encode_segment).collect();
+    format!("/folder/{}", segments.join("/"))
+}
+
+pub fn label_url(name: &str) -> String {
+    format!("/label/{}", encode_segment(name))
 }
 
 /// The part segment: its Content-ID when that names this part alone, else `~section`.

@@ -4,7 +4,7 @@
 //! CJK character on its own (so a phrase of them matches inside longer runs), then lower-cased and
 //! folded to ASCII, so "Café" finds "cafe".
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::Mutex;
@@ -35,6 +35,12 @@ pub struct Doc {
     pub timestamp: Option<i64>,
     pub size: u64,
     pub has_attachment: bool,
+    /// The folder it is filed in (`/`-separated), found by `folder:` as itself and every folder above.
+    pub folder: String,
+    /// Its labels, found by `label:` ignoring case.
+    pub labels: Vec<String>,
+    /// The List-Id it came through, found by `list:`.
+    pub list: Option<String>,
 }
 
 /// A page of results: entry ids, best first (newest first among equals), and how many matched.
@@ -57,6 +63,9 @@ struct Fields {
     date: Field,
     size: Field,
     attachment: Field,
+    folder: Field,
+    label: Field,
+    list: Field,
 }
 
 pub struct Search {
@@ -93,6 +102,9 @@ fn schema() -> (Schema, Fields) {
         date: b.add_i64_field("date", INDEXED | FAST),
         size: b.add_u64_field("size", INDEXED | FAST),
         attachment: b.add_u64_field("attachment", INDEXED),
+        folder: b.add_text_field("folder", STRING),
+        label: b.add_text_field("label", STRING),
+        list: b.add_text_field("list", STRING),
     };
     (b.build(), fields)
 }
@@ -155,6 +167,15 @@ impl Search {
         doc.add_i64(f.date, d.timestamp.unwrap_or(i64::MIN));
         doc.add_u64(f.size, d.size);
         doc.add_u64(f.attachment, u64::from(d.has_attachment));
+        for t in crate::folders::folder_terms(&d.folder) {
+            doc.add_text(f.folder, &t);
+        }
+        for l in &d.labels {
+            doc.add_text(f.label, crate::folders::term(l));
+        }
+        if let Some(l) = &d.list {
+            doc.add_text(f.list, l.to_lowercase());
+        }
         if let Err(e) = self.writer().add_document(doc) {
             tracing::warn!(error = %e, id = d.id, "not added to the search index");
         }
@@ -209,6 +230,25 @@ impl Search {
             })
             .collect();
         Ok(Hits { total, ids: if limit == 0 { Vec::new() } else { ids } })
+    }
+
+    /// Every message matching a query, in no particular order (for counting and grouping, where
+    /// ranking would be wasted).
+    pub fn all_ids(&self, q: &str) -> Result<Vec<u32>, Error> {
+        let query = self.build(&query::parse(q)?)?;
+        let searcher = self.reader.searcher();
+        let found = searcher.search(&*query, &tantivy::collector::DocSetCollector).map_err(fail)?;
+        let mut columns = HashMap::new();
+        let mut ids = Vec::with_capacity(found.len());
+        for addr in found {
+            let column = columns
+                .entry(addr.segment_ord)
+                .or_insert_with(|| searcher.segment_reader(addr.segment_ord).fast_fields().u64("id").ok());
+            if let Some(v) = column.as_ref().and_then(|c| c.first(addr.doc_id)) {
+                ids.push(v as u32);
+            }
+        }
+        Ok(ids)
     }
 
     /// For each of `texts`: the part that best matches the query, its words in `<mark>`;
@@ -277,6 +317,18 @@ impl Search {
             Query::MessageId(m) => {
                 Box::new(TermQuery::new(Term::from_field_text(f.message_id, m), IndexRecordOption::Basic))
             }
+            Query::Folder(path) => Box::new(TermQuery::new(
+                Term::from_field_text(f.folder, &crate::folders::term(path)),
+                IndexRecordOption::Basic,
+            )),
+            Query::Label(label) => Box::new(TermQuery::new(
+                Term::from_field_text(f.label, &crate::folders::term(label)),
+                IndexRecordOption::Basic,
+            )),
+            Query::List(list) => Box::new(TermQuery::new(
+                Term::from_field_text(f.list, &list.trim().to_lowercase()),
+                IndexRecordOption::Basic,
+            )),
             Query::HasAttachment => {
                 Box::new(TermQuery::new(Term::from_field_u64(f.attachment, 1), IndexRecordOption::Basic))
             }

@@ -11,10 +11,19 @@ struct Line {
 
 /// Renders plain text. `flowed` and `delsp` come from the Content-Type parameters.
 pub fn render(text: &str, flowed: bool, delsp: bool) -> String {
+    render_with(text, flowed, delsp, false)
+}
+
+/// As [`render`]; with `fold`, each quoted passage is folded away in a `<details>` (no script
+/// needed to open it), as a conversation view shows replies.
+pub fn render_with(text: &str, flowed: bool, delsp: bool, fold: bool) -> String {
     let lines = if flowed { unflow(text, delsp) } else { plain_lines(text) };
     let mut out = String::with_capacity(text.len() + text.len() / 4);
     let mut depth = 0;
     for line in lines {
+        if fold && depth == 0 && line.depth > 0 {
+            out.push_str("<details class=\"quoted\"><summary>Quoted text</summary>");
+        }
         while depth < line.depth {
             out.push_str("<blockquote class=\"quote\">");
             depth += 1;
@@ -23,12 +32,18 @@ pub fn render(text: &str, flowed: bool, delsp: bool) -> String {
             out.push_str("</blockquote>");
             depth -= 1;
         }
+        if fold && depth == 0 && out.ends_with("</blockquote>") {
+            out.push_str("</details>");
+        }
         linkify_into(&line.text, &mut out);
         out.push('\n');
     }
     while depth > 0 {
         out.push_str("</blockquote>");
         depth -= 1;
+    }
+    if fold && out.ends_with("</blockquote>") {
+        out.push_str("</details>");
     }
     out
 }
@@ -115,6 +130,16 @@ mod tests {
         assert!(out.starts_with("&lt;b&gt;x&lt;/b&gt; see <a href=\"https://example.org/a?b=1&amp;c=2\""));
         assert!(out.contains("rel=\"noopener noreferrer\""));
         assert!(!render("javascript:alert(1)", false, false).contains("<a"));
+    }
+
+    #[test]
+    fn quotes_fold_for_conversations() {
+        let html = render_with("Sounds good.\n> When shall we meet?\n>> Soon?\nThanks\n> tail", false, false, true);
+        assert_eq!(html.matches("<details class=\"quoted\">").count(), 2);
+        assert_eq!(html.matches("</details>").count(), 2);
+        assert!(html.starts_with("Sounds good.\n<details"));
+        assert!(html.ends_with("</blockquote></details>"));
+        assert!(!render("> q\n", false, false).contains("details"));
     }
 
     #[test]

@@ -31,6 +31,10 @@ pub fn search_doc(id: EntryId, msg: &Message) -> Doc {
         timestamp: msg.summary.timestamp,
         size: msg.given().len() as u64,
         has_attachment: msg.has_attachments(),
+        labels: msg.summary.labels.clone(),
+        list: msg.summary.list.clone(),
+        // Where it is filed is the index's to say, once it is added.
+        folder: String::new(),
     }
 }
 

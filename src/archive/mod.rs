@@ -25,7 +25,7 @@ use crate::error::Error;
 use crate::index::{Added, EntryId, Index};
 use crate::ingest;
 use crate::model::Message;
-use crate::search::{Hits, Search};
+use crate::search::{Doc, Hits, Search};
 use crate::store::{Batch, SourceState, Store};
 use doc::reader_text;
 use pipeline::{stat, tail_hash, Outcome};
@@ -259,7 +259,7 @@ impl Archive {
         }
         for id in missing {
             if let Ok(loaded) = self.load(id) {
-                search.add(&search_doc(id, loaded.message()));
+                search.add(&Doc { folder: self.folder_of(id), ..search_doc(id, loaded.message()) });
             }
         }
         search.commit();
@@ -267,14 +267,28 @@ impl Archive {
 
     fn index_for_search(&self, id: EntryId, msg: &Message) {
         if let Some(search) = &self.search {
-            search.add(&search_doc(id, msg));
+            search.add(&Doc { folder: self.folder_of(id), ..search_doc(id, msg) });
         }
+    }
+
+    /// The folder a listed entry is filed in, for its search document.
+    fn folder_of(&self, id: EntryId) -> String {
+        let index = self.index();
+        index.get(id).map(|e| index.folder_path(e.folder).to_string()).unwrap_or_default()
     }
 
     /// Runs a search; ids of listed messages, best first.
     pub fn search(&self, q: &str, offset: usize, limit: usize) -> Result<Hits, Error> {
         match &self.search {
             Some(search) => search.search(q, offset, limit),
+            None => Err(Error::BadQuery("search is turned off on this server".into())),
+        }
+    }
+
+    /// Every listed message matching a search, in no particular order.
+    pub fn search_all(&self, q: &str) -> Result<Vec<EntryId>, Error> {
+        match &self.search {
+            Some(search) => search.all_ids(q),
             None => Err(Error::BadQuery("search is turned off on this server".into())),
         }
     }
@@ -299,6 +313,7 @@ impl Archive {
                         if let Added::New(id) = added {
                             if let (Some(search), Some(mut doc)) = (&self.search, doc) {
                                 doc.id = id;
+                                doc.folder = self.folder_of(id);
                                 search.add(&doc);
                             }
                             p.ids.push(id);

@@ -144,6 +144,15 @@ fn walk_one(
 fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: bool) {
     // Search documents are made here, on every core, rather than on the indexing thread.
     let doc = |msg: &Message| search.then(|| Box::new(search_doc(0, msg)));
+    // The keyword names of each Maildir met, read once per worker.
+    let keyword_names = std::cell::RefCell::new(std::collections::HashMap::<PathBuf, Vec<String>>::new());
+    let names = |maildir: &Path| {
+        keyword_names
+            .borrow_mut()
+            .entry(maildir.to_path_buf())
+            .or_insert_with(|| crate::folders::read_keyword_names(maildir))
+            .clone()
+    };
     loop {
         let job = {
             let rx = jobs.lock().unwrap_or_else(|e| e.into_inner());
@@ -158,18 +167,24 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: 
                 let parsed =
                     source.read().map_err(Error::from).and_then(|raw| parse_file(Arc::from(raw), Some(source.path())));
                 match parsed {
-                    Ok(msg) => Outcome::Parsed {
-                        src,
-                        doc: doc(&msg),
-                        // A file may keep its own flags (Apple Mail's `.emlx`) where a Maildir name has none.
-                        location: Location::Top {
-                            source,
-                            rel,
-                            flags: flags.or_else(|| msg.origin.flags.clone()),
-                            uploaded,
-                        },
-                        msg: Box::new(msg),
-                    },
+                    Ok(mut msg) => {
+                        if let Some(f) = &flags {
+                            msg.summary.labels.extend(crate::folders::maildir_keywords(source.path(), f, &names));
+                            crate::folders::tidy_labels(&mut msg.summary.labels);
+                        }
+                        Outcome::Parsed {
+                            src,
+                            doc: doc(&msg),
+                            // A file may keep its own flags (Apple Mail's `.emlx`) where a Maildir name has none.
+                            location: Location::Top {
+                                source,
+                                rel,
+                                flags: flags.or_else(|| msg.origin.flags.clone()),
+                                uploaded,
+                            },
+                            msg: Box::new(msg),
+                        }
+                    }
                     Err(e) => {
                         tracing::warn!(path = %source.path().display(), error = %e, "skipped");
                         Outcome::Failed { src }

@@ -270,7 +270,30 @@ fn summary(msg: &mail_parser::Message<'_>) -> Summary {
         timestamp: date.map(|d| d.to_timestamp()),
         in_reply_to: id_list(msg.in_reply_to()),
         references: id_list(msg.references()),
+        labels: labels(msg),
+        list: msg.header_raw("List-Id").and_then(list_id),
     }
+}
+
+fn labels(msg: &mail_parser::Message<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    for h in msg.headers() {
+        if let Some(v) = h.value().as_text() {
+            crate::folders::header_labels(h.name(), v, &mut out);
+        }
+    }
+    crate::folders::tidy_labels(&mut out);
+    out
+}
+
+/// A List-Id's identifier (RFC 2919: `Name <list.example.org>`); the whole value when it has none.
+fn list_id(raw: &str) -> Option<String> {
+    let inner = match (raw.rfind('<'), raw.rfind('>')) {
+        (Some(a), Some(b)) if a < b => &raw[a + 1..b],
+        _ => raw,
+    };
+    let id = clean_text(inner);
+    (!id.is_empty() && id.len() <= 255).then_some(id)
 }
 
 fn id_list(v: &HeaderValue<'_>) -> Vec<String> {

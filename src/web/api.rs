@@ -10,14 +10,17 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::error::{ApiError, Problem};
-use super::extract::{Ids, Params};
+use super::extract::{flag, Ids, Params};
 use super::state::AppState;
 use crate::archive::Loaded;
 use crate::error::Error;
+use crate::folders::FolderNode;
 use crate::ids::encode_segment;
 use crate::index::{Entry, Location};
 use crate::model::{Body, External, Message, PartIdx};
 use crate::route;
+use crate::view::browse::{self, Scope};
+use crate::view::stats::Stats;
 use crate::view::{blocking, now, Found, View};
 
 #[derive(Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
@@ -76,24 +79,62 @@ impl MessageSummary {
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct MessageList {
+    /// Messages (or, with `threads=1`, conversations) in all.
     pub total: usize,
+    /// The page of messages; empty with `threads=1`.
     pub messages: Vec<MessageSummary>,
+    /// With `threads=1`: the page of conversations, newest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<Vec<ConversationSummary>>,
+}
+
+/// One conversation: the messages of one thread in the list asked for.
+#[derive(Debug, Serialize, Deserialize, Clone, PartialEq, utoipa::ToSchema)]
+pub struct ConversationSummary {
+    /// Its first message (the oldest listed), whose subject names it and whose id opens it:
+    /// `/thread/<id>`.
+    pub first: MessageSummary,
+    /// Its newest message.
+    pub latest: MessageSummary,
+    /// Messages in it.
+    pub messages: usize,
+    /// Who wrote them, in the order they first wrote (at most four).
+    pub participants: Vec<String>,
+    /// The conversation's page.
+    pub url: String,
 }
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// A search in mailshelf's query language (`from:` `to:` `cc:` `subject:` `body:`
-    /// `filename:` `message-id:` `has:attachment` `before:` `after:` `larger:` `smaller:`,
-    /// quoted phrases, `-` negation, `OR`, parentheses); results best first.
+    /// `filename:` `message-id:` `folder:` `label:` `list:` `has:attachment` `before:` `after:`
+    /// `larger:` `smaller:`, quoted phrases, `-` negation, `OR`, parentheses); results best first.
     q: Option<String>,
-    /// Messages to skip.
+    /// Only the messages filed in this folder itself (`/`-separated path, as `/api/folders` gives
+    /// it); with `q`, the folder and those below it.
+    folder: Option<String>,
+    /// Only the messages carrying this label (case does not matter).
+    label: Option<String>,
+    /// `1`: one entry per conversation, newest first (ignored with `q`).
+    threads: Option<String>,
+    /// Messages (or conversations) to skip.
     offset: Option<usize>,
-    /// Messages to return, at most 1000 (default 50).
+    /// Messages (or conversations) to return, at most 1000 (default 50).
     limit: Option<usize>,
 }
 
-/// The messages given to mailshelf, newest first, or those matching a search, best first.
+/// The scope a request names with `folder=` or `label=`.
+fn scope_of(folder: Option<String>, label: Option<String>) -> Scope {
+    match (folder, label) {
+        (Some(f), _) => Scope::Folder(f),
+        (None, Some(l)) => Scope::Label(l),
+        (None, None) => Scope::All,
+    }
+}
+
+/// The messages given to mailshelf, newest first, or those matching a search, best first; of
+/// one folder or label; one by one or grouped into conversations.
 #[utoipa::path(get, path = "/api/messages", tag = "messages", params(ListQuery),
     responses(
         (status = 200, description = "A page of the list or of the results", body = MessageList),
@@ -105,22 +146,106 @@ pub async fn list_messages(
 ) -> Result<Json<MessageList>, ApiError> {
     let limit = q.limit.unwrap_or(50).min(crate::limits::MAX_PAGE);
     let offset = q.offset.unwrap_or(0);
+    let scope = scope_of(q.folder, q.label);
     match q.q.filter(|s| !s.trim().is_empty()) {
+        None if flag(&q.threads) => {
+            let index = state.archive().index();
+            let (page, total) = browse::conversations(&index, &scope, offset, limit);
+            let threads = page
+                .into_iter()
+                .map(|c| ConversationSummary {
+                    url: route::thread_url(&c.key),
+                    first: MessageSummary::of(&c.first),
+                    latest: MessageSummary::of(&c.latest),
+                    messages: c.count,
+                    participants: c.participants,
+                })
+                .collect();
+            Ok(Json(MessageList { total, messages: Vec::new(), threads: Some(threads) }))
+        }
         None => {
             let index = state.archive().index();
-            let messages = index.page(offset, limit).map(|(_, e)| MessageSummary::of(e)).collect();
-            Ok(Json(MessageList { total: index.listed_count(), messages }))
+            let (page, total) = index.page_where(offset, limit, scope.filter(&index));
+            let messages = page.into_iter().map(|(_, e)| MessageSummary::of(e)).collect();
+            Ok(Json(MessageList { total, messages, threads: None }))
         }
         Some(query) => {
             let view = state.view.clone();
+            let query = scope.restrict(&query);
             let Found { total, hits } = blocking(move || view.search(&query, offset, limit)).await?;
             let messages = hits
                 .into_iter()
                 .map(|h| MessageSummary { snippet: h.snippet, ..MessageSummary::of(&h.entry) })
                 .collect();
-            Ok(Json(MessageList { total, messages }))
+            Ok(Json(MessageList { total, messages, threads: None }))
         }
     }
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct FolderList {
+    /// Each PATH's folders (the trees of several PATHs merge where their paths meet), then `Uploads`.
+    pub folders: Vec<FolderNode>,
+    /// Messages found at the top of a PATH, in no folder (a file given on its own, the files
+    /// directly in a folder given).
+    pub top: usize,
+}
+
+/// The folder tree: folders, Maildir and Maildir++ folders, Thunderbird and Apple Mail mailboxes,
+/// each mbox file, and `Uploads`, with how many messages each holds itself.
+#[utoipa::path(get, path = "/api/folders", tag = "messages",
+    responses((status = 200, description = "The folder tree", body = FolderList)))]
+pub async fn folders(State(state): State<AppState>) -> Json<FolderList> {
+    let (folders, top) = browse::folder_tree(&state.archive().index());
+    Json(FolderList { folders, top })
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct LabelList {
+    pub labels: Vec<LabelCount>,
+}
+
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct LabelCount {
+    pub name: String,
+    pub messages: usize,
+}
+
+/// Every label (Gmail's `X-Gmail-Labels`, `Keywords`, Thunderbird tags, Maildir keywords) with
+/// how many messages carry it, by name.
+#[utoipa::path(get, path = "/api/labels", tag = "messages",
+    responses((status = 200, description = "The labels", body = LabelList)))]
+pub async fn labels(State(state): State<AppState>) -> Json<LabelList> {
+    let labels = browse::labels(&state.archive().index())
+        .into_iter()
+        .map(|(name, messages)| LabelCount { name, messages })
+        .collect();
+    Json(LabelList { labels })
+}
+
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StatsQuery {
+    /// Count only the messages matching this search.
+    q: Option<String>,
+    /// Count only this folder's own messages.
+    folder: Option<String>,
+    /// Count only the messages carrying this label.
+    label: Option<String>,
+}
+
+/// What is in the archive (or a folder, a label, a search): messages per month, top senders and
+/// lists, attachment types and sizes. The numbers the overview page draws.
+#[utoipa::path(get, path = "/api/stats", tag = "messages", params(StatsQuery),
+    responses(
+        (status = 200, description = "The counts", body = Stats),
+        (status = 400, description = "A query that does not parse", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn stats(State(state): State<AppState>, Params(q, _): Params<StatsQuery>) -> Result<Json<Stats>, ApiError> {
+    let scope = scope_of(q.folder, q.label);
+    let query = q.q.unwrap_or_default();
+    let view = state.view.clone();
+    Ok(Json(blocking(move || view.stats(&scope, &query)).await?))
 }
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]

@@ -30,6 +30,10 @@ pub fn app(state: AppState) -> Router {
     ));
     Router::new()
         .route("/", get(pages::list))
+        .route("/folder/{*path}", get(pages::folder))
+        .route("/label/{name}", get(pages::label))
+        .route("/thread/{mid}", get(pages::conversation))
+        .route("/overview", get(pages::overview))
         .route("/message/{mid}", get(pages::message))
         .route("/part/{mid}/{cid}", get(parts::part))
         .route("/raw/{mid}", get(parts::raw))
@@ -41,6 +45,9 @@ pub fn app(state: AppState) -> Router {
             get(api::list_messages).post(api::upload).layer(DefaultBodyLimit::max(state.config.max_upload)),
         )
         .route("/api/messages/{id}", get(api::get_message).delete(api::delete_message))
+        .route("/api/folders", get(api::folders))
+        .route("/api/labels", get(api::labels))
+        .route("/api/stats", get(api::stats))
         .fallback(not_found)
         .layer(compress)
         .layer(cors)

@@ -4,7 +4,8 @@
 //! 1. plumbing every handler shares, from the bottom: [`csp`] (the content policies), [`file`]
 //!    (bytes answered with file semantics), [`assets`] (static files embedded in the binary),
 //!    [`error`] (errors as problem+json or pages), [`extract`] (ids and switches), [`state`], and
-//!    [`guard`] (who may address the server and write to it, and the headers every answer carries);
+//!    [`guard`] (who may address the server and write to it, and the headers every answer carries),
+//!    and [`charts`] (the overview's SVG pictures);
 //! 2. handlers, one room for each thing served: [`pages`] for people, [`api`] for scripts,
 //!    [`parts`] for a message's parts and source;
 //! 3. [`openapi`], the document that describes the handlers;
@@ -17,6 +18,7 @@
 pub mod api;
 pub mod app;
 pub mod assets;
+pub mod charts;
 pub mod csp;
 pub mod error;
 pub mod extract;

@@ -18,6 +18,7 @@ use crate::index::{Entry, EntryId, Location};
 use crate::model::{External, Message, Part, PartIdx};
 use crate::route;
 use crate::text;
+use crate::view::browse::{self, Scope};
 use crate::view::{blocking, part_filename, served_type, Found, View};
 
 /// Messages per list page.
@@ -37,6 +38,46 @@ pub struct Row {
     size: String,
     attachment: bool,
     flags: String,
+    labels: Vec<LabelLink>,
+}
+
+/// A row of the list grouped into conversations.
+pub struct ConversationRow {
+    url: String,
+    subject: String,
+    participants: String,
+    count: usize,
+    date: String,
+    attachment: bool,
+}
+
+pub struct LabelLink {
+    name: String,
+    url: String,
+}
+
+/// The folder tree and labels beside the list, the one being shown marked.
+pub struct Sidebar {
+    all: usize,
+    all_current: bool,
+    folders: Vec<FolderRow>,
+    labels: Vec<LabelRow>,
+}
+
+pub struct FolderRow {
+    name: String,
+    path: String,
+    url: String,
+    count: usize,
+    depth: usize,
+    current: bool,
+}
+
+pub struct LabelRow {
+    name: String,
+    url: String,
+    count: usize,
+    current: bool,
 }
 
 #[derive(Template)]
@@ -44,9 +85,18 @@ pub struct Row {
 pub struct ListPage {
     assets: AssetUrls,
     q: String,
+    /// What is listed, when not everything: "Folder Archives/2017", "Label Work".
+    heading: Option<String>,
     /// Why the query could not run, if it could not.
     query_error: Option<String>,
     rows: Vec<Row>,
+    conversations: Vec<ConversationRow>,
+    /// Grouped into conversations.
+    threads: bool,
+    messages_url: String,
+    threads_url: String,
+    overview_url: String,
+    sidebar: Sidebar,
     total: usize,
     first: usize,
     last: usize,
@@ -61,14 +111,17 @@ pub struct ListPage {
 pub struct ListQuery {
     page: Option<usize>,
     q: Option<String>,
+    threads: Option<String>,
 }
 
 /// The list page: the messages given to mailshelf, newest first, 50 a page; with `q`, the messages
-/// matching that search, best first, with the matching words highlighted.
+/// matching that search, best first, with the matching words highlighted; with `threads=1`, one
+/// row per conversation.
 #[utoipa::path(get, path = "/", tag = "pages",
     params(
         ("page" = Option<usize>, Query, description = "Page number, from 1"),
         ("q" = Option<String>, Query, description = "A search (the API's query language)"),
+        ("threads" = Option<String>, Query, description = "`1`: one row per conversation (without `q`)"),
     ),
     responses(
         (status = 200, description = "An HTML page", content_type = "text/html"),
@@ -78,9 +131,60 @@ pub async fn list(
     State(state): State<AppState>,
     Params(q, _): Params<ListQuery, PageError>,
 ) -> Result<Response, PageError> {
+    list_of(state, Scope::All, q).await
+}
+
+/// One folder's own messages (not its subfolders'), as the list page shows them.
+#[utoipa::path(get, path = "/folder/{path}", tag = "pages",
+    params(
+        ("path" = String, Path, description = "The folder's path, `/`-separated, each segment percent-encoded"),
+        ("page" = Option<usize>, Query, description = "Page number, from 1"),
+        ("q" = Option<String>, Query, description = "A search within the folder and those below it"),
+        ("threads" = Option<String>, Query, description = "`1`: one row per conversation"),
+    ),
+    responses((status = 200, description = "An HTML page", content_type = "text/html")))]
+pub async fn folder(
+    State(state): State<AppState>,
+    Ids(path, _): Ids<String, PageError>,
+    Params(q, _): Params<ListQuery, PageError>,
+) -> Result<Response, PageError> {
+    list_of(state, Scope::Folder(path), q).await
+}
+
+/// The messages carrying one label, as the list page shows them.
+#[utoipa::path(get, path = "/label/{name}", tag = "pages",
+    params(
+        ("name" = String, Path, description = "The label, percent-encoded; case does not matter"),
+        ("page" = Option<usize>, Query, description = "Page number, from 1"),
+        ("q" = Option<String>, Query, description = "A search among them"),
+        ("threads" = Option<String>, Query, description = "`1`: one row per conversation"),
+    ),
+    responses((status = 200, description = "An HTML page", content_type = "text/html")))]
+pub async fn label(
+    State(state): State<AppState>,
+    Ids(name, _): Ids<String, PageError>,
+    Params(q, _): Params<ListQuery, PageError>,
+) -> Result<Response, PageError> {
+    list_of(state, Scope::Label(name), q).await
+}
+
+/// Where a scope's list lives.
+fn scope_url(scope: &Scope) -> String {
+    match scope {
+        Scope::All => "/".into(),
+        Scope::Folder(p) => route::folder_url(p),
+        Scope::Label(l) => route::label_url(l),
+    }
+}
+
+async fn list_of(state: AppState, scope: Scope, q: ListQuery) -> Result<Response, PageError> {
     let page = q.page.unwrap_or(1).max(1);
     let offset = (page - 1).saturating_mul(PAGE_SIZE);
     let query = q.q.unwrap_or_default();
+    let threads = flag(&q.threads) && query.trim().is_empty();
+    let labels_of = |e: &Entry| {
+        e.labels.iter().map(|l| LabelLink { name: l.clone(), url: route::label_url(l) }).collect::<Vec<_>>()
+    };
     let row = |e: &Entry, snippet: Option<String>| Row {
         url: route::message_url(&e.key),
         snippet,
@@ -93,15 +197,32 @@ pub async fn list(
             Location::Top { flags: Some(f), .. } => f.clone(),
             _ => String::new(),
         },
+        labels: labels_of(e),
     };
     let mut query_error = None;
-    let (rows, total) = if query.trim().is_empty() {
+    let mut conversations = Vec::new();
+    let (rows, total) = if threads {
         let index = state.archive().index();
-        let rows = index.page(offset, PAGE_SIZE).map(|(_, e)| row(e, None)).collect::<Vec<_>>();
-        (rows, index.listed_count())
+        let (page, total) = browse::conversations(&index, &scope, offset, PAGE_SIZE);
+        conversations = page
+            .into_iter()
+            .map(|c| ConversationRow {
+                url: route::thread_url(&c.key),
+                subject: shown_subject(c.first.summary.subject.as_deref()),
+                participants: c.participants.join(", "),
+                count: c.count,
+                date: short_date(c.latest.summary.date().as_deref()),
+                attachment: c.first.has_attachments || c.latest.has_attachments,
+            })
+            .collect();
+        (Vec::new(), total)
+    } else if query.trim().is_empty() {
+        let index = state.archive().index();
+        let (page, total) = index.page_where(offset, PAGE_SIZE, scope.filter(&index));
+        (page.into_iter().map(|(_, e)| row(e, None)).collect::<Vec<_>>(), total)
     } else {
         let view = state.view.clone();
-        let qs = query.clone();
+        let qs = scope.restrict(&query);
         match blocking(move || view.search(&qs, offset, PAGE_SIZE)).await {
             Ok(Found { total, hits }) => (hits.into_iter().map(|h| row(&h.entry, h.snippet)).collect(), total),
             Err(Error::BadQuery(why)) => {
@@ -112,13 +233,48 @@ pub async fn list(
         }
     };
     let progress = &state.archive().progress;
-    let shown = rows.len();
-    let encoded_q = percent_encoding::utf8_percent_encode(&query, percent_encoding::NON_ALPHANUMERIC).to_string();
-    let link = |p: usize| if query.is_empty() { format!("/?page={p}") } else { format!("/?q={encoded_q}&page={p}") };
+    let shown = rows.len() + conversations.len();
+    let base = scope_url(&scope);
+    let enc = |s: &str| percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string();
+    let mut params: Vec<String> = Vec::new();
+    if !query.is_empty() {
+        params.push(format!("q={}", enc(&query)));
+    }
+    if threads {
+        params.push("threads=1".into());
+    }
+    let link = |p: usize| {
+        let mut all = params.clone();
+        all.push(format!("page={p}"));
+        format!("{base}?{}", all.join("&"))
+    };
+    let overview_url = match &scope {
+        Scope::All => "/overview".to_string(),
+        Scope::Folder(p) => format!("/overview?folder={}", enc(p)),
+        Scope::Label(l) => format!("/overview?label={}", enc(l)),
+    };
+    let overview_url = if query.is_empty() {
+        overview_url
+    } else {
+        format!("{overview_url}{}q={}", if overview_url.contains('?') { "&" } else { "?" }, enc(&query))
+    };
+    let heading = match &scope {
+        Scope::All => None,
+        Scope::Folder(p) => Some(format!("Folder {p}")),
+        Scope::Label(l) => Some(format!("Label {l}")),
+    };
     let status = if query_error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+    let sidebar = sidebar(&state, &scope);
     let html = render(&ListPage {
         assets: AssetUrls::get(),
+        heading,
         rows,
+        conversations,
+        threads,
+        messages_url: base.clone(),
+        threads_url: format!("{base}?threads=1"),
+        overview_url,
+        sidebar,
         total,
         first: if shown == 0 { 0 } else { offset + 1 },
         last: offset + shown,
@@ -131,6 +287,262 @@ pub async fn list(
         query_error,
     })?;
     Ok((status, html).into_response())
+}
+
+/// The folder tree (flattened, each row with its depth) and the labels, the shown one marked.
+fn sidebar(state: &AppState, scope: &Scope) -> Sidebar {
+    let index = state.archive().index();
+    let (tree, _) = browse::folder_tree(&index);
+    let mut folders = Vec::new();
+    let mut stack: Vec<(usize, &crate::folders::FolderNode)> = tree.iter().rev().map(|f| (0, f)).collect();
+    while let Some((depth, f)) = stack.pop() {
+        folders.push(FolderRow {
+            name: f.name.clone(),
+            path: f.path.clone(),
+            url: route::folder_url(&f.path),
+            count: f.messages,
+            depth: depth.min(12),
+            current: matches!(scope, Scope::Folder(p) if p.trim_matches('/') == f.path),
+        });
+        stack.extend(f.folders.iter().rev().map(|c| (depth + 1, c)));
+    }
+    let labels = browse::labels(&index)
+        .into_iter()
+        .map(|(name, count)| LabelRow {
+            url: route::label_url(&name),
+            current: matches!(scope, Scope::Label(l) if l.eq_ignore_ascii_case(&name)),
+            name,
+            count,
+        })
+        .collect();
+    Sidebar { all: index.listed_count(), all_current: *scope == Scope::All, folders, labels }
+}
+
+/// One message of a conversation page.
+pub struct ConversationMessage {
+    subject: String,
+    from: Option<String>,
+    to: Option<String>,
+    cc: Option<String>,
+    date: Option<String>,
+    url: String,
+    html_src: Option<String>,
+    text_html: Option<String>,
+    attachments: Vec<Attachment>,
+    labels: Vec<LabelLink>,
+    /// The one the conversation was opened at.
+    current: bool,
+}
+
+#[derive(Template)]
+#[template(path = "conversation.html")]
+pub struct ConversationPage {
+    assets: AssetUrls,
+    q: String,
+    subject: String,
+    messages: Vec<ConversationMessage>,
+    /// Messages of the thread not shown (beyond [`CONVERSATION_MAX`]).
+    more: usize,
+}
+
+/// Messages a conversation page shows; a longer thread is listed on each message's page.
+pub const CONVERSATION_MAX: usize = 100;
+
+/// A whole conversation on one page: each message's headers and body in reading order (replies
+/// after what they answer), quoted text folded, each HTML body in its own sandboxed frame.
+#[utoipa::path(get, path = "/thread/{mid}", tag = "pages",
+    params(("mid" = String, Path, description = "The id of any message of the conversation")),
+    responses(
+        (status = 200, description = "An HTML page", content_type = "text/html"),
+        (status = 404, description = "No such message", content_type = "text/html"),
+    ))]
+pub async fn conversation(
+    State(state): State<AppState>,
+    Ids(mid, _): Ids<String, PageError>,
+) -> Result<Html<String>, PageError> {
+    let id = state.archive().find(&mid).ok_or(Error::MessageNotFound)?;
+    let view = state.view.clone();
+    let page = blocking(move || Ok(build_conversation(&view, id))).await?;
+    render(&page)
+}
+
+fn build_conversation(view: &View, opened: EntryId) -> ConversationPage {
+    let thread = view.thread(opened);
+    let more = thread.len().saturating_sub(CONVERSATION_MAX);
+    let messages: Vec<ConversationMessage> = thread
+        .iter()
+        .take(CONVERSATION_MAX)
+        .filter_map(|t| {
+            let loaded = view.archive().load(t.id).ok()?;
+            let msg = loaded.message();
+            let key = &loaded.entry.key;
+            let html_src = msg.html_body.map(|i| route::part_url(key, msg, i));
+            let text_html = if html_src.is_none() { msg.text_body.map(|i| render_text_folded(msg, i)) } else { None };
+            Some(ConversationMessage {
+                subject: shown_subject(msg.summary.subject.as_deref()),
+                from: msg.summary.from.clone(),
+                to: msg.summary.to.clone(),
+                cc: msg.summary.cc.clone(),
+                date: msg.summary.date.as_deref().map(long_date),
+                url: route::message_url(key),
+                html_src,
+                text_html,
+                attachments: attachments_of(key, msg),
+                labels: t
+                    .entry
+                    .labels
+                    .iter()
+                    .map(|l| LabelLink { name: l.clone(), url: route::label_url(l) })
+                    .collect(),
+                current: t.id == opened,
+            })
+        })
+        .collect();
+    ConversationPage {
+        assets: AssetUrls::get(),
+        q: String::new(),
+        subject: messages.first().map_or_else(|| shown_subject(None), |m| m.subject.clone()),
+        messages,
+        more,
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct OverviewQuery {
+    q: Option<String>,
+    folder: Option<String>,
+    label: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "overview.html")]
+pub struct OverviewPage {
+    assets: AssetUrls,
+    q: String,
+    heading: String,
+    query_error: Option<String>,
+    messages: usize,
+    undated: usize,
+    period: String,
+    first: Option<String>,
+    last: Option<String>,
+    timeline: String,
+    senders: String,
+    lists: String,
+    types: String,
+    sizes: String,
+    attachments: usize,
+    attachment_bytes: String,
+    list_url: String,
+}
+
+/// What is in the archive, a folder, a label or a search, in pictures: messages per month, top
+/// senders and lists, attachment types and sizes (drawn on the server; the numbers are
+/// `/api/stats`).
+#[utoipa::path(get, path = "/overview", tag = "pages",
+    params(
+        ("q" = Option<String>, Query, description = "Count only the messages matching this search"),
+        ("folder" = Option<String>, Query, description = "Count only this folder's own messages"),
+        ("label" = Option<String>, Query, description = "Count only the messages with this label"),
+    ),
+    responses(
+        (status = 200, description = "An HTML page", content_type = "text/html"),
+        (status = 400, description = "The page, saying why the query could not run", content_type = "text/html"),
+    ))]
+pub async fn overview(
+    State(state): State<AppState>,
+    Params(q, _): Params<OverviewQuery, PageError>,
+) -> Result<Response, PageError> {
+    let scope = match (q.folder, q.label) {
+        (Some(f), _) => Scope::Folder(f),
+        (None, Some(l)) => Scope::Label(l),
+        (None, None) => Scope::All,
+    };
+    let query = q.q.unwrap_or_default();
+    let view = state.view.clone();
+    let (s2, q2) = (scope.clone(), query.clone());
+    let (stats, query_error) = match blocking(move || view.stats(&s2, &q2)).await {
+        Ok(s) => (s, None),
+        Err(Error::BadQuery(why)) => (Default::default(), Some(why)),
+        Err(e) => return Err(e.into()),
+    };
+    let page = overview_page(&scope, query, stats, query_error);
+    let status = if page.query_error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+    Ok((status, render(&page)?).into_response())
+}
+
+fn overview_page(
+    scope: &Scope,
+    query: String,
+    s: crate::view::stats::Stats,
+    query_error: Option<String>,
+) -> OverviewPage {
+    use super::charts::{columns, rows, Bar};
+    let enc = |s: &str| percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string();
+    // A bar's messages: this overview's scope and search, narrowed by the bar's own query.
+    let search_url = |extra: &str| {
+        let q = if query.trim().is_empty() { extra.to_string() } else { format!("{extra} ({query})") };
+        format!("{}?q={}", scope_url(scope), enc(&q))
+    };
+    let bar = |c: &crate::view::stats::Count| Bar {
+        label: c.name.clone(),
+        value: c.messages as u64,
+        caption: None,
+        link: c.query.as_deref().map(search_url),
+    };
+    let timeline = columns(&s.periods.iter().map(bar).collect::<Vec<_>>(), &format!("Messages per {}", s.period));
+    let senders = rows(&s.senders.iter().map(bar).collect::<Vec<_>>(), "Top senders");
+    let lists = rows(&s.lists.iter().map(bar).collect::<Vec<_>>(), "Top mailing lists");
+    let types = rows(
+        &s.attachments
+            .types
+            .iter()
+            .map(|t| Bar {
+                label: t.content_type.clone(),
+                value: t.count as u64,
+                caption: Some(format!("{} · {}", t.count, human_size(t.bytes))),
+                link: None,
+            })
+            .collect::<Vec<_>>(),
+        "Attachment types",
+    );
+    let sizes = rows(
+        &s.attachments
+            .sizes
+            .iter()
+            .map(|c| Bar { label: c.name.clone(), value: c.messages as u64, caption: None, link: None })
+            .collect::<Vec<_>>(),
+        "Attachment sizes",
+    );
+    let mut heading = match scope {
+        Scope::All => "Overview".to_string(),
+        Scope::Folder(p) => format!("Overview of folder {p}"),
+        Scope::Label(l) => format!("Overview of label {l}"),
+    };
+    if !query.trim().is_empty() {
+        heading.push_str(&format!(" — “{query}”"));
+    }
+    let list_url =
+        if query.trim().is_empty() { scope_url(scope) } else { format!("{}?q={}", scope_url(scope), enc(&query)) };
+    OverviewPage {
+        assets: AssetUrls::get(),
+        heading,
+        query_error,
+        messages: s.messages,
+        undated: s.undated,
+        first: s.periods.iter().find(|c| c.messages > 0).map(|c| c.name.clone()),
+        last: s.periods.iter().rev().find(|c| c.messages > 0).map(|c| c.name.clone()),
+        period: s.period,
+        timeline,
+        senders,
+        lists,
+        types,
+        sizes,
+        attachments: s.attachments.count,
+        attachment_bytes: human_size(s.attachments.bytes),
+        list_url,
+        q: query,
+    }
 }
 
 pub struct Attachment {
@@ -279,32 +691,7 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
         _ => (None, 0),
     };
     let text_html = if view_text { msg.text_body.map(|i| render_text(msg, i)) } else { None };
-    let body_parts = [msg.html_body, msg.text_body];
-    let attachments = msg
-        .parts
-        .iter()
-        .enumerate()
-        .filter(|(i, p)| {
-            // Resources of a multipart/related body (inline images, styles) are part of the page,
-            // not attachments, unless the sender marked them so.
-            let inline_resource = p.related_scope.is_some() && p.disposition.as_deref() != Some("attachment");
-            !p.is_multipart()
-                && !body_parts.contains(&Some(*i))
-                && p.is_attachment_like()
-                && !inline_resource
-                && !matches!(p.body, crate::model::Body::Message(_))
-        })
-        .map(|(i, p)| {
-            let url = route::part_url(key, msg, i);
-            Attachment {
-                name: part_filename(p),
-                content_type: served_type(p),
-                size: human_size(p.size() as u64),
-                download_url: format!("{url}?download=1"),
-                open_url: url,
-            }
-        })
-        .collect();
+    let attachments = attachments_of(key, msg);
     let now = crate::view::now();
     let externals = msg.parts.iter().filter_map(|p| Some(external_row(p, p.external.as_ref()?, now))).collect();
     let nested = msg.nested().map(|(_, m)| nested_view(view, m)).collect();
@@ -388,6 +775,35 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
         prev_in_thread,
         next_in_thread,
     }
+}
+
+/// The files a reader would call attachments, with links to open and download each.
+fn attachments_of(key: &str, msg: &Message) -> Vec<Attachment> {
+    let body_parts = [msg.html_body, msg.text_body];
+    msg.parts
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| {
+            // Resources of a multipart/related body (inline images, styles) are part of the page,
+            // not attachments, unless the sender marked them so.
+            let inline_resource = p.related_scope.is_some() && p.disposition.as_deref() != Some("attachment");
+            !p.is_multipart()
+                && !body_parts.contains(&Some(*i))
+                && p.is_attachment_like()
+                && !inline_resource
+                && !matches!(p.body, crate::model::Body::Message(_))
+        })
+        .map(|(i, p)| {
+            let url = route::part_url(key, msg, i);
+            Attachment {
+                name: part_filename(p),
+                content_type: served_type(p),
+                size: human_size(p.size() as u64),
+                download_url: format!("{url}?download=1"),
+                open_url: url,
+            }
+        })
+        .collect()
 }
 
 /// An external body for the page. Only `http`, `https` and `ftp` URLs become links, a mail server
@@ -507,11 +923,20 @@ fn blocked_count(view: &View, loaded: &Loaded, html: PartIdx) -> usize {
 }
 
 fn render_text(msg: &Message, idx: PartIdx) -> String {
+    render_text_as(msg, idx, false)
+}
+
+/// As [`render_text`], each quoted passage folded away behind a “Quoted text” switch.
+fn render_text_folded(msg: &Message, idx: PartIdx) -> String {
+    render_text_as(msg, idx, true)
+}
+
+fn render_text_as(msg: &Message, idx: PartIdx, fold: bool) -> String {
     let p = &msg.parts[idx];
     let flowed = p.param("format").is_some_and(|f| f.eq_ignore_ascii_case("flowed"));
     let delsp = p.param("delsp").is_some_and(|d| d.eq_ignore_ascii_case("yes"));
     match &p.body {
-        crate::model::Body::Text(t) => text::render(t, flowed, delsp),
+        crate::model::Body::Text(t) => text::render_with(t, flowed, delsp, fold),
         _ => String::new(),
     }
 }

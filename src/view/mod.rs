@@ -1,6 +1,10 @@
 //! A message as a reader sees it, free of HTTP: loading by URL id, the rewritten documents (and
 //! their cache), the type and file name each part is served under, search results with their
-//! snippets, and threads. The pages and the API both call this, so they cannot drift apart.
+//! snippets, and threads; [`browse`] the folders, labels and conversations, [`stats`] the numbers
+//! of an overview. The pages and the API both call this, so they cannot drift apart.
+
+pub mod browse;
+pub mod stats;
 
 use std::sync::Arc;
 
@@ -141,6 +145,19 @@ impl View {
             .filter_map(|(&id, snippet)| Some(Hit { entry: index.get(id)?.clone(), snippet }))
             .collect();
         Ok(Found { total: found.total, hits })
+    }
+
+    /// The overview of the messages in `scope`, or of those in it matching `query`. Blocking.
+    pub fn stats(&self, scope: &browse::Scope, query: &str) -> Result<stats::Stats, Error> {
+        if query.trim().is_empty() {
+            let index = self.archive.index();
+            let keep = scope.filter(&index);
+            return Ok(stats::stats(index.listed().iter().filter_map(|&id| index.get(id)).filter(|e| keep(e))));
+        }
+        let ids = self.archive.search_all(query)?;
+        let index = self.archive.index();
+        let keep = scope.filter(&index);
+        Ok(stats::stats(ids.iter().filter_map(|&id| index.get(id)).filter(|e| keep(e))))
     }
 
     /// The key an enclosed message is addressed by: its own entry's (found by its bytes, since its

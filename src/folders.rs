@@ -1,0 +1,317 @@
+//! Folders and labels: where a message was filed, in the names the mail client that wrote the
+//! tree gave it, and the tags it carries. A folder comes from the message's path relative to the
+//! PATH it was found under — Maildir and Maildir++ (`.Sub.Folder` is `Sub/Folder`), Thunderbird
+//! (`X` beside `X.sbd/`), Apple Mail (`X.mbox/`, its inner UUID and `Messages` folders hidden),
+//! each mbox file a folder of its own — and uploads are `Uploads`. Labels come from Gmail Takeout
+//! (`X-Gmail-Labels`), the `Keywords`, `X-Keywords` and Thunderbird `X-Mozilla-Keys` headers, and
+//! Maildir keyword letters named by the folder's `dovecot-keywords` file. Pure functions and a
+//! small tree builder, no I/O but the keyword file.
+
+use std::path::{Component, Path};
+
+use serde::Serialize;
+
+/// The folder of uploaded messages.
+pub const UPLOADS: &str = "Uploads";
+
+/// The folder of messages found directly in a Maildir given as PATH (Maildir++ calls it so).
+pub const INBOX: &str = "INBOX";
+
+/// The folder a message belongs to, from its path relative to the PATH it was found under
+/// (`Archives.sbd/2017`, `.Lists.rust/cur/123:2,S`, `Work.mbox/…/Messages/1.emlx`); `mbox` when the
+/// file is an mbox (then the file itself is a folder). Empty for a loose file at the top of a PATH.
+pub fn folder_of(rel: &Path, mbox: bool) -> String {
+    let names: Vec<String> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    let Some((file, dirs)) = names.split_last() else { return String::new() };
+    let mut out: Vec<String> = Vec::new();
+    // Inside an Apple Mail `X.mbox` folder only further `.mbox` folders are mailboxes; the rest
+    // (`<UUID>/Data/1/2/Messages`) is storage.
+    let mut in_apple = false;
+    let mut skipped_maildir_leaf = false;
+    for (i, d) in dirs.iter().enumerate() {
+        let last = i + 1 == dirs.len();
+        if let Some(stem) = d.strip_suffix(".mbox").filter(|s| !s.is_empty()) {
+            out.push(stem.to_string());
+            in_apple = true;
+        } else if in_apple {
+            continue;
+        } else if let Some(stem) = d.strip_suffix(".sbd").filter(|s| !s.is_empty()) {
+            out.push(stem.to_string());
+        } else if last && matches!(d.as_str(), "cur" | "new" | "tmp") {
+            skipped_maildir_leaf = true;
+        } else if let Some(sub) = d.strip_prefix('.').filter(|s| !s.is_empty()) {
+            // Maildir++: `.Lists.rust` is `Lists/rust`.
+            out.extend(sub.split('.').filter(|s| !s.is_empty()).map(str::to_string));
+        } else {
+            out.push(d.clone());
+        }
+    }
+    if mbox && !(in_apple && file == "mbox") {
+        let stem = [".mbox", ".mbx"].iter().find_map(|ext| file.strip_suffix(ext)).filter(|s| !s.is_empty());
+        out.push(stem.unwrap_or(file).to_string());
+    }
+    if out.is_empty() && skipped_maildir_leaf {
+        return INBOX.to_string();
+    }
+    out.join("/")
+}
+
+/// Whether `folder` is `prefix` or lies below it (`Archives` covers `Archives/2017`), ignoring case.
+pub fn is_within(folder: &str, prefix: &str) -> bool {
+    let prefix = prefix.trim_matches('/');
+    if prefix.is_empty() {
+        return true;
+    }
+    folder.len() >= prefix.len()
+        && folder.is_char_boundary(prefix.len())
+        && folder[..prefix.len()].eq_ignore_ascii_case(prefix)
+        && (folder.len() == prefix.len() || folder.as_bytes()[prefix.len()] == b'/')
+}
+
+/// The search terms a folder is found by: itself and each folder above it, lower case, so that
+/// `folder:archives` finds `Archives/2017`.
+pub fn folder_terms(folder: &str) -> Vec<String> {
+    let lower = folder.to_lowercase();
+    let mut out: Vec<String> =
+        lower.match_indices('/').map(|(i, _)| lower[..i].to_string()).filter(|s| !s.is_empty()).collect();
+    if !lower.is_empty() {
+        out.push(lower);
+    }
+    out
+}
+
+/// The search term of a folder or label as typed: lower case, no slashes at the ends.
+pub fn term(typed: &str) -> String {
+    typed.trim().trim_matches('/').to_lowercase()
+}
+
+/// Labels named by a message's header fields: `X-Gmail-Labels` and `Keywords`/`X-Keywords`
+/// (comma-separated, Gmail quotes a label holding a comma), `X-Mozilla-Keys` (space-separated).
+pub fn header_labels(name: &str, value: &str, out: &mut Vec<String>) {
+    match name.to_ascii_lowercase().as_str() {
+        "x-gmail-labels" | "keywords" | "x-keywords" => out.extend(split_commas(value)),
+        "x-mozilla-keys" => out.extend(value.split_whitespace().map(mozilla_tag)),
+        _ => {}
+    }
+}
+
+/// Thunderbird's five built-in tags are stored by number.
+fn mozilla_tag(key: &str) -> String {
+    match key {
+        "$label1" => "Important".into(),
+        "$label2" => "Work".into(),
+        "$label3" => "Personal".into(),
+        "$label4" => "To Do".into(),
+        "$label5" => "Later".into(),
+        other => other.to_string(),
+    }
+}
+
+fn split_commas(value: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = value.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => quoted = !quoted,
+            '\\' if quoted => cur.extend(chars.next()),
+            ',' if !quoted => out.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+}
+
+/// Tidies a message's labels: control characters out, at most [`crate::limits::MAX_LABELS`] of
+/// them, each at most 100 characters, no repeats (ignoring case), in the order given.
+pub fn tidy_labels(labels: &mut Vec<String>) {
+    let mut seen = std::collections::HashSet::new();
+    labels.retain_mut(|l| {
+        *l = l.chars().filter(|c| !c.is_control()).take(100).collect::<String>().trim().to_string();
+        !l.is_empty() && seen.insert(l.to_lowercase())
+    });
+    labels.truncate(crate::limits::MAX_LABELS);
+}
+
+/// The keyword labels of a Maildir message: the lower-case letters of its flags (`:2,Sab`), named
+/// by the `dovecot-keywords` file of its Maildir (`0 $Work` names `a`). Letters the file does not
+/// name are left out: a bare letter means nothing to a reader.
+pub fn maildir_keywords(path: &Path, flags: &str, names: &dyn Fn(&Path) -> Vec<String>) -> Vec<String> {
+    let letters: Vec<usize> = flags.bytes().filter(u8::is_ascii_lowercase).map(|b| usize::from(b - b'a')).collect();
+    if letters.is_empty() {
+        return Vec::new();
+    }
+    let Some(maildir) = path.parent().and_then(Path::parent) else { return Vec::new() };
+    let names = names(maildir);
+    letters.into_iter().filter_map(|i| names.get(i).filter(|n| !n.is_empty()).cloned()).collect()
+}
+
+/// Reads a Maildir's `dovecot-keywords` (`<number> <name>` per line) into names by number.
+pub fn read_keyword_names(maildir: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(maildir.join("dovecot-keywords")) else { return Vec::new() };
+    let mut names = Vec::new();
+    for line in text.lines().take(26) {
+        let Some((n, name)) = line.split_once(' ') else { continue };
+        let Ok(n) = n.parse::<usize>() else { continue };
+        if n < 26 {
+            if names.len() <= n {
+                names.resize(n + 1, String::new());
+            }
+            names[n] = name.trim().to_string();
+        }
+    }
+    names
+}
+
+/// A folder and the folders below it, as the API and the pages show them.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct FolderNode {
+    /// The folder's own name (the last segment of its path).
+    pub name: String,
+    /// `/`-separated, relative to the PATH it was found under; the key of `/folder/<path>` and of
+    /// `folder:<path>`.
+    pub path: String,
+    /// Messages filed in this folder itself (not in its subfolders).
+    pub messages: usize,
+    #[schema(no_recursion)]
+    pub folders: Vec<FolderNode>,
+}
+
+/// Builds the folder tree from each folder's own count. Folders that hold no message but lie
+/// above one that does are in the tree with 0; names sort as a person expects (`INBOX` first,
+/// then case-insensitively).
+pub fn tree(counts: impl IntoIterator<Item = (String, usize)>) -> Vec<FolderNode> {
+    let mut roots: Vec<FolderNode> = Vec::new();
+    for (path, n) in counts {
+        if path.is_empty() {
+            continue;
+        }
+        let mut level = &mut roots;
+        let mut at = 0;
+        let segments: Vec<&str> = path.split('/').collect();
+        for (i, seg) in segments.iter().enumerate() {
+            at += seg.len() + usize::from(i > 0);
+            let pos = match level.iter().position(|f| f.name == *seg) {
+                Some(p) => p,
+                None => {
+                    level.push(FolderNode {
+                        name: seg.to_string(),
+                        path: path[..at].to_string(),
+                        messages: 0,
+                        folders: Vec::new(),
+                    });
+                    level.len() - 1
+                }
+            };
+            if i + 1 == segments.len() {
+                level[pos].messages += n;
+            }
+            level = &mut level[pos].folders;
+        }
+    }
+    sort_tree(&mut roots);
+    roots
+}
+
+fn sort_tree(level: &mut [FolderNode]) {
+    level.sort_by(|a, b| {
+        let rank = |f: &FolderNode| match f.name.as_str() {
+            INBOX | "Inbox" => 0,
+            UPLOADS => 2,
+            _ => 1,
+        };
+        rank(a).cmp(&rank(b)).then_with(|| a.name.to_lowercase().cmp(&b.name.to_lowercase()))
+    });
+    for f in level {
+        sort_tree(&mut f.folders);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folders_follow_each_mail_clients_layout() {
+        let cases: &[(&str, bool, &str)] = &[
+            ("message.eml", false, ""),
+            ("Inbox", true, "Inbox"),
+            ("Archives.sbd/2017", true, "Archives/2017"),
+            ("Archives.sbd/2017.sbd/March", true, "Archives/2017/March"),
+            ("cur/1234.host:2,S", false, INBOX),
+            ("new/1234.host", false, INBOX),
+            (".Lists.rust/cur/1:2,S", false, "Lists/rust"),
+            ("work/cur/1:2,", false, "work"),
+            ("work/.Sent/new/1", false, "work/Sent"),
+            ("INBOX.mbox/9F3A-UUID/Data/1/2/Messages/123.emlx", false, "INBOX"),
+            ("Work.mbox/Projects.mbox/UUID/Data/Messages/7.partial.emlx", false, "Work/Projects"),
+            ("Export.mbox/mbox", true, "Export"),
+            (
+                "Takeout/Mail/All mail Including Spam and Trash.mbox",
+                true,
+                "Takeout/Mail/All mail Including Spam and Trash",
+            ),
+            ("lists/rust.mbx", true, "lists/rust"),
+            ("saved/pages/page.mhtml", false, "saved/pages"),
+        ];
+        for (rel, mbox, want) in cases {
+            assert_eq!(folder_of(Path::new(rel), *mbox), *want, "{rel}");
+        }
+    }
+
+    #[test]
+    fn folder_prefixes_match_whole_segments() {
+        assert!(is_within("Archives/2017", "Archives"));
+        assert!(is_within("Archives/2017", "archives/2017"));
+        assert!(is_within("Archives", "Archives/"));
+        assert!(!is_within("Archives2", "Archives"));
+        assert!(!is_within("Arch", "Archives"));
+        assert_eq!(folder_terms("Archives/2017/March"), ["archives", "archives/2017", "archives/2017/march"]);
+        assert!(folder_terms("").is_empty());
+    }
+
+    #[test]
+    fn labels_come_from_each_clients_header() {
+        let cases: &[(&str, &str, &[&str])] = &[
+            ("X-Gmail-Labels", "Archived,Category Updates,Opened", &["Archived", "Category Updates", "Opened"]),
+            ("X-Gmail-Labels", r#"Inbox,"Work, 2017",Important"#, &["Inbox", "Work, 2017", "Important"]),
+            ("Keywords", "budget , travel", &["budget", "travel"]),
+            ("X-Mozilla-Keys", "$label1 project-x", &["Important", "project-x"]),
+            ("Subject", "not labels", &[]),
+        ];
+        for (name, value, want) in cases {
+            let mut out = Vec::new();
+            header_labels(name, value, &mut out);
+            assert_eq!(out, *want, "{name}: {value}");
+        }
+        let mut labels = vec!["Work".to_string(), "work".into(), "".into(), "a\u{7}b".into()];
+        tidy_labels(&mut labels);
+        assert_eq!(labels, ["Work", "ab"]);
+    }
+
+    #[test]
+    fn maildir_keywords_are_named_by_the_keyword_file() {
+        let names = |_: &Path| vec!["$Work".to_string(), "Travel".into()];
+        assert_eq!(maildir_keywords(Path::new("/m/.Lists/cur/1:2,Sab"), "Sab", &names), ["$Work", "Travel"]);
+        assert_eq!(maildir_keywords(Path::new("/m/cur/1:2,Sc"), "Sc", &names), Vec::<String>::new());
+        assert!(maildir_keywords(Path::new("/m/cur/1:2,S"), "S", &names).is_empty());
+    }
+
+    #[test]
+    fn the_tree_holds_every_folder_above_one_with_mail() {
+        let t = tree([("Archives/2017".to_string(), 3), ("INBOX".into(), 2), ("Uploads".into(), 1), ("a".into(), 1)]);
+        let names: Vec<&str> = t.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["INBOX", "a", "Archives", "Uploads"]);
+        let archives = &t[2];
+        assert_eq!((archives.messages, archives.path.as_str()), (0, "Archives"));
+        assert_eq!((archives.folders[0].messages, archives.folders[0].path.as_str()), (3, "Archives/2017"));
+    }
+}
