@@ -6,6 +6,7 @@ mod common;
 
 mod api;
 mod archive;
+mod browse;
 mod browser;
 mod cli;
 mod connections;

@@ -615,6 +615,9 @@ pub struct MessagePage {
     date: Option<String>,
     flags: Option<String>,
     source: Option<String>,
+    /// The folder it is filed in, and its list.
+    folder: Option<LabelLink>,
+    labels: Vec<LabelLink>,
     headers: Vec<(String, String)>,
     html_src: Option<String>,
     text_html: Option<String>,
@@ -640,6 +643,7 @@ pub struct MessagePage {
     parts: Vec<PartRow>,
     duplicates: Vec<Link>,
     thread: Vec<ThreadRow>,
+    conversation_url: String,
     prev_in_thread: Option<String>,
     next_in_thread: Option<String>,
 }
@@ -738,9 +742,20 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
         Location::Top { flags, .. } => (flags.clone().filter(|f| !f.is_empty()), loaded.entry.location.display()),
         Location::Nested { .. } => (None, None),
     };
+    let folder = match &loaded.entry.location {
+        Location::Top { .. } => {
+            let index = view.archive().index();
+            let path = index.folder_path(loaded.entry.folder);
+            (!path.is_empty()).then(|| LabelLink { name: path.to_string(), url: route::folder_url(path) })
+        }
+        Location::Nested { .. } => None,
+    };
+    let labels = loaded.entry.labels.iter().map(|l| LabelLink { name: l.clone(), url: route::label_url(l) }).collect();
     MessagePage {
         assets: AssetUrls::get(),
         q: String::new(),
+        folder,
+        labels,
         subject: shown_subject(msg.summary.subject.as_deref()),
         from: msg.summary.from.clone(),
         to: msg.summary.to.clone(),
@@ -772,6 +787,7 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
         parts,
         duplicates,
         thread,
+        conversation_url: route::thread_url(key),
         prev_in_thread,
         next_in_thread,
     }
