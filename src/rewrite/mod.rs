@@ -49,7 +49,13 @@ pub struct Options {
     pub allow_remote: bool,
     /// Keep every reference and its target in [`Outcome::references`] (tests, diagnostics).
     pub record: bool,
+    /// Fold each outermost quoted passage (`blockquote`, Gmail's `.gmail_quote`) away behind a
+    /// "Quoted text" `<details>`, as a conversation shows replies; it opens without script.
+    pub fold_quotes: bool,
 }
+
+/// What marks a quoted passage in HTML mail.
+const QUOTES: &str = "blockquote, .gmail_quote, .yahoo_quoted";
 
 /// The rewritten document and what happened to its references.
 #[derive(Debug, Default, Clone)]
@@ -167,10 +173,16 @@ pub fn rewrite_html(input: &str, base: &str, resolver: &dyn Resolve, opts: Optio
     let result = {
         let on_element = Rc::clone(&state);
         let on_style = Rc::clone(&state);
+        // How deep in quoted passages the rewrite is (`None`: not folding); only the outermost folds.
+        let on_quote = Rc::new(std::cell::Cell::new(opts.fold_quotes.then_some(0usize)));
         let settings = Settings::new()
             .with_strict(false)
             .append_element_content_handler(element!("*", move |el| {
                 rewrite_element(el, &mut on_element.borrow_mut());
+                Ok(())
+            }))
+            .append_element_content_handler(element!(QUOTES, move |el| {
+                fold_quote(el, &on_quote);
                 Ok(())
             }))
             .append_element_content_handler(text!("style", move |chunk| {
@@ -296,6 +308,28 @@ fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
 /// lol_html escapes `"` in attribute values but not `&`; escape it so the value reads back as written.
 fn set_attr(el: &mut Element<'_, '_>, name: &str, value: &str) {
     let _ = el.set_attribute(name, &value.replace('&', "&amp;"));
+}
+
+/// Wraps an outermost quoted passage in a closed `<details>`; nested ones stay as they are.
+fn fold_quote(el: &mut lol_html::html_content::Element, depth: &Rc<std::cell::Cell<Option<usize>>>) {
+    let Some(d) = depth.get() else { return };
+    if !el.can_have_content() {
+        return;
+    }
+    if d == 0 {
+        el.before("<details class=\"mailshelf-quoted\"><summary>Quoted text</summary>", ContentType::Html);
+    }
+    let Some(handlers) = el.end_tag_handlers() else { return };
+    depth.set(Some(d + 1));
+    let depth = Rc::clone(depth);
+    handlers.push(Box::new(move |end| {
+        let d = depth.get().unwrap_or(1).saturating_sub(1);
+        depth.set(Some(d));
+        if d == 0 {
+            end.after("</details>", ContentType::Html);
+        }
+        Ok(())
+    }));
 }
 
 /// Attribute values come with character references still in them (`cid:a&amp;b`).
@@ -484,6 +518,20 @@ mod tests {
     fn visible_text_skips_markup_and_scripts() {
         let t = visible_text("<html><head><title>T</title><style>p{}</style></head><body><p>Caf&eacute; <b>bold</b></p><script>x()</script><p>two</p></body></html>");
         assert_eq!(t, "Café bold two");
+    }
+
+    #[test]
+    fn quoted_passages_fold_when_asked() {
+        let input = r#"<p>Yes.</p><div class="gmail_quote">On Mon, Ann wrote:<blockquote>old<blockquote>older</blockquote></blockquote></div><p>Bye</p><blockquote type="cite">again</blockquote>"#;
+        let folded = rewrite_html(input, "http://local/", &Fake, Options { fold_quotes: true, ..Options::default() });
+        let out = folded.output;
+        assert_eq!(out.matches("<details").count(), 2, "{out}");
+        assert_eq!(out.matches("</details>").count(), 2, "{out}");
+        assert!(out.contains(
+            r#"<p>Yes.</p><details class="mailshelf-quoted"><summary>Quoted text</summary><div class="gmail_quote">"#
+        ));
+        assert!(out.contains("</blockquote></div></details><p>Bye</p>"), "{out}");
+        assert!(!html(input).output.contains("<details"));
     }
 
     #[test]

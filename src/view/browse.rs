@@ -68,6 +68,15 @@ pub struct Conversation {
 /// Names a conversation row shows at most.
 pub const PARTICIPANTS: usize = 4;
 
+/// A page of the messages in `scope`, newest first, and how many there are: the whole list is
+/// paged directly, a folder or label by one pass over it.
+pub fn page<'a>(index: &'a Index, scope: &Scope, offset: usize, limit: usize) -> (Vec<(EntryId, &'a Entry)>, usize) {
+    match scope {
+        Scope::All => (index.page(offset, limit).collect(), index.listed_count()),
+        _ => index.page_where(offset, limit, scope.filter(index)),
+    }
+}
+
 /// The folder tree, and the messages at the top of a PATH (in no folder).
 pub fn folder_tree(index: &Index) -> (Vec<FolderNode>, usize) {
     let mut top = 0;

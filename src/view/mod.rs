@@ -36,8 +36,8 @@ pub struct View {
     rendered: Cache<RenderKey, Rendered>,
 }
 
-/// Entry, part, remote content allowed, index generation.
-type RenderKey = (EntryId, PartIdx, bool, u64);
+/// Entry, part, remote content allowed, quotes folded, index generation.
+type RenderKey = (EntryId, PartIdx, bool, bool, u64);
 
 /// A rewritten HTML or CSS part.
 #[derive(Clone)]
@@ -88,22 +88,28 @@ impl View {
         blocking(move || archive.load(id)).await
     }
 
-    fn render_key(&self, loaded: &Loaded, idx: PartIdx, remote: bool) -> RenderKey {
-        (loaded.id, idx, remote, self.archive.index().generation())
+    fn render_key(&self, loaded: &Loaded, idx: PartIdx, remote: bool, fold: bool) -> RenderKey {
+        (loaded.id, idx, remote, fold, self.archive.index().generation())
     }
 
     /// A text part rewritten (as CSS for `text/css`, else as HTML), taken from the cache when there:
     /// the message page counts what its body blocks, and the frame then loads the same rewrite.
     /// Blocking work: call it from the blocking pool, or use [`View::rendered`].
     pub fn render(&self, loaded: &Loaded, idx: PartIdx, remote: bool) -> Rendered {
-        let key = self.render_key(loaded, idx, remote);
+        self.render_as(loaded, idx, remote, false)
+    }
+
+    /// As [`View::render`]; with `fold`, quoted passages of an HTML part are folded away (as a
+    /// conversation shows each reply).
+    pub fn render_as(&self, loaded: &Loaded, idx: PartIdx, remote: bool, fold: bool) -> Rendered {
+        let key = self.render_key(loaded, idx, remote, fold);
         if let Some(hit) = self.rendered.get(&key) {
             return hit;
         }
         let msg = loaded.message();
         let part = &msg.parts[idx];
         let resolver = Resolver { archive: Some(&self.archive), key: &loaded.entry.key, msg, part: idx, remote };
-        let opts = Options { allow_remote: remote, ..Options::default() };
+        let opts = Options { allow_remote: remote, fold_quotes: fold, ..Options::default() };
         let text = match &part.body {
             Body::Text(t) => t.as_str(),
             _ => "",
@@ -121,11 +127,22 @@ impl View {
 
     /// [`View::render`] from an async handler: a cache hit at once, a rewrite on the blocking pool.
     pub async fn rendered(self: &Arc<Self>, loaded: &Loaded, idx: PartIdx, remote: bool) -> Result<Rendered, Error> {
-        if let Some(hit) = self.rendered.get(&self.render_key(loaded, idx, remote)) {
+        self.rendered_as(loaded, idx, remote, false).await
+    }
+
+    /// [`View::render_as`] from an async handler.
+    pub async fn rendered_as(
+        self: &Arc<Self>,
+        loaded: &Loaded,
+        idx: PartIdx,
+        remote: bool,
+        fold: bool,
+    ) -> Result<Rendered, Error> {
+        if let Some(hit) = self.rendered.get(&self.render_key(loaded, idx, remote, fold)) {
             return Ok(hit);
         }
         let (view, loaded) = (Arc::clone(self), loaded.clone());
-        blocking(move || Ok(view.render(&loaded, idx, remote))).await
+        blocking(move || Ok(view.render_as(&loaded, idx, remote, fold))).await
     }
 
     /// One page of the messages matching `query`, best first, each with its snippet. Blocking.

@@ -165,7 +165,7 @@ pub async fn list_messages(
         }
         None => {
             let index = state.archive().index();
-            let (page, total) = index.page_where(offset, limit, scope.filter(&index));
+            let (page, total) = browse::page(&index, &scope, offset, limit);
             let messages = page.into_iter().map(|(_, e)| MessageSummary::of(e)).collect();
             Ok(Json(MessageList { total, messages, threads: None }))
         }

@@ -218,7 +218,7 @@ async fn list_of(state: AppState, scope: Scope, q: ListQuery) -> Result<Response
         (Vec::new(), total)
     } else if query.trim().is_empty() {
         let index = state.archive().index();
-        let (page, total) = index.page_where(offset, PAGE_SIZE, scope.filter(&index));
+        let (page, total) = browse::page(&index, &scope, offset, PAGE_SIZE);
         (page.into_iter().map(|(_, e)| row(e, None)).collect::<Vec<_>>(), total)
     } else {
         let view = state.view.clone();
@@ -376,7 +376,7 @@ fn build_conversation(view: &View, opened: EntryId) -> ConversationPage {
             let loaded = view.archive().load(t.id).ok()?;
             let msg = loaded.message();
             let key = &loaded.entry.key;
-            let html_src = msg.html_body.map(|i| route::part_url(key, msg, i));
+            let html_src = msg.html_body.map(|i| format!("{}?fold=1", route::part_url(key, msg, i)));
             let text_html = if html_src.is_none() { msg.text_body.map(|i| render_text_folded(msg, i)) } else { None };
             Some(ConversationMessage {
                 subject: shown_subject(msg.summary.subject.as_deref()),

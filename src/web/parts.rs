@@ -28,6 +28,10 @@ pub struct PartQuery {
     /// `1`: the body still transfer-encoded, exactly as it sits in the message.
     #[serde(default)]
     pub raw: Option<String>,
+    /// `1`: an HTML part with its quoted passages folded away behind “Quoted text” (as a
+    /// conversation page shows each reply).
+    #[serde(default)]
+    pub fold: Option<String>,
 }
 
 /// A part's decoded bytes (HTML and CSS rewritten to mailshelf's URLs), with file semantics:
@@ -82,7 +86,8 @@ pub async fn part(
     }
     let content_type = served_type(part);
     let res = if is_document(part, &content_type) {
-        let rendered = state.view.rendered(&loaded, idx, remote).await?;
+        let fold = flag(&q.fold) && content_type != "text/css";
+        let rendered = state.view.rendered_as(&loaded, idx, remote, fold).await?;
         FileResponse::new(rendered.bytes, with_charset(part, &content_type)).etag(rendered.etag)
     } else {
         let bytes = match &part.body {
