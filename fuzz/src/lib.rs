@@ -15,7 +15,8 @@ use mailshelf::{route, text, view};
 /// that both the blocking and the remote-allowing paths run.
 pub fn message(data: &[u8]) {
     let Ok(msg) = mailshelf::parse::parse_message(Arc::from(data)) else { return };
-    let opts = Options { allow_remote: data.len() % 2 == 1, record: data.len() % 4 >= 2 };
+    let opts =
+        Options { allow_remote: data.len() % 2 == 1, record: data.len() % 4 >= 2, fold_quotes: data.len() % 8 >= 4 };
     let mut stack: Vec<&Message> = vec![&msg];
     while let Some(m) = stack.pop() {
         check_model(m);
