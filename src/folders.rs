@@ -62,18 +62,6 @@ pub fn folder_of(rel: &Path, mbox: bool) -> String {
     out.join("/")
 }
 
-/// Whether `folder` is `prefix` or lies below it (`Archives` covers `Archives/2017`), ignoring case.
-pub fn is_within(folder: &str, prefix: &str) -> bool {
-    let prefix = prefix.trim_matches('/');
-    if prefix.is_empty() {
-        return true;
-    }
-    folder.len() >= prefix.len()
-        && folder.is_char_boundary(prefix.len())
-        && folder[..prefix.len()].eq_ignore_ascii_case(prefix)
-        && (folder.len() == prefix.len() || folder.as_bytes()[prefix.len()] == b'/')
-}
-
 /// The search terms a folder is found by: itself and each folder above it, lower case, so that
 /// `folder:archives` finds `Archives/2017`.
 pub fn folder_terms(folder: &str) -> Vec<String> {
@@ -269,11 +257,6 @@ mod tests {
 
     #[test]
     fn folder_prefixes_match_whole_segments() {
-        assert!(is_within("Archives/2017", "Archives"));
-        assert!(is_within("Archives/2017", "archives/2017"));
-        assert!(is_within("Archives", "Archives/"));
-        assert!(!is_within("Archives2", "Archives"));
-        assert!(!is_within("Arch", "Archives"));
         assert_eq!(folder_terms("Archives/2017/March"), ["archives", "archives/2017", "archives/2017/march"]);
         assert!(folder_terms("").is_empty());
     }

@@ -289,6 +289,12 @@ async fn list_of(state: AppState, scope: Scope, q: ListQuery) -> Result<Response
     Ok((status, html).into_response())
 }
 
+/// Folders the list page shows beside the list; a larger tree is whole in `/api/folders`.
+const SIDEBAR_FOLDERS: usize = 2000;
+
+/// Labels the list page shows, the most used first; all are in `/api/labels`.
+const SIDEBAR_LABELS: usize = 200;
+
 /// The folder tree (flattened, each row with its depth) and the labels, the shown one marked.
 fn sidebar(state: &AppState, scope: &Scope) -> Sidebar {
     let index = state.archive().index();
@@ -296,6 +302,9 @@ fn sidebar(state: &AppState, scope: &Scope) -> Sidebar {
     let mut folders = Vec::new();
     let mut stack: Vec<(usize, &crate::folders::FolderNode)> = tree.iter().rev().map(|f| (0, f)).collect();
     while let Some((depth, f)) = stack.pop() {
+        if folders.len() >= SIDEBAR_FOLDERS {
+            break;
+        }
         folders.push(FolderRow {
             name: f.name.clone(),
             path: f.path.clone(),
@@ -306,7 +315,13 @@ fn sidebar(state: &AppState, scope: &Scope) -> Sidebar {
         });
         stack.extend(f.folders.iter().rev().map(|c| (depth + 1, c)));
     }
-    let labels = browse::labels(&index)
+    let mut labels = browse::labels(&index);
+    if labels.len() > SIDEBAR_LABELS {
+        labels.sort_by(|a, b| b.1.cmp(&a.1));
+        labels.truncate(SIDEBAR_LABELS);
+        labels.sort_by_key(|l| l.0.to_lowercase());
+    }
+    let labels = labels
         .into_iter()
         .map(|(name, count)| LabelRow {
             url: route::label_url(&name),
