@@ -51,6 +51,7 @@ fn convert(msg: &mail_parser::Message<'_>, raw: Bytes, depth: usize, parts_left:
         parts: Vec::new(),
         html_body: None,
         text_body: None,
+        image_body: None,
         truncated: false,
         raw,
         origin: Default::default(),
@@ -66,6 +67,9 @@ fn convert(msg: &mail_parser::Message<'_>, raw: Bytes, depth: usize, parts_left:
     out.html_body = html.or(tnef_html);
     let blank = |t: PartIdx| out.parts[t].bytes().iter().all(u8::is_ascii_whitespace);
     out.text_body = text.filter(|&t| !blank(t)).or(tnef_text).or(text);
+    if out.html_body.is_none() && out.text_body.is_none() {
+        out.image_body = mhtml::select_image(&out, 0, 0);
+    }
     mhtml::adopt_page_base(&mut out);
     out
 }

@@ -276,10 +276,11 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
         Some(idx) if !view_text => {
             (Some(format!("{}{remote_q}", route::part_url(key, msg, idx))), blocked_count(view, loaded, idx))
         }
-        _ => (None, 0),
+        // A body that is an image: the frame opens it, and the browser shows it by itself.
+        _ => (msg.image_body.map(|i| route::part_url(key, msg, i)), 0),
     };
     let text_html = if view_text { msg.text_body.map(|i| render_text(msg, i)) } else { None };
-    let body_parts = [msg.html_body, msg.text_body];
+    let body_parts = [msg.html_body, msg.text_body, msg.image_body];
     let attachments = msg
         .parts
         .iter()
@@ -523,7 +524,7 @@ fn nested_view(view: &View, m: &Message) -> Nested {
         from: m.summary.from.clone(),
         date: m.summary.date.as_deref().map(long_date),
         page_url: route::message_url(&key),
-        html_src: m.html_body.map(|i| route::part_url(&key, m, i)),
+        html_src: m.html_body.or(m.image_body).map(|i| route::part_url(&key, m, i)),
         text_html: if m.html_body.is_none() { m.text_body.map(|i| render_text(m, i)) } else { None },
     }
 }
