@@ -8,7 +8,9 @@ tests/fixtures/chrome-saves), in one headless Chromium at one window size:
   mailshelf  the same file served by one `mailshelf serve`, its message found by `source`, and the
              message's rendered body (`html_url`: the root HTML part with its references rewritten,
              what the sandboxed frame on /message/<id> shows, without mailshelf's page around it;
-             `text_url` when the message has no HTML body) opened directly, screenshot.
+             `text_url` when the message has no HTML body; `image_url`, the image a saved page
+             whose root part is an image consists of, when it has neither) opened directly,
+             screenshot.
 
 Both sides load the same way: Page.navigate, the load event (frames included), web fonts ready,
 then a fixed settle time. Chromium refuses some files ("Malformed multipart archive": an empty
@@ -312,6 +314,8 @@ def main() -> int:
                         url, kind = d["html_url"], "html"
                     elif d.get("text_url"):
                         url, kind = d["text_url"], "text"
+                    elif d.get("image_url"):
+                        url, kind = d["image_url"], "image"
                 row["mailshelf"] = kind or ("no body" if d else "no message")
                 base = os.path.join(args.out, "png", slug(name))
                 if not refused:

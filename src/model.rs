@@ -24,6 +24,9 @@ pub struct Message {
     /// Where the body shown on the message page lives (RFC 2557 §7 root rules applied).
     pub html_body: Option<PartIdx>,
     pub text_body: Option<PartIdx>,
+    /// With neither of those: an image that is the body, shown by itself as a browser shows an
+    /// image (a saved page whose root part is an image).
+    pub image_body: Option<PartIdx>,
     /// More parts than [`crate::limits::MAX_PARTS`]: those beyond it are not in `parts`.
     pub truncated: bool,
     /// The Internet message the parts were read from, byte for byte: the message as it was given,
@@ -321,7 +324,8 @@ impl Message {
                 && p.is_attachment_like()
                 && p.related_scope.is_none()
                 && Some(i) != self.html_body
-                && Some(i) != self.text_body)
+                && Some(i) != self.text_body
+                && Some(i) != self.image_body)
                 .then_some(p)
         })
     }

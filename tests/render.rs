@@ -246,3 +246,109 @@ async fn chrome_stylesheets_at_cid_locations_resolve_against_the_page() {
     let css = app.get(&css_url.replace("&amp;", "&")).await.text();
     assert!(css.contains("/part/blinkcss@t/") && !css.contains("about:invalid"), "{css}");
 }
+
+/// A saved page as the browser that saved it shows it: one case per behaviour, each a small MHTML
+/// file, the body URL the API gives for it, and what that body must and must not contain.
+struct Shown {
+    name: &'static str,
+    message: &'static str,
+    /// `html_url` or `image_url`.
+    body: &'static str,
+    contains: &'static [&'static str],
+    absent: &'static [&'static str],
+}
+
+const SHOWN: &[Shown] = &[
+    Shown {
+        // Blink once wrote `=` unescaped in quoted-printable (`id="h1"`); RFC 2045 §6.7's robust
+        // decoder keeps such an `=`, where a strict one gave up and left every `=3D` in the page.
+        name: "quoted_printable_keeps_an_equals_sign_that_starts_no_escape",
+        message: "From: <Saved by Blink>\nMessage-ID: <qp@t>\nContent-Type: multipart/related; type=\"text/html\"; boundary=b\n\n--b\nContent-Type: text/html\nContent-Transfer-Encoding: quoted-printable\nContent-Location: file:///form.html\n\n<meta http-equiv=3D\"Content-Type\" content=3D\"text/html; charset=\n=3DUTF-8\">\n<h1 id=\"h1\">Form</h1>\n<p class=3D\"note\">caf=C3=A9</p>\n--b--\n",
+        body: "html_url",
+        contains: &["<h1 id=\"h1\">Form</h1>", "<p class=\"note\">café</p>"],
+        absent: &["=3D", "3D\""],
+    },
+    Shown {
+        // Nothing in a message can submit a form; its controls look it, as Chromium greys them.
+        name: "form_controls_show_disabled",
+        message: "Message-ID: <form@t>\nContent-Type: text/html; charset=utf-8\n\n<form action=\"http://evil.example/\"><input name=q><input type=submit value=Go><button formaction=\"http://evil.example/\">b</button><select name=s><option>o</select><textarea>t</textarea></form>\n",
+        body: "html_url",
+        contains: &[
+            "<input name=q disabled=\"\">",
+            "<input type=submit value=Go disabled=\"\">",
+            "<button disabled=\"\">b</button>",
+            "<select name=s disabled=\"\">",
+            "<textarea disabled=\"\">t</textarea>",
+        ],
+        absent: &["action=", "evil.example"],
+    },
+    Shown {
+        // An image found nowhere (blocked, or missing from the archive) shows as a broken image,
+        // as Chromium shows it in a saved page, and still loads nothing.
+        name: "an_unavailable_image_shows_as_broken",
+        message: "Message-ID: <broken@t>\nContent-Type: text/html; charset=utf-8\nContent-Location: http://localhost:3000/the/file/path.html\n\n<img src=\"http://localhost:3000/dot.png\"><img alt=\"missing\" src=\"missing.png\"><img src=\"data:image/gif;base64,R0lGODlhAQABAAAAACw=\">\n",
+        body: "html_url",
+        contains: &["<img src=\"data:,\">", "<img alt=\"missing\" src=\"data:,\">", "<img src=\"data:image/gif;base64,"],
+        absent: &["dot.png", "missing.png"],
+    },
+];
+
+#[tokio::test]
+async fn saved_pages_render_as_the_browser_shows_them() {
+    let dir = tempfile::tempdir().expect("dir");
+    for case in SHOWN {
+        std::fs::write(dir.path().join(format!("{}.mht", case.name)), case.message.replace('\n', "\r\n"))
+            .expect("write");
+    }
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    for case in SHOWN {
+        let mid = case.message.split("Message-ID: <").nth(1).and_then(|s| s.split('>').next()).expect("mid");
+        let detail = app.json(&format!("/api/messages/{mid}")).await;
+        let url = detail[case.body].as_str().unwrap_or_else(|| panic!("{}: no {}", case.name, case.body));
+        let body = app.get(url).await.text();
+        for want in case.contains {
+            assert!(body.contains(want), "{}: {want} in {body}", case.name);
+        }
+        for unwanted in case.absent {
+            assert!(!body.contains(unwanted), "{}: {unwanted} in {body}", case.name);
+        }
+    }
+}
+
+/// A saved page whose root part is an image (Chromium saves an image it shows by itself so) has
+/// that image for its body: the API names it, the message page's frame opens it, and the browser
+/// shows it as it shows any image by itself. A message with a text or HTML body keeps that.
+#[tokio::test]
+async fn a_saved_image_is_its_page_s_body() {
+    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg==";
+    let cases = [
+        // (file, message, the image is the body)
+        ("root.mht", format!("Message-ID: <imgroot@t>\nContent-Type: multipart/related; type=\"text/html\"; boundary=b\n\n--b\nContent-Type: image/png\nContent-Transfer-Encoding: base64\nContent-Location: http://localhost/red.png\n\n{PNG}\n--b--\n"), true),
+        ("single.eml", format!("Message-ID: <imgonly@t>\nContent-Type: image/png\nContent-Transfer-Encoding: base64\n\n{PNG}\n"), true),
+        ("attached.eml", format!("Message-ID: <imgattached@t>\nContent-Type: image/png\nContent-Disposition: attachment; filename=a.png\nContent-Transfer-Encoding: base64\n\n{PNG}\n"), false),
+        ("svg.mht", "Message-ID: <imgsvg@t>\nContent-Type: multipart/related; boundary=b\n\n--b\nContent-Type: image/svg+xml\n\n<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n--b--\n".to_string(), false),
+        ("text.mht", format!("Message-ID: <imgtext@t>\nContent-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: image/png\nContent-Transfer-Encoding: base64\n\n{PNG}\n--b\nContent-Type: text/plain\n\nhello\n--b--\n"), false),
+    ];
+    let dir = tempfile::tempdir().expect("dir");
+    for (file, message, _) in &cases {
+        std::fs::write(dir.path().join(file), message.replace('\n', "\r\n")).expect("write");
+    }
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    for (file, message, is_body) in &cases {
+        let mid = message.split("Message-ID: <").nth(1).and_then(|s| s.split('>').next()).expect("mid");
+        let detail = app.json(&format!("/api/messages/{mid}")).await;
+        let page = app.get(&format!("/message/{mid}")).await.text();
+        if !is_body {
+            assert!(detail["image_url"].is_null(), "{file}: {detail}");
+            continue;
+        }
+        assert!(detail["html_url"].is_null() && detail["text_url"].is_null(), "{file}: {detail}");
+        let url = detail["image_url"].as_str().unwrap_or_else(|| panic!("{file}: no image_url"));
+        let image = app.get(url).await;
+        assert_eq!(image.header("content-type"), "image/png", "{file}");
+        let frame = page.split("<iframe class=\"body\"").nth(1).unwrap_or_else(|| panic!("{file}: no body frame"));
+        let frame = &frame[..frame.find('>').expect("tag end")];
+        assert!(frame.contains(&format!("src=\"{url}\"")), "{file}: {frame}");
+        assert!(!frame.contains("allow-scripts") && !frame.contains("allow-same-origin"), "{file}: {frame}");
+    }
+}

@@ -3,7 +3,7 @@
 //! which part is the page (RFC 2387's `start` and `type`, and what real savers write).
 
 use super::MAX_DEPTH;
-use crate::model::{Message, PartIdx};
+use crate::model::{Body, Message, PartIdx};
 use crate::uri::{self, THIS_MESSAGE};
 
 /// RFC 2557 §5: every part's Content-Location made absolute against the nearest base outward, and
@@ -35,6 +35,21 @@ pub(super) fn adopt_page_base(msg: &mut Message) {
     }
 }
 
+/// The root of the `multipart/related` part `idx`: the part `start` names, else the part of the
+/// type the `type` parameter names (RFC 2387), which some savers put after the resources, else the
+/// first part.
+fn related_root(msg: &Message, idx: PartIdx) -> Option<PartIdx> {
+    let part = msg.parts.get(idx)?;
+    part.start
+        .as_deref()
+        .and_then(|s| part.children.iter().copied().find(|&c| msg.parts[c].reference_id() == Some(s)))
+        .or_else(|| {
+            let wanted = part.param("type")?.to_ascii_lowercase();
+            part.children.iter().copied().find(|&c| msg.parts[c].content_type == wanted)
+        })
+        .or_else(|| part.children.first().copied())
+}
+
 /// Chooses the HTML and text bodies under `idx`: multipart/related → its root (`start`, else the
 /// part of the `type` given, else the first part; RFC 2557 §7, RFC 2387); multipart/alternative →
 /// the last HTML alternative and the first text one; other multiparts → the first part that is not
@@ -45,20 +60,7 @@ pub(super) fn select_body(msg: &Message, idx: PartIdx, depth: usize) -> (Option<
         return (None, None);
     }
     match part.content_type.as_str() {
-        "multipart/related" => {
-            let root = part
-                .start
-                .as_deref()
-                .and_then(|s| part.children.iter().copied().find(|&c| msg.parts[c].reference_id() == Some(s)))
-                // No `start`: the part of the type the `type` parameter names (RFC 2387), which
-                // some savers put after the resources, else the first part.
-                .or_else(|| {
-                    let wanted = part.param("type")?.to_ascii_lowercase();
-                    part.children.iter().copied().find(|&c| msg.parts[c].content_type == wanted)
-                })
-                .or_else(|| part.children.first().copied());
-            root.map_or((None, None), |r| select_body(msg, r, depth + 1))
-        }
+        "multipart/related" => related_root(msg, idx).map_or((None, None), |r| select_body(msg, r, depth + 1)),
         "multipart/alternative" => {
             // Mail puts the preferred alternative last. A saved page whose root is an
             // alternative of several HTML documents (Internet Explorer's frames) means the first:
@@ -83,5 +85,39 @@ pub(super) fn select_body(msg: &Message, idx: PartIdx, depth: usize) -> (Option<
         "text/html" | "application/xhtml+xml" if part.is_text() => (Some(idx), None),
         "text/plain" | "text/enriched" if part.is_text() => (None, Some(idx)),
         _ => (None, None),
+    }
+}
+
+/// Image types a browser shows by themselves, as an image document. Not SVG: a browser opens that
+/// as a document of its own, not as a picture.
+const IMAGE_DOCUMENT_TYPES: &[&str] = &[
+    "image/png",
+    "image/apng",
+    "image/jpeg",
+    "image/jpg",
+    "image/pjpeg",
+    "image/gif",
+    "image/webp",
+    "image/avif",
+    "image/bmp",
+    "image/x-icon",
+    "image/vnd.microsoft.icon",
+];
+
+/// The image that stands where the page would, for a message with neither an HTML nor a text body:
+/// a saved page whose root part is an image (Chromium saves an image it shows by itself so, and
+/// shows such a file as that image), or a message whose body is one. The same walk as
+/// [`select_body`]: a related part's root, the alternatives, the first part of another multipart
+/// that is not an attachment.
+pub(super) fn select_image(msg: &Message, idx: PartIdx, depth: usize) -> Option<PartIdx> {
+    let part = msg.parts.get(idx)?;
+    if depth > MAX_DEPTH || part.disposition.as_deref() == Some("attachment") {
+        return None;
+    }
+    match part.content_type.as_str() {
+        "multipart/related" => select_image(msg, related_root(msg, idx)?, depth + 1),
+        _ if part.is_multipart() => part.children.iter().find_map(|&c| select_image(msg, c, depth + 1)),
+        t if IMAGE_DOCUMENT_TYPES.contains(&t) && matches!(part.body, Body::Binary(_)) => Some(idx),
+        _ => None,
     }
 }

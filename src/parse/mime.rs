@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use mail_parser::{Address, HeaderValue, MessageParser, MimeHeaders, PartType};
 
-use super::{charset, external, mhtml, tnef, MAX_DEPTH};
+use super::{charset, external, mhtml, tnef, transfer, MAX_DEPTH};
 use crate::error::Error;
 use crate::ids::{derived_message_id, strip_angles};
 use crate::limits::MAX_PARTS;
@@ -51,6 +51,7 @@ fn convert(msg: &mail_parser::Message<'_>, raw: Bytes, depth: usize, parts_left:
         parts: Vec::new(),
         html_body: None,
         text_body: None,
+        image_body: None,
         truncated: false,
         raw,
         origin: Default::default(),
@@ -66,6 +67,9 @@ fn convert(msg: &mail_parser::Message<'_>, raw: Bytes, depth: usize, parts_left:
     out.html_body = html.or(tnef_html);
     let blank = |t: PartIdx| out.parts[t].bytes().iter().all(u8::is_ascii_whitespace);
     out.text_body = text.filter(|&t| !blank(t)).or(tnef_text).or(text);
+    if out.html_body.is_none() && out.text_body.is_none() {
+        out.image_body = mhtml::select_image(&out, 0, 0);
+    }
     mhtml::adopt_page_base(&mut out);
     out
 }
@@ -146,7 +150,7 @@ fn add_part(
         PartType::Text(_) | PartType::Html(_) if charset.is_none() && undeclared_charset_matters(&content_type) => {
             // mail-parser reads a text part without a charset as UTF-8; a saved page may be
             // anything, and says so in its own bytes.
-            let bytes = transfer_decoded(&out.raw[begin..end], src.content_transfer_encoding());
+            let bytes = transfer::decoded(&out.raw[begin..end], src.content_transfer_encoding());
             Body::Text(if content_type == "text/css" {
                 charset::decode_css(&bytes)
             } else {
@@ -206,18 +210,6 @@ fn add_part(
 /// Documents whose bytes declare their own encoding, when their MIME type does not.
 fn undeclared_charset_matters(content_type: &str) -> bool {
     matches!(content_type, "text/html" | "application/xhtml+xml" | "text/css")
-}
-
-/// A body's bytes with its Content-Transfer-Encoding undone (RFC 2045 §6); as they are when the
-/// encoding is an identity or unknown, or does not decode.
-fn transfer_decoded<'a>(raw: &'a [u8], encoding: Option<&str>) -> std::borrow::Cow<'a, [u8]> {
-    use mail_parser::decoders::{base64::base64_decode, quoted_printable::quoted_printable_decode};
-    let decoded = match encoding.map(|e| e.trim().to_ascii_lowercase()).as_deref() {
-        Some("base64") => base64_decode(raw),
-        Some("quoted-printable") => quoted_printable_decode(raw),
-        _ => None,
-    };
-    decoded.map_or(std::borrow::Cow::Borrowed(raw), std::borrow::Cow::Owned)
 }
 
 fn disposition_filename<'a>(src: &'a mail_parser::MessagePart<'_>) -> Option<&'a str> {

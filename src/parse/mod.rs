@@ -3,7 +3,8 @@
 //! [`mhtml`] applies the MHTML rules (RFC 2557) that make a saved web page out of a
 //! `multipart/related` tree: absolute Content-Locations, bases, and which part is the page;
 //! [`external`] reads `message/external-body` parts (RFC 2046 §5.2.3, RFC 2017): where their data
-//! lives, never the data itself.
+//! lives, never the data itself. [`transfer`] undoes transfer encodings for the documents whose
+//! bytes are decoded here rather than by mail-parser (those without a charset).
 //! Files in other formats become the Internet message they stand for and are read by [`mime`]:
 //! [`emlx`] (Apple Mail), [`webarchive`] (Safari), and UTF-16 files; [`proplist`] reads the
 //! property lists of the first two within bounds.
@@ -22,6 +23,7 @@ mod outlook;
 mod proplist;
 mod rtf;
 mod tnef;
+mod transfer;
 mod webarchive;
 
 use std::path::Path;

@@ -159,6 +159,12 @@ const DROPPED_ATTRIBUTES: &[&str] = &[
     "integrity",
 ];
 
+/// Form controls, which are shown disabled (see [`rewrite_element`]).
+const FORM_CONTROLS: &[&str] = &["input", "button", "select", "textarea"];
+
+/// The source of an image that is not available: loads nothing and fails to decode.
+const UNAVAILABLE_IMAGE: &str = "data:,";
+
 /// Rewrites an HTML document. `base` is the part's base URI (RFC 2557 §5); a `<base href>` in the
 /// document changes it for what follows and is itself removed.
 pub fn rewrite_html(input: &str, base: &str, resolver: &dyn Resolve, opts: Options) -> Outcome {
@@ -248,6 +254,14 @@ fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
             return;
         }
     }
+    // Nothing in message HTML can submit a form (the frame's sandbox lacks `allow-forms`, its
+    // policy says `form-action 'none'`, and `action` is dropped), so its controls are shown as what
+    // they are: disabled. Chromium greys form controls in MHTML documents for the same reason, and
+    // a reader is not invited to type a password into a form that looks alive.
+    if FORM_CONTROLS.contains(&tag.as_str()) && !el.has_attribute("disabled") {
+        set_attr(el, "disabled", "");
+    }
+    let had_image_source = tag == "img" && (el.has_attribute("src") || el.has_attribute("srcset"));
     let names: Vec<String> = el.attributes().iter().map(|a| a.name()).collect();
     let mut link_target: Option<&'static str> = None;
     for name in names {
@@ -302,6 +316,13 @@ fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
     if let Some(t) = link_target {
         set_attr(el, "target", t);
         set_attr(el, "rel", "noopener noreferrer");
+    }
+    // An image whose every source was dropped (blocked, or found nowhere in the message) is an
+    // image that failed to load, and a browser shows it so: the broken-image icon and its `alt`
+    // text, as Chromium does for an image missing from a saved page. Without a source it would
+    // vanish instead. An empty `data:` URL fails at once and never becomes a request.
+    if had_image_source && !el.has_attribute("src") && !el.has_attribute("srcset") {
+        set_attr(el, "src", UNAVAILABLE_IMAGE);
     }
 }
 
@@ -474,7 +495,9 @@ mod tests {
             (r#"<img src="cid:a&amp;b">"#, r#"<img src="/p/a&amp;b">"#),
             (r#"<img srcset="cid:a 1x, cid:b 2x">"#, r#"<img srcset="/p/a 1x, /p/b 2x">"#),
             (r#"<img srcset="data:image/png;base64,AA,BB 1x">"#, r#"<img srcset="data:image/png;base64,AA,BB 1x">"#),
-            (r#"<img src="http://evil/x.png">"#, "<img>"),
+            (r#"<img src="http://evil/x.png">"#, r#"<img src="data:,">"#),
+            (r#"<img alt="logo" srcset="http://evil/x.png 2x">"#, r#"<img alt="logo" src="data:,">"#),
+            (r#"<img alt="no source">"#, r#"<img alt="no source">"#),
             (r#"<div style="background:url('cid:bg')">"#, r#"<div style="background:url(&quot;/p/bg&quot;)">"#),
             ("<style>p{background:url(cid:x)}</style>", r#"<style>p{background:url("/p/x")}</style>"#),
             ("<style>@import 'cid:c';</style>", r#"<style>@import "/p/c";</style>"#),
@@ -490,7 +513,11 @@ mod tests {
             (r#"<meta http-equiv="refresh" content="0;url=http://evil/">x"#, "x"),
             (r#"<base href="http://local/sub/"><img src="a.png">"#, r#"<img src="/loc/http://local/sub/a.png">"#),
             (r#"<svg><image xlink:href="cid:i"/></svg>"#, r#"<svg><image xlink:href="/p/i" /></svg>"#),
-            (r#"<form action="http://evil/"><input></form>"#, "<form><input></form>"),
+            (r#"<form action="http://evil/"><input></form>"#, r#"<form><input disabled=""></form>"#),
+            (
+                r#"<button formaction="http://evil/">b</button><select disabled><option>o</select><textarea>t</textarea>"#,
+                r#"<button disabled="">b</button><select disabled><option>o</select><textarea disabled="">t</textarea>"#,
+            ),
             (
                 r#"<link crossorigin="anonymous" rel="stylesheet" href="cid:s" integrity="sha384-x">"#,
                 r#"<link rel="stylesheet" href="/p/s">"#,

@@ -364,6 +364,9 @@ pub struct MessageDetail {
     pub uploaded: bool,
     pub html_url: Option<String>,
     pub text_url: Option<String>,
+    /// With neither an HTML nor a text body: the image that is the body (a saved page whose root
+    /// part is an image), which the message page shows by itself, as a browser shows an image.
+    pub image_url: Option<String>,
     pub raw_url: String,
     /// The flags kept for the message, as Maildir letters: from a Maildir file name, or from the
     /// property list of an Apple Mail `.emlx` (null for enclosed messages and where none are kept).
@@ -434,6 +437,7 @@ pub fn detail(view: &View, loaded: &Loaded) -> MessageDetail {
         uploaded,
         html_url: msg.html_body.map(|i| route::part_url(key, msg, i)),
         text_url: msg.text_body.map(|i| route::part_url(key, msg, i)),
+        image_url: msg.image_body.map(|i| route::part_url(key, msg, i)),
         raw_url: route::raw_url(key),
         flags: flags.filter(|f| !f.is_empty()),
         notices: msg.origin.notices.clone(),

@@ -317,7 +317,7 @@ fn sidebar(state: &AppState, scope: &Scope) -> Sidebar {
     }
     let mut labels = browse::labels(&index);
     if labels.len() > SIDEBAR_LABELS {
-        labels.sort_by(|a, b| b.1.cmp(&a.1));
+        labels.sort_by_key(|l| std::cmp::Reverse(l.1));
         labels.truncate(SIDEBAR_LABELS);
         labels.sort_by_key(|l| l.0.to_lowercase());
     }
@@ -391,7 +391,10 @@ fn build_conversation(view: &View, opened: EntryId) -> ConversationPage {
             let loaded = view.archive().load(t.id).ok()?;
             let msg = loaded.message();
             let key = &loaded.entry.key;
-            let html_src = msg.html_body.map(|i| format!("{}?fold=1", route::part_url(key, msg, i)));
+            let html_src = msg
+                .html_body
+                .map(|i| format!("{}?fold=1", route::part_url(key, msg, i)))
+                .or_else(|| msg.image_body.map(|i| route::part_url(key, msg, i)));
             let text_html = if html_src.is_none() { msg.text_body.map(|i| render_text_folded(msg, i)) } else { None };
             Some(ConversationMessage {
                 subject: shown_subject(msg.summary.subject.as_deref()),
@@ -707,7 +710,8 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
         Some(idx) if !view_text => {
             (Some(format!("{}{remote_q}", route::part_url(key, msg, idx))), blocked_count(view, loaded, idx))
         }
-        _ => (None, 0),
+        // A body that is an image: the frame opens it, and the browser shows it by itself.
+        _ => (msg.image_body.map(|i| route::part_url(key, msg, i)), 0),
     };
     let text_html = if view_text { msg.text_body.map(|i| render_text(msg, i)) } else { None };
     let attachments = attachments_of(key, msg);
@@ -810,7 +814,7 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
 
 /// The files a reader would call attachments, with links to open and download each.
 fn attachments_of(key: &str, msg: &Message) -> Vec<Attachment> {
-    let body_parts = [msg.html_body, msg.text_body];
+    let body_parts = [msg.html_body, msg.text_body, msg.image_body];
     msg.parts
         .iter()
         .enumerate()
@@ -979,7 +983,7 @@ fn nested_view(view: &View, m: &Message) -> Nested {
         from: m.summary.from.clone(),
         date: m.summary.date.as_deref().map(long_date),
         page_url: route::message_url(&key),
-        html_src: m.html_body.map(|i| route::part_url(&key, m, i)),
+        html_src: m.html_body.or(m.image_body).map(|i| route::part_url(&key, m, i)),
         text_html: if m.html_body.is_none() { m.text_body.map(|i| render_text(m, i)) } else { None },
     }
 }
