@@ -50,6 +50,9 @@ pub struct AttachmentInfo {
     pub size: u64,
 }
 
+/// No entry: an empty slot in a table indexed by entry id.
+pub const NO_ENTRY: EntryId = EntryId::MAX;
+
 /// A folder's number in the index: its path lives once, in [`Index::folder_path`].
 pub type FolderId = u32;
 
@@ -575,19 +578,25 @@ impl Index {
         (page, total)
     }
 
+    /// One more than the largest entry id: the length of a table indexed by entry id.
+    pub fn id_bound(&self) -> usize {
+        self.entries.len()
+    }
+
     /// The first message of the conversation `id` is in: up through In-Reply-To / References as
-    /// far as the messages are here (a loop or a missing parent ends the walk). `memo` keeps what
-    /// earlier walks found, so grouping a whole list walks each chain once.
-    pub fn thread_root(&self, id: EntryId, memo: &mut HashMap<EntryId, EntryId>) -> EntryId {
+    /// far as the messages are here (a loop or a missing parent ends the walk). `memo`, indexed by
+    /// entry id and [`id_bound`](Index::id_bound) long, keeps what earlier walks found
+    /// ([`NO_ENTRY`] where nothing yet), so grouping a whole list walks each chain once.
+    pub fn thread_root(&self, id: EntryId, memo: &mut [EntryId]) -> EntryId {
         const MAX: usize = 500;
+        let known = |memo: &[EntryId], at: EntryId| memo.get(at as usize).copied().filter(|&r| r != NO_ENTRY);
         let mut path = vec![id];
         let mut at = id;
         let root = loop {
-            if let Some(&r) = memo.get(&at) {
+            if let Some(r) = known(memo, at) {
                 break r;
             }
-            let parent =
-                self.get(at).and_then(|e| e.parent.as_deref()).and_then(|p| self.by_message_id(p).first().copied());
+            let parent = self.get(at).and_then(|e| e.parent.as_deref()).and_then(|p| self.first_by_message_id(p));
             match parent {
                 Some(p) if path.len() < MAX && !path.contains(&p) => {
                     path.push(p);
@@ -597,9 +606,20 @@ impl Index {
             }
         };
         for p in path {
-            memo.insert(p, root);
+            if let Some(slot) = memo.get_mut(p as usize) {
+                *slot = root;
+            }
         }
         root
+    }
+
+    /// The first entry carrying this Message-ID, without collecting them all.
+    pub fn first_by_message_id(&self, message_id: &str) -> Option<EntryId> {
+        self.by_message_id
+            .candidates(message_id)
+            .iter()
+            .copied()
+            .find(|&id| self.get(id).is_some_and(|e| e.message_id() == Some(message_id)))
     }
 
     /// Entries that are messages given to mailshelf (not nested), in list order.

@@ -6,10 +6,10 @@
 use std::collections::HashMap;
 
 use crate::folders::{self, FolderNode};
-use crate::index::{Entry, EntryId, Index};
+use crate::index::{Entry, EntryId, Index, NO_ENTRY};
 
 /// Which listed messages a list, its conversations or an overview covers.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub enum Scope {
     #[default]
     All,
@@ -106,58 +106,69 @@ pub fn labels(index: &Index) -> Vec<(String, usize)> {
     out
 }
 
-/// The messages of `scope` grouped into conversations, newest conversation first: the page asked
-/// for and how many conversations there are.
-pub fn conversations(index: &Index, scope: &Scope, offset: usize, limit: usize) -> (Vec<Conversation>, usize) {
+/// The messages of `scope` grouped into conversations, newest conversation first. One pass over
+/// the list; [`crate::view::View`] keeps the result until the index changes, so paging through it
+/// costs only the page.
+pub fn group(index: &Index, scope: &Scope) -> Vec<Thread> {
     let keep = scope.filter(index);
-    let mut memo = HashMap::new();
-    // The list is newest first, so a conversation's first row is its latest message.
-    let mut order: Vec<EntryId> = Vec::new();
-    let mut groups: HashMap<EntryId, Group> = HashMap::new();
+    let mut memo = vec![NO_ENTRY; index.id_bound()];
+    // Where each conversation sits in `out`, by its root (the same table trick as `memo`).
+    let mut slot = vec![NO_ENTRY; index.id_bound()];
+    let mut out: Vec<Thread> = Vec::new();
+    // The list is newest first, so a conversation's first row is its latest message, and each
+    // later row is older than (or as old as) the one before it.
     for &id in index.listed() {
         let Some(e) = index.get(id) else { continue };
         if !keep(e) {
             continue;
         }
-        let root = index.thread_root(id, &mut memo);
-        let g = groups.entry(root).or_insert_with(|| {
-            order.push(root);
-            Group { latest: id, first: id, count: 0, senders: Vec::new() }
-        });
-        g.count += 1;
-        // Walking newest first, each message is older than (or as old as) the one before it.
-        g.first = id;
-        if let Some(from) = &e.summary.from {
-            let name = display_name(from);
-            if !g.senders.contains(&name) {
-                g.senders.push(name);
+        let root = index.thread_root(id, &mut memo) as usize;
+        match slot.get(root).copied() {
+            Some(i) if i != NO_ENTRY => {
+                if let Some(t) = out.get_mut(i as usize) {
+                    t.members.push(id);
+                }
+            }
+            _ => {
+                if let Some(s) = slot.get_mut(root) {
+                    *s = out.len() as EntryId;
+                }
+                out.push(Thread { members: vec![id] });
             }
         }
     }
-    let total = order.len();
-    let page = order
-        .into_iter()
-        .skip(offset)
-        .take(limit)
-        .filter_map(|root| {
-            let g = groups.remove(&root)?;
-            let first = index.get(g.first)?.clone();
-            let latest = index.get(g.latest)?.clone();
-            // Senders were met newest first; a reader expects who started it first.
-            let mut participants = g.senders;
-            participants.reverse();
-            participants.truncate(PARTICIPANTS);
-            Some(Conversation { key: first.key.clone(), first, latest, count: g.count, participants })
-        })
-        .collect();
-    (page, total)
+    out
 }
 
-struct Group {
-    latest: EntryId,
-    first: EntryId,
-    count: usize,
-    senders: Vec<String>,
+/// One conversation of a list: its messages there, newest first.
+#[derive(Debug, Clone)]
+pub struct Thread {
+    pub members: Vec<EntryId>,
+}
+
+/// A page of conversations as rows: subjects, participants, counts, dates.
+pub fn conversations(index: &Index, threads: &[Thread], offset: usize, limit: usize) -> Vec<Conversation> {
+    threads
+        .iter()
+        .skip(offset)
+        .take(limit)
+        .filter_map(|t| {
+            let first = index.get(*t.members.last()?)?.clone();
+            let latest = index.get(*t.members.first()?)?.clone();
+            // Who started it first, as a reader expects.
+            let mut participants: Vec<String> = Vec::new();
+            for from in t.members.iter().rev().filter_map(|&id| index.get(id)?.summary.from.as_deref()) {
+                let name = display_name(from);
+                if !participants.contains(&name) {
+                    participants.push(name);
+                    if participants.len() == PARTICIPANTS {
+                        break;
+                    }
+                }
+            }
+            Some(Conversation { key: first.key.clone(), first, latest, count: t.members.len(), participants })
+        })
+        .collect()
 }
 
 /// `"Ann Example" <ann@example.org>` → `Ann Example`; a bare address stays as it is.

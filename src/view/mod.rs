@@ -34,7 +34,14 @@ pub struct View {
     /// per request. Keyed by the index generation too: a change anywhere may change where a
     /// reference in it leads.
     rendered: Cache<RenderKey, Rendered>,
+    /// Lists grouped into conversations and overviews, until the index changes: paging through
+    /// them, or coming back, costs only the page.
+    threads: Cache<(u64, browse::Scope), Arc<Vec<browse::Thread>>>,
+    overviews: Cache<(u64, browse::Scope, String), Arc<stats::Stats>>,
 }
+
+/// Groupings and overviews kept (a few scopes being browsed at once).
+const BROWSED: usize = 16;
 
 /// Entry, part, remote content allowed, quotes folded, index generation.
 type RenderKey = (EntryId, PartIdx, bool, bool, u64);
@@ -70,7 +77,7 @@ pub struct ThreadMessage {
 
 impl View {
     pub fn new(archive: Arc<Archive>) -> View {
-        View { archive, rendered: Cache::new(RENDERED) }
+        View { archive, rendered: Cache::new(RENDERED), threads: Cache::new(BROWSED), overviews: Cache::new(BROWSED) }
     }
 
     pub fn archive(&self) -> &Arc<Archive> {
@@ -165,16 +172,45 @@ impl View {
     }
 
     /// The overview of the messages in `scope`, or of those in it matching `query`. Blocking.
-    pub fn stats(&self, scope: &browse::Scope, query: &str) -> Result<stats::Stats, Error> {
-        if query.trim().is_empty() {
+    pub fn stats(&self, scope: &browse::Scope, query: &str) -> Result<Arc<stats::Stats>, Error> {
+        let key = (self.archive.index().generation(), scope.clone(), query.trim().to_string());
+        if let Some(hit) = self.overviews.get(&key) {
+            return Ok(hit);
+        }
+        let counted = if query.trim().is_empty() {
             let index = self.archive.index();
             let keep = scope.filter(&index);
-            return Ok(stats::stats(index.listed().iter().filter_map(|&id| index.get(id)).filter(|e| keep(e))));
-        }
-        let ids = self.archive.search_all(query)?;
-        let index = self.archive.index();
-        let keep = scope.filter(&index);
-        Ok(stats::stats(ids.iter().filter_map(|&id| index.get(id)).filter(|e| keep(e))))
+            stats::stats(index.listed().iter().filter_map(|&id| index.get(id)).filter(|e| keep(e)))
+        } else {
+            let ids = self.archive.search_all(query)?;
+            let index = self.archive.index();
+            let keep = scope.filter(&index);
+            stats::stats(ids.iter().filter_map(|&id| index.get(id)).filter(|e| keep(e)))
+        };
+        let counted = Arc::new(counted);
+        self.overviews.insert(key, counted.clone());
+        Ok(counted)
+    }
+
+    /// A page of the messages in `scope` grouped into conversations, newest first, and how many
+    /// conversations there are. Blocking (the first time for a scope).
+    pub fn conversations(
+        &self,
+        scope: &browse::Scope,
+        offset: usize,
+        limit: usize,
+    ) -> (Vec<browse::Conversation>, usize) {
+        let key = (self.archive.index().generation(), scope.clone());
+        let threads = match self.threads.get(&key) {
+            Some(hit) => hit,
+            None => {
+                let grouped = Arc::new(browse::group(&self.archive.index(), scope));
+                self.threads.insert(key, grouped.clone());
+                grouped
+            }
+        };
+        let page = browse::conversations(&self.archive.index(), &threads, offset, limit);
+        (page, threads.len())
     }
 
     /// The key an enclosed message is addressed by: its own entry's (found by its bytes, since its

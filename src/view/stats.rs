@@ -73,8 +73,10 @@ const SIZE_BUCKETS: [(u64, &str); 5] = [
 pub fn stats<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Stats {
     let mut s = Stats::default();
     let mut months: HashMap<i64, usize> = HashMap::new();
-    let mut senders: HashMap<String, (String, usize)> = HashMap::new();
-    let mut lists: HashMap<String, usize> = HashMap::new();
+    // Keyed by the strings the entries hold, so counting allocates nothing per message; spellings
+    // that differ only in case are merged once, at the end.
+    let mut senders: HashMap<&str, (&str, usize)> = HashMap::new();
+    let mut lists: HashMap<&str, usize> = HashMap::new();
     let mut types: HashMap<&str, (usize, u64)> = HashMap::new();
     let mut sizes = [0usize; SIZE_BUCKETS.len()];
     for e in entries {
@@ -84,11 +86,10 @@ pub fn stats<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Stats {
             None => s.undated += 1,
         }
         if let Some(from) = &e.summary.from {
-            let key = address(from).to_lowercase();
-            senders.entry(key).or_insert_with(|| (display_name(from), 0)).1 += 1;
+            senders.entry(address(from)).or_insert((from, 0)).1 += 1;
         }
         if let Some(list) = &e.list {
-            *lists.entry(list.to_lowercase()).or_default() += 1;
+            *lists.entry(list).or_default() += 1;
         }
         for a in &e.attachments {
             let t = types.entry(a.content_type.as_str()).or_default();
@@ -101,12 +102,26 @@ pub fn stats<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Stats {
         }
     }
     (s.period, s.periods) = periods(&months);
-    s.senders = top(senders.into_iter().map(|(addr, (name, n))| {
+    // The name shown is that of the most frequent spelling (then the first in order): stable.
+    let mut senders: Vec<(&str, (&str, usize))> = senders.into_iter().collect();
+    senders.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then_with(|| a.1 .0.cmp(b.1 .0)));
+    let mut by_address: HashMap<String, (&str, usize)> = HashMap::new();
+    for (addr, (from, n)) in senders {
+        by_address.entry(addr.to_lowercase()).or_insert((from, 0)).1 += n;
+    }
+    s.senders = top(by_address.into_iter().map(|(addr, (from, n))| {
         let query = (!addr.is_empty()).then(|| format!("from:{}", quote(&addr)));
-        Count { name, messages: n, query }
+        Count { name: display_name(from), messages: n, query }
     }));
-    s.lists =
-        top(lists.into_iter().map(|(l, n)| Count { query: Some(format!("list:{}", quote(&l))), name: l, messages: n }));
+    let mut by_list: HashMap<String, usize> = HashMap::new();
+    for (l, n) in lists {
+        *by_list.entry(l.to_lowercase()).or_default() += n;
+    }
+    s.lists = top(by_list.into_iter().map(|(l, n)| Count {
+        query: Some(format!("list:{}", quote(&l))),
+        name: l,
+        messages: n,
+    }));
     let mut types: Vec<TypeCount> =
         types.into_iter().map(|(t, (count, bytes))| TypeCount { content_type: t.to_string(), count, bytes }).collect();
     types.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.content_type.cmp(&b.content_type)));
@@ -233,7 +248,7 @@ mod tests {
         let months: Vec<(&str, usize)> = s.periods.iter().map(|c| (c.name.as_str(), c.messages)).collect();
         assert_eq!(months, [("2024-03", 2), ("2024-04", 0), ("2024-05", 1)]);
         assert_eq!(s.periods[0].query.as_deref(), Some("after:2024-03 before:2024-04"));
-        assert_eq!((s.senders[0].name.as_str(), s.senders[0].messages), ("Ann", 2));
+        assert_eq!((s.senders[0].name.as_str(), s.senders[0].messages), ("Ann A.", 2));
         assert_eq!(s.senders[0].query.as_deref(), Some("from:ann@example.org"));
         assert_eq!((s.lists[0].name.as_str(), s.lists[0].messages), ("dev.example.org", 2));
         assert_eq!((s.attachments.count, s.attachments.types[0].content_type.as_str()), (3, "image/png"));

@@ -149,8 +149,8 @@ pub async fn list_messages(
     let scope = scope_of(q.folder, q.label);
     match q.q.filter(|s| !s.trim().is_empty()) {
         None if flag(&q.threads) => {
-            let index = state.archive().index();
-            let (page, total) = browse::conversations(&index, &scope, offset, limit);
+            let view = state.view.clone();
+            let (page, total) = blocking(move || Ok(view.conversations(&scope, offset, limit))).await?;
             let threads = page
                 .into_iter()
                 .map(|c| ConversationSummary {
@@ -245,7 +245,8 @@ pub async fn stats(State(state): State<AppState>, Params(q, _): Params<StatsQuer
     let scope = scope_of(q.folder, q.label);
     let query = q.q.unwrap_or_default();
     let view = state.view.clone();
-    Ok(Json(blocking(move || view.stats(&scope, &query)).await?))
+    let counted = blocking(move || view.stats(&scope, &query)).await?;
+    Ok(Json(counted.as_ref().clone()))
 }
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]

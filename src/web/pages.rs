@@ -202,8 +202,8 @@ async fn list_of(state: AppState, scope: Scope, q: ListQuery) -> Result<Response
     let mut query_error = None;
     let mut conversations = Vec::new();
     let (rows, total) = if threads {
-        let index = state.archive().index();
-        let (page, total) = browse::conversations(&index, &scope, offset, PAGE_SIZE);
+        let (view, s) = (state.view.clone(), scope.clone());
+        let (page, total) = blocking(move || Ok(view.conversations(&s, offset, PAGE_SIZE))).await?;
         conversations = page
             .into_iter()
             .map(|c| ConversationRow {
@@ -481,10 +481,10 @@ pub async fn overview(
     let (s2, q2) = (scope.clone(), query.clone());
     let (stats, query_error) = match blocking(move || view.stats(&s2, &q2)).await {
         Ok(s) => (s, None),
-        Err(Error::BadQuery(why)) => (Default::default(), Some(why)),
+        Err(Error::BadQuery(why)) => (std::sync::Arc::default(), Some(why)),
         Err(e) => return Err(e.into()),
     };
-    let page = overview_page(&scope, query, stats, query_error);
+    let page = overview_page(&scope, query, &stats, query_error);
     let status = if page.query_error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
     Ok((status, render(&page)?).into_response())
 }
@@ -492,7 +492,7 @@ pub async fn overview(
 fn overview_page(
     scope: &Scope,
     query: String,
-    s: crate::view::stats::Stats,
+    s: &crate::view::stats::Stats,
     query_error: Option<String>,
 ) -> OverviewPage {
     use super::charts::{columns, rows, Bar};
@@ -550,7 +550,7 @@ fn overview_page(
         undated: s.undated,
         first: s.periods.iter().find(|c| c.messages > 0).map(|c| c.name.clone()),
         last: s.periods.iter().rev().find(|c| c.messages > 0).map(|c| c.name.clone()),
-        period: s.period,
+        period: s.period.clone(),
         timeline,
         senders,
         lists,
