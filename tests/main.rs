@@ -19,3 +19,5 @@ mod pages;
 mod render;
 mod search;
 mod security;
+mod thumbs;
+mod upload_form;

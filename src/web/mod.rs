@@ -6,7 +6,7 @@
 //!    [`error`] (errors as problem+json or pages), [`extract`] (ids and switches), [`state`], and
 //!    [`guard`] (who may address the server and write to it, and the headers every answer carries);
 //! 2. handlers, one room for each thing served: [`pages`] for people, [`api`] for scripts,
-//!    [`parts`] for a message's parts and source;
+//!    [`parts`] for a message's parts and source, [`thumbs`] for pictures of image attachments;
 //! 3. [`openapi`], the document that describes the handlers;
 //! 4. [`app`], the router, and [`server`], the accept loop that serves it (header deadlines,
 //!    a cap on open connections, graceful shutdown).
@@ -27,6 +27,7 @@ pub mod pages;
 pub mod parts;
 pub mod server;
 pub mod state;
+pub mod thumbs;
 
 pub use app::app;
 pub use state::AppState;

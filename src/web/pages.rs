@@ -55,7 +55,14 @@ pub struct ListPage {
     ready: bool,
     indexed: usize,
     found: usize,
+    upload_accept: &'static str,
 }
+
+/// What the upload form's file chooser offers: every kind of file mailshelf reads, by extension
+/// and by type (mbox files often have no extension, and Maildir files none at all, so "all files"
+/// stays one click away in every browser's chooser).
+pub const UPLOAD_ACCEPT: &str = ".eml,.mht,.mhtml,.mbox,.mbx,.msg,.emlx,.webarchive,.txt,\
+    message/rfc822,application/mbox,multipart/related,application/vnd.ms-outlook,application/x-webarchive";
 
 #[derive(Debug, Default, Deserialize)]
 pub struct ListQuery {
@@ -129,6 +136,7 @@ pub async fn list(
         found: progress.total.load(Ordering::Relaxed),
         q: query,
         query_error,
+        upload_accept: UPLOAD_ACCEPT,
     })?;
     Ok((status, html).into_response())
 }
@@ -139,6 +147,8 @@ pub struct Attachment {
     size: String,
     open_url: String,
     download_url: String,
+    /// `/thumb/…` for an image a thumbnail can be made of; the file icon shows otherwise.
+    thumb_url: Option<String>,
 }
 
 /// An external body as the page lists it: what the data is, and where.
@@ -230,6 +240,12 @@ pub struct MessagePage {
     thread: Vec<ThreadRow>,
     prev_in_thread: Option<String>,
     next_in_thread: Option<String>,
+    /// The messages above and below this one in the list (newest first), for the "Newer" and
+    /// "Older" links and the `k`/`j` keys.
+    newer: Option<String>,
+    older: Option<String>,
+    /// The class that sets the body frame's starting height (see [`crate::frame`]).
+    frame_class: &'static str,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -296,9 +312,11 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
         })
         .map(|(i, p)| {
             let url = route::part_url(key, msg, i);
+            let content_type = served_type(p);
             Attachment {
                 name: part_filename(p),
-                content_type: served_type(p),
+                thumb_url: crate::thumb::is_thumbnailable(&content_type).then(|| route::thumb_url(key, msg, i)),
+                content_type,
                 size: human_size(p.size() as u64),
                 download_url: format!("{url}?download=1"),
                 open_url: url,
@@ -347,6 +365,14 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
         })
         .unwrap_or_default();
     let (thread, prev_in_thread, next_in_thread) = thread_view(view, loaded.id);
+    let (newer, older) = list_neighbours(view, loaded.id);
+    let frame_class = match (msg.html_body, &html_src) {
+        (Some(idx), Some(_)) => match &msg.parts[idx].body {
+            crate::model::Body::Text(t) => crate::frame::estimate(t).class(),
+            _ => crate::frame::FrameHeight::Short.class(),
+        },
+        _ => crate::frame::FrameHeight::Tall.class(),
+    };
     let (flags, source) = match &loaded.entry.location {
         Location::Top { flags, .. } => (flags.clone().filter(|f| !f.is_empty()), loaded.entry.location.display()),
         Location::Nested { .. } => (None, None),
@@ -387,7 +413,20 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
         thread,
         prev_in_thread,
         next_in_thread,
+        newer,
+        older,
+        frame_class,
     }
+}
+
+/// The messages listed just before and after `id` (newest first). An enclosed message is not
+/// listed, and has neither.
+fn list_neighbours(view: &View, id: EntryId) -> (Option<String>, Option<String>) {
+    let index = view.archive().index();
+    let listed = index.listed();
+    let Some(pos) = listed.iter().position(|&x| x == id) else { return (None, None) };
+    let url_at = |i: usize| listed.get(i).and_then(|&n| index.get(n)).map(|e| route::message_url(&e.key));
+    (pos.checked_sub(1).and_then(url_at), url_at(pos + 1))
 }
 
 /// An external body for the page. Only `http`, `https` and `ftp` URLs become links, a mail server
