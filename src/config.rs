@@ -34,7 +34,7 @@ pub struct OpenArgs {
     pub paths: Vec<PathBuf>,
 
     /// Print the URL and do not start a browser.
-    #[arg(long, env = "MAILSHELF_NO_BROWSER")]
+    #[arg(long, env = "MAILSHELF_NO_BROWSER", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_browser: bool,
 }
 
