@@ -176,6 +176,8 @@ pub struct Nested {
     page_url: String,
     html_src: Option<String>,
     text_html: Option<String>,
+    /// The class that sets its frame's starting height (see [`crate::frame`]).
+    frame_class: &'static str,
 }
 
 pub struct PartRow {
@@ -366,13 +368,7 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
         .unwrap_or_default();
     let (thread, prev_in_thread, next_in_thread) = thread_view(view, loaded.id);
     let (newer, older) = list_neighbours(view, loaded.id);
-    let frame_class = match (msg.html_body, &html_src) {
-        (Some(idx), Some(_)) => match &msg.parts[idx].body {
-            crate::model::Body::Text(t) => crate::frame::estimate(t).class(),
-            _ => crate::frame::FrameHeight::Short.class(),
-        },
-        _ => crate::frame::FrameHeight::Tall.class(),
-    };
+    let frame_class = frame_class(msg);
     let (flags, source) = match &loaded.entry.location {
         Location::Top { flags, .. } => (flags.clone().filter(|f| !f.is_empty()), loaded.entry.location.display()),
         Location::Nested { .. } => (None, None),
@@ -564,7 +560,17 @@ fn nested_view(view: &View, m: &Message) -> Nested {
         page_url: route::message_url(&key),
         html_src: m.html_body.map(|i| route::part_url(&key, m, i)),
         text_html: if m.html_body.is_none() { m.text_body.map(|i| render_text(m, i)) } else { None },
+        frame_class: frame_class(m),
     }
+}
+
+/// The starting height of the frame for a message's HTML body, guessed from it.
+fn frame_class(msg: &Message) -> &'static str {
+    let html = msg.html_body.and_then(|i| match &msg.parts[i].body {
+        crate::model::Body::Text(t) => Some(t.as_str()),
+        _ => None,
+    });
+    html.map_or(crate::frame::FrameHeight::Tall, crate::frame::estimate).class()
 }
 
 /// A subject as the pages show it: an empty or missing one says so.
