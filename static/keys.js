@@ -11,6 +11,9 @@
 (function () {
   "use strict";
 
+  // The keys work: say so (the hint at the foot of the page shows only then).
+  document.documentElement.classList.add("keys");
+
   var rows = Array.prototype.slice.call(document.querySelectorAll("table.list tbody tr"));
   var current = -1;
 

@@ -349,6 +349,16 @@ fn refused(b: &mut Browser) -> Vec<String> {
     out
 }
 
+/// Where screenshots go: `target/screenshots/` (under `CARGO_TARGET_DIR` when set).
+fn screenshot_dir() -> PathBuf {
+    let out = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_path("target"))
+        .join("screenshots");
+    std::fs::create_dir_all(&out).expect("screenshot dir");
+    out
+}
+
 fn selected_row(b: &mut Browser) -> i64 {
     b.eval("[...document.querySelectorAll('table.list tbody tr')].findIndex(r => r.classList.contains('selected'))")
         .as_i64()
@@ -370,6 +380,7 @@ async fn keyboard_moves_through_the_list_and_messages_under_the_pages_policy() {
         b.press(key);
         assert_eq!(selected_row(&mut b), want, "after {key}");
     }
+    std::fs::write(screenshot_dir().join("list-desktop-light-selected.png"), b.screenshot()).expect("write");
     b.press("/");
     assert_eq!(b.eval("document.activeElement.name"), "q", "/ focuses the search box");
     b.press("j");
@@ -395,16 +406,23 @@ async fn keyboard_moves_through_the_list_and_messages_under_the_pages_policy() {
     b.goto(&format!("{base}/message/newsletter-2026-10@example.com"));
     let frame_scripts = b.eval("document.querySelector('iframe.body').getAttribute('sandbox')");
     assert!(!frame_scripts.as_str().expect("sandbox").contains("allow-scripts"));
+    assert_eq!(b.eval("getComputedStyle(document.querySelector('.keys-hint')).display"), "block", "keys are offered");
+
+    // Without script the pages still do everything the keys do, through their links, and do not
+    // offer keys that would not work.
+    b.call("Emulation.setScriptExecutionDisabled", serde_json::json!({"value": true}));
+    b.goto(&format!("{base}/message/newsletter-2026-10@example.com"));
+    assert_eq!(b.eval("getComputedStyle(document.querySelector('.keys-hint')).display"), "none");
+    let older = b.eval("document.querySelector('a[data-key=next]').href").as_str().expect("older link").to_string();
+    b.goto(&older);
+    assert_eq!(b.eval("location.href"), older.as_str(), "the Older link leads on");
+    assert!(b.eval("document.querySelectorAll('a[data-key=prev], a[data-key=up]').length").as_i64() >= Some(2));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pages_fit_phone_and_desktop_in_light_and_dark() {
     let (_app, base, _dir) = comfort_app().await;
-    let out = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_path("target"))
-        .join("screenshots");
-    std::fs::create_dir_all(&out).expect("screenshot dir");
+    let out = screenshot_dir();
     let pages = [
         ("list", "/".to_string()),
         ("message", "/message/pictures@example.com".to_string()),
