@@ -13,7 +13,8 @@ use std::io::Cursor;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use image::{DynamicImage, ImageFormat, ImageReader, Limits};
+use image::metadata::Orientation;
+use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 use quick_cache::sync::Cache;
 use tokio::sync::Semaphore;
 
@@ -130,19 +131,27 @@ fn reader(bytes: &[u8]) -> Option<ImageReader<Cursor<&[u8]>>> {
 
 /// Makes the thumbnail of `bytes`. Blocking: call it on the blocking pool.
 pub fn make(bytes: &[u8]) -> Option<Thumb> {
-    let format = reader(bytes)?.format()?;
+    let reader = reader(bytes)?;
+    let format = reader.format()?;
     let content_type = served_as(format)?;
-    // The header alone first: a picture claiming more pixels than allowed is refused here.
-    let (w, h) = reader(bytes)?.into_dimensions().ok()?;
-    if w == 0 || h == 0 || w > MAX_THUMB_SIDE || h > MAX_THUMB_SIDE {
+    // The header alone first: the decoder refuses sides beyond the limits, and a picture whose
+    // pixels would need more memory than allowed is refused here, before any is decoded.
+    let mut decoder = reader.into_decoder().ok()?;
+    let (w, h) = decoder.dimensions();
+    if w == 0 || h == 0 || decoder.total_bytes() > MAX_THUMB_ALLOC {
         return None;
     }
-    let image = reader(bytes)?.decode().ok()?;
+    // A photograph taken sideways says so in its Exif data; browsers turn the original
+    // accordingly, and a thumbnail, which carries no Exif, must be turned the same way.
+    let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
+    let mut image = DynamicImage::from_decoder(decoder).ok()?;
+    image.apply_orientation(orientation);
     let fits = w <= THUMB_BOX && h <= THUMB_BOX;
     // Small enough already: the original, unless it is a format browsers store large (BMP) or a
     // file much bigger than its pixels need (metadata, an animation).
     if fits && format != ImageFormat::Bmp && bytes.len() <= THUMB_AS_IS {
-        return Some(Thumb { bytes: Bytes::copy_from_slice(bytes), content_type, size: (w, h), original: true });
+        let size = (image.width(), image.height());
+        return Some(Thumb { bytes: Bytes::copy_from_slice(bytes), content_type, size, original: true });
     }
     let small = if fits { image } else { image.thumbnail(THUMB_BOX, THUMB_BOX) };
     encode(&small, format)
@@ -183,6 +192,18 @@ mod tests {
         out
     }
 
+    /// A JPEG whose Exif data says it was taken turned 90° (orientation 6).
+    fn sideways_jpeg(w: u32, h: u32) -> Vec<u8> {
+        use image::ImageEncoder;
+        let img = image::RgbImage::from_fn(w, h, |x, _| image::Rgb([(x % 256) as u8, 40, 90]));
+        let exif = b"II*\0\x08\0\0\0\x01\0\x12\x01\x03\0\x01\0\0\0\x06\0\0\0\0\0\0\0".to_vec();
+        let mut out = Vec::new();
+        let mut enc = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 80);
+        enc.set_exif_metadata(exif).unwrap();
+        enc.write_image(img.as_raw(), w, h, image::ExtendedColorType::Rgb8).unwrap();
+        out
+    }
+
     /// A PNG header claiming `w`×`h` pixels, with a tiny compressed body: what a bomb looks like.
     fn png_claiming(w: u32, h: u32) -> Vec<u8> {
         let mut v = png(1, 1, false);
@@ -208,6 +229,11 @@ mod tests {
             ("decompression bomb", png_claiming(100_000, 100_000), None),
             ("bomb within the side limit, past the memory one", png_claiming(16_000, 16_000), None),
             ("empty", Vec::new(), None),
+            (
+                "a photograph taken sideways is turned upright",
+                sideways_jpeg(1200, 600),
+                Some(("image/jpeg", (THUMB_BOX / 2, THUMB_BOX))),
+            ),
         ];
         for (name, bytes, want) in cases {
             let got = make(&bytes);
