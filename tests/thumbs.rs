@@ -104,3 +104,60 @@ async fn the_message_page_shows_thumbnails_and_icons() {
     assert_eq!(icons, 2, "the SVG and the PDF show the file icon without a request");
     assert!(html.contains("Photos from the workshop"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_picture_in_the_corpus_gets_a_thumbnail_or_the_icon() {
+    // The corpora with pictures in messages: MUA samples, inline images, Outlook attachments,
+    // Apple Mail's stored attachments.
+    let corpus = crate::common::corpus_dir();
+    let dirs = [
+        "stalwart-mail-parser",
+        "enmime",
+        "mailpit",
+        "nodemailer-mailparser",
+        "postal-mime",
+        "outlook-message-parser",
+        "msgreader",
+        "partial-emlx-converter",
+        "email-outlook-message-perl",
+    ];
+    let paths: Vec<_> = dirs.iter().map(|d| corpus.join(d)).collect();
+    for p in &paths {
+        assert!(p.is_dir(), "corpus folder {} (see ../shared/corpus/README.md)", p.display());
+    }
+    let app = TestApp::new(&paths);
+    let list = app.json("/api/messages?limit=1000").await;
+    let ids: Vec<String> =
+        list["messages"].as_array().expect("list").iter().map(|m| m["id"].as_str().expect("id").to_string()).collect();
+    let (mut made, mut original, mut none) = (0, 0, 0);
+    for id in &ids {
+        let detail = app.json(&format!("/api/messages/{id}")).await;
+        let mut stack: Vec<&serde_json::Value> = detail["parts"].as_array().expect("parts").iter().collect();
+        while let Some(p) = stack.pop() {
+            stack.extend(p["parts"].as_array().expect("parts"));
+            let ct = p["content_type"].as_str().unwrap_or("");
+            if !ct.starts_with("image/") || p.get("external").is_some() {
+                continue;
+            }
+            let url = p["url"].as_str().expect("url").replacen("/part/", "/thumb/", 1);
+            let r = app.get(&url).await;
+            assert_eq!(r.status, StatusCode::OK, "{url}: {}", r.text());
+            match r.header("x-thumbnail") {
+                "made" => {
+                    made += 1;
+                    let img = image::load_from_memory(&r.body).expect("a made thumbnail decodes");
+                    assert!(img.width() <= 240 && img.height() <= 240, "{url}: {}×{}", img.width(), img.height());
+                }
+                "original" => original += 1,
+                // In these corpora: uuencoded parts (not decoded), damaged or empty samples.
+                "none" => none += 1,
+                other => panic!("{url}: X-Thumbnail {other:?}"),
+            }
+        }
+    }
+    println!(
+        "corpus pictures: {made} made, {original} served as they are, {none} the file icon ({} messages)",
+        ids.len()
+    );
+    assert!(made + original >= 20, "pictures found and shrunk: {made} made, {original} original, {none} none");
+}
