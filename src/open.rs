@@ -35,8 +35,10 @@ pub async fn run(args: OpenArgs, shutdown: impl Future<Output = ()>) -> Result<(
         .map_err(|e| Error::BadSetting(format!("cannot listen on {}: {e}", config.listen)))?;
     let addr = listener.local_addr()?;
     let url = format!("http://{addr}{}", landing(&archive));
-    println!("{url}");
-    let _ = std::io::stdout().flush();
+    // Written, not `println!`: a reader that already went away (`| head -1`) must not stop it.
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{url}").and_then(|()| out.flush());
+    drop(out);
     eprintln!("mailshelf: showing {} message(s); Ctrl-C stops", archive.index().listed_count());
     if !args.no_browser {
         let target = url.clone();

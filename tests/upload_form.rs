@@ -82,6 +82,27 @@ async fn form_uploads_redirect_to_what_was_uploaded() {
 }
 
 #[tokio::test]
+async fn every_format_read_can_be_uploaded_from_the_form() {
+    let corpus = crate::common::corpus_dir();
+    let cases = [
+        ("a saved web page", repo_path("samples/saved-page.mhtml"), "Field notes: a week in the hills"),
+        ("an Outlook message", corpus.join("msgreader/MsgReaderTests/SampleFiles/TxtSampleEmail.msg"), ""),
+    ];
+    for (name, path, subject) in cases {
+        let app = TestApp::new(&[]);
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{name}: {}: {e}", path.display()));
+        let file = path.file_name().and_then(|f| f.to_str()).expect("name");
+        let r = post(&app, form(&[(file, &bytes)]), &[("accept", BROWSER_ACCEPT)]).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{name}: {}", r.text());
+        let to = r.header("location").to_string();
+        assert!(to.starts_with("/message/"), "{name}: lands on its message, not {to}");
+        let page = app.get(&to).await;
+        assert_eq!(page.status, StatusCode::OK, "{name}");
+        assert!(page.text().contains(subject), "{name}");
+    }
+}
+
+#[tokio::test]
 async fn form_errors_are_pages_and_scripts_still_get_json() {
     let app = TestApp::new(&[repo_path("samples")]);
     let big = vec![b'x'; 2 << 20];
