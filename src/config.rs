@@ -22,6 +22,38 @@ pub enum Command {
     Serve(ServeArgs),
     /// Ask a running server whether it is up (exit 0) or not (exit 1); for container health checks.
     Healthcheck(HealthArgs),
+    /// Show the given files in the browser: serve them on a free local port with a temporary data
+    /// folder (removed at exit), open the message (or the list, for several), until Ctrl-C.
+    Open(OpenArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct OpenArgs {
+    /// The files (or folders) to show: a saved email, a web archive, an mbox, anything `serve` reads.
+    #[arg(required = true, value_name = "FILE")]
+    pub paths: Vec<PathBuf>,
+
+    /// Print the URL and do not start a browser.
+    #[arg(long, env = "MAILSHELF_NO_BROWSER", value_parser = clap::builder::BoolishValueParser::new())]
+    pub no_browser: bool,
+}
+
+impl OpenArgs {
+    /// The server `open` runs: the given paths, a free loopback port, the data folder given, and
+    /// every other setting at its default.
+    pub fn serve_args(&self, data_dir: PathBuf) -> ServeArgs {
+        ServeArgs {
+            paths: self.paths.clone(),
+            listen: "127.0.0.1:0".into(),
+            data_dir: Some(data_dir),
+            max_upload: crate::limits::DEFAULT_MAX_UPLOAD.into(),
+            search: true,
+            cors_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            max_connections: crate::limits::DEFAULT_MAX_CONNECTIONS,
+            header_timeout: crate::limits::DEFAULT_HEADER_TIMEOUT_SECS,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

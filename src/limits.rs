@@ -85,3 +85,24 @@ pub const MAX_MSG_NESTING: usize = 16;
 
 /// Recipients and attachments read of one Outlook message (each).
 pub const MAX_MSG_ENTRIES: usize = 2048;
+
+/// The box a thumbnail fits in, in pixels (shown at half that on the page, sharp on dense screens).
+pub const THUMB_BOX: u32 = 240;
+
+/// An image that already fits [`THUMB_BOX`] is its own thumbnail when its file is at most this
+/// large; a bigger file is re-encoded.
+pub const THUMB_AS_IS: usize = 256 * 1024;
+
+/// Width or height beyond which an attachment gets no thumbnail (checked from its header, before
+/// any pixel is decoded).
+pub const MAX_THUMB_SIDE: u32 = 16_384;
+
+/// Memory one image decode may take (`image::Limits::max_alloc`): a 40-megapixel photograph fits;
+/// a decompression bomb does not and gets the file icon.
+pub const MAX_THUMB_ALLOC: u64 = 160 << 20;
+
+/// Images decoded at once for thumbnails; further requests wait their turn.
+pub const MAX_THUMB_DECODES: usize = 2;
+
+/// Bytes of thumbnails kept in memory.
+pub const MAX_THUMB_CACHE: u64 = 32 << 20;

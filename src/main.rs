@@ -45,6 +45,28 @@ fn main() -> ExitCode {
             }
         }
         Command::Healthcheck(args) => healthcheck(&args),
+        Command::Open(args) => {
+            let runtime = match tokio::runtime::Runtime::new() {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("mailshelf: cannot start: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let result = runtime.block_on(async { mailshelf::open::run(args, shutdown_signal()).await });
+            runtime.shutdown_timeout(Duration::from_secs(2));
+            match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e @ (mailshelf::Error::BadPath { .. } | mailshelf::Error::BadSetting(_))) => {
+                    eprintln!("mailshelf: {e}");
+                    ExitCode::from(2)
+                }
+                Err(e) => {
+                    eprintln!("mailshelf: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 //! - `/part/<mid>/<cid>`: a part with a Content-ID that names it alone in its message.
 //! - `/part/<mid>/~<section>`: any part by MIME section number (`~1`, `~2.1`): parts without a
 //!   Content-ID, and parts whose Content-ID is shared or starts with `~`.
+//! - `/thumb/<mid>/<cid>`: a small picture of an image part (same segments as `/part/`).
 //! - `/raw/<mid>`: the message as it was given.
 //! - `/thread/<mid>`: the conversation a message belongs to, on one page.
 //! - `/folder/<path>`, `/label/<name>`: one folder's or one label's messages; `/overview`: counts.
@@ -51,6 +52,11 @@ pub fn part_segment(msg: &Message, idx: PartIdx) -> String {
 
 pub fn part_url(key: &str, msg: &Message, idx: PartIdx) -> String {
     format!("/part/{}/{}", encode_segment(key), part_segment(msg, idx))
+}
+
+/// A part's thumbnail: the same segments as its `/part/` URL.
+pub fn thumb_url(key: &str, msg: &Message, idx: PartIdx) -> String {
+    format!("/thumb/{}/{}", encode_segment(key), part_segment(msg, idx))
 }
 
 /// Finds a part by its (decoded) segment: a section number first, then a Content-ID.

@@ -12,7 +12,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 use tokio::net::TcpListener;
 
-use crate::common::{repo_path, TestApp};
+use crate::common::cdp::Browser;
+use crate::common::{message_with_pictures, repo_path, TestApp};
 
 type Log = Arc<Mutex<Vec<String>>>;
 
@@ -59,13 +60,7 @@ async fn internet() -> (String, Log) {
 }
 
 fn chromium() -> PathBuf {
-    let path = std::env::var_os("MAILSHELF_CHROMIUM").map(PathBuf::from).unwrap_or_else(|| "/usr/bin/chromium".into());
-    assert!(
-        path.exists(),
-        "browser tests need Chromium at {} (apt-get install chromium, or set MAILSHELF_CHROMIUM)",
-        path.display()
-    );
-    path
+    crate::common::cdp::chromium()
 }
 
 /// Loads `url` in a fresh headless Chromium, lets it settle, and returns the DOM it ended with.
@@ -330,4 +325,175 @@ async fn external_image_loads_only_when_remote_content_is_allowed() {
         let got = requested(&remote_log);
         assert_eq!(got, ["/external-chart.png"], "{id}: the external image loads when asked, and nothing else");
     }
+}
+
+/// The samples and a message with picture attachments, served on a loopback port.
+async fn comfort_app() -> (TestApp, String, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("pictures.eml"), message_with_pictures()).expect("write");
+    let app = TestApp::new(&[repo_path("samples"), dir.path().to_path_buf()]);
+    let (base, _) = serve(app.router.clone()).await;
+    (app, base, dir)
+}
+
+/// Policy violations the top document saw, and console messages about scripts being refused.
+fn refused(b: &mut Browser) -> Vec<String> {
+    let mut out: Vec<String> =
+        b.eval("window.__csp").as_array().expect("recorded").iter().map(|v| v.to_string()).collect();
+    for e in b.events("Log.entryAdded") {
+        let text = e["params"]["entry"]["text"].as_str().unwrap_or("").to_string();
+        if text.contains("script-src") || text.contains("integrity") || text.contains("keys.js") {
+            out.push(text);
+        }
+    }
+    out
+}
+
+/// Where screenshots go: `target/screenshots/` (under `CARGO_TARGET_DIR` when set).
+fn screenshot_dir() -> PathBuf {
+    let out = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_path("target"))
+        .join("screenshots");
+    std::fs::create_dir_all(&out).expect("screenshot dir");
+    out
+}
+
+fn selected_row(b: &mut Browser) -> i64 {
+    b.eval("[...document.querySelectorAll('table.list tbody tr')].findIndex(r => r.classList.contains('selected'))")
+        .as_i64()
+        .expect("index")
+}
+
+fn path(b: &mut Browser) -> String {
+    b.eval("location.pathname").as_str().expect("path").to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyboard_moves_through_the_list_and_messages_under_the_pages_policy() {
+    let (_app, base, _dir) = comfort_app().await;
+    let mut b = Browser::launch();
+    b.emulate(1280, 900, false, "light");
+    b.goto(&format!("{base}/"));
+    assert_eq!(selected_row(&mut b), -1, "nothing selected before a key");
+    for (key, want) in [("j", 0), ("j", 1), ("j", 2), ("k", 1)] {
+        b.press(key);
+        assert_eq!(selected_row(&mut b), want, "after {key}");
+    }
+    std::fs::write(screenshot_dir().join("list-desktop-light-selected.png"), b.screenshot()).expect("write");
+    b.press("/");
+    assert_eq!(b.eval("document.activeElement.name"), "q", "/ focuses the search box");
+    b.press("j");
+    assert_eq!(selected_row(&mut b), 1, "typing j in the search box is typing");
+    b.press("Escape");
+    assert_eq!(b.eval("document.activeElement === document.body"), true, "Escape leaves the box");
+    let second =
+        b.eval("document.querySelector('tr.selected td.subject a').pathname").as_str().expect("href").to_string();
+    assert!(refused(&mut b).is_empty(), "the list page ran its script without a violation: {:?}", refused(&mut b));
+
+    b.press_and_wait("o");
+    assert_eq!(path(&mut b), second, "o opens the selected message");
+    let older = b.eval("document.querySelector('a[data-key=next]').pathname").as_str().expect("older").to_string();
+    b.press_and_wait("j");
+    assert_eq!(path(&mut b), older, "j on a message opens the next (older) one");
+    b.press_and_wait("k");
+    assert_eq!(path(&mut b), second, "k goes back up the list");
+    assert!(refused(&mut b).is_empty(), "the message page ran its script without a violation: {:?}", refused(&mut b));
+    b.press_and_wait("u");
+    assert_eq!(path(&mut b), "/", "u returns to the list");
+
+    // The message's frame never runs script, whatever the page's policy lets the page run.
+    b.goto(&format!("{base}/message/newsletter-2026-10@example.com"));
+    let frame_scripts = b.eval("document.querySelector('iframe.body').getAttribute('sandbox')");
+    assert!(!frame_scripts.as_str().expect("sandbox").contains("allow-scripts"));
+    assert_eq!(b.eval("getComputedStyle(document.querySelector('.keys-hint')).display"), "block", "keys are offered");
+
+    // Without script the pages still do everything the keys do, through their links, and do not
+    // offer keys that would not work.
+    b.call("Emulation.setScriptExecutionDisabled", serde_json::json!({"value": true}));
+    b.goto(&format!("{base}/message/newsletter-2026-10@example.com"));
+    assert_eq!(b.eval("getComputedStyle(document.querySelector('.keys-hint')).display"), "none");
+    let older = b.eval("document.querySelector('a[data-key=next]').href").as_str().expect("older link").to_string();
+    b.goto(&older);
+    assert_eq!(b.eval("location.href"), older.as_str(), "the Older link leads on");
+    assert!(b.eval("document.querySelectorAll('a[data-key=prev], a[data-key=up]').length").as_i64() >= Some(2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_fit_phone_and_desktop_in_light_and_dark() {
+    let (_app, base, _dir) = comfort_app().await;
+    let out = screenshot_dir();
+    let pages = [
+        ("list", "/".to_string()),
+        ("message", "/message/pictures@example.com".to_string()),
+        ("newsletter", "/message/newsletter-2026-10@example.com".to_string()),
+    ];
+    let mut b = Browser::launch();
+    let mut written = 0;
+    for (device, width, height, mobile) in [("desktop", 1280, 900, false), ("phone", 390, 844, true)] {
+        for scheme in ["light", "dark"] {
+            b.emulate(width, height, mobile, scheme);
+            for (name, page) in &pages {
+                b.goto(&format!("{base}{page}"));
+                let what = format!("{name} at {device} width, {scheme}");
+                let overflow = b.eval("document.documentElement.scrollWidth - document.documentElement.clientWidth");
+                assert_eq!(overflow, 0, "{what}: no horizontal scrolling");
+                let bg = b.eval("getComputedStyle(document.body).backgroundColor");
+                let want = if scheme == "dark" { "rgb(21, 25, 29)" } else { "rgb(255, 255, 255)" };
+                assert_eq!(bg, want, "{what}: the theme follows prefers-color-scheme");
+                if *name != "list" {
+                    let sheet = b.eval("getComputedStyle(document.querySelector('iframe.body')).backgroundColor");
+                    assert_eq!(sheet, "rgb(255, 255, 255)", "{what}: the body sits on white in both themes");
+                }
+                if *name == "list" && device == "phone" {
+                    let head = b.eval("getComputedStyle(document.querySelector('table.list thead')).display");
+                    assert_eq!(head, "none", "{what}: the list collapses into rows");
+                }
+                if *name == "message" {
+                    let frame = b.eval("document.querySelector('iframe.body').offsetHeight").as_i64().expect("height");
+                    assert!(frame < 300, "{what}: a one-line body gets a short frame, not {frame}px");
+                    let thumbs = b.eval_async(
+                        "Promise.all([...document.querySelectorAll('.attachments .thumb img')].map(i => { \
+                           i.loading = 'eager'; \
+                           return i.decode().then(() => [i.naturalWidth, i.naturalHeight], () => 'failed'); }))",
+                    );
+                    let thumbs = thumbs.as_array().expect("thumbnails");
+                    assert_eq!(thumbs.len(), 8, "{what}");
+                    assert_eq!(thumbs[0], serde_json::json!([240, 180]), "{what}: the photo's thumbnail");
+                    assert!(thumbs.iter().all(|t| t != "failed"), "{what}: every picture or icon shows: {thumbs:?}");
+                }
+                assert!(refused(&mut b).is_empty(), "{what}: {:?}", refused(&mut b));
+                let shot = b.screenshot();
+                assert!(shot.starts_with(b"\x89PNG"), "{what}");
+                std::fs::write(out.join(format!("{name}-{device}-{scheme}.png")), shot).expect("write");
+                written += 1;
+            }
+        }
+    }
+    println!("{written} screenshots in {}", out.display());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_upload_form_lands_on_the_uploaded_message() {
+    let app = TestApp::new(&[repo_path("samples")]);
+    let (base, log) = serve(app.router.clone()).await;
+    let dir = tempfile::tempdir().expect("dir");
+    let file = dir.path().join("note.eml");
+    std::fs::write(
+        &file,
+        "From: me@example.com\r\nSubject: Chosen in the browser\r\nMessage-ID: <browser-upload@example.com>\r\n\
+         Date: Wed, 04 Nov 2026 08:00:00 +0000\r\n\r\nPicked with the file chooser.\r\n",
+    )
+    .expect("write");
+    let mut b = Browser::launch();
+    b.goto(&format!("{base}/"));
+    b.choose_file("form.upload input[type=file]", &file);
+    b.clear_events();
+    b.eval("document.querySelector('form.upload').requestSubmit()");
+    b.wait_event("Page.loadEventFired");
+    let landed = b.eval("document.title + ': ' + document.body.innerText");
+    assert_eq!(path(&mut b), "/message/browser-upload@example.com", "one file lands on its message: {landed}");
+    assert!(b.eval("document.body.innerText").as_str().expect("text").contains("Picked with the file chooser"));
+    assert!(requested(&log).iter().any(|r| r == "/api/messages"), "the form posted to the upload route");
+    assert_eq!(app.json("/api/messages/browser-upload@example.com").await["uploaded"], true);
 }

@@ -69,3 +69,110 @@ fn prints_its_url_and_stops_cleanly_on_sigterm() {
     let health = mailshelf().args(["healthcheck", "--listen", addr]).output().expect("runs");
     assert!(!health.status.success());
 }
+
+/// `mailshelf open --no-browser FILE…` with its temporary folder under `tmp`; the URL it printed.
+fn open(
+    tmp: &std::path::Path,
+    files: &[std::path::PathBuf],
+    browser: Option<&std::path::Path>,
+) -> (std::process::Child, String) {
+    let mut cmd = mailshelf();
+    cmd.arg("open");
+    if browser.is_none() {
+        cmd.arg("--no-browser");
+    }
+    cmd.args(files).env("TMPDIR", tmp).env_remove("MAILSHELF_NO_BROWSER").stdout(Stdio::piped()).stderr(Stdio::null());
+    match browser {
+        Some(b) => cmd.env("BROWSER", b),
+        // Should a browser be started after all, none opens a window on the test machine.
+        None => cmd.env("BROWSER", "/nonexistent/browser"),
+    };
+    let mut child = cmd.spawn().expect("starts");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("line");
+    (child, line.trim().to_string())
+}
+
+fn stop(mut child: std::process::Child) {
+    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill");
+    assert!(killed.success());
+    let status = child.wait().expect("exits");
+    assert!(status.success(), "clean exit: {status}");
+}
+
+#[test]
+fn open_serves_the_files_on_a_free_port_and_cleans_up() {
+    let samples = crate::common::repo_path("samples");
+    let cases: &[(&str, Vec<std::path::PathBuf>, &str, &str)] = &[
+        (
+            "one message: its page",
+            vec![samples.join("welcome.eml")],
+            "/message/welcome@example.com",
+            "Welcome to Maison Verte",
+        ),
+        ("a saved page", vec![samples.join("saved-page.mhtml")], "/message/", "Field notes"),
+        (
+            "two files: the list",
+            vec![samples.join("welcome.eml"), samples.join("invoice.eml")],
+            "/",
+            "Rechnung Nr. 2026-0315",
+        ),
+    ];
+    for (name, files, path, shows) in cases {
+        let tmp = tempfile::tempdir().expect("dir");
+        let (child, url) = open(tmp.path(), files, None);
+        let rest = url.strip_prefix("http://127.0.0.1:").unwrap_or_else(|| panic!("{name}: {url}"));
+        let (port, at) = rest.split_at(rest.find('/').expect("path"));
+        assert!(port.parse::<u16>().is_ok_and(|p| p != 0 && p != 8025), "{name}: a free port, {url}");
+        assert!(at.starts_with(path) && (*path != "/" || at == "/"), "{name}: lands on {at}");
+        let addr = format!("127.0.0.1:{port}").parse().expect("addr");
+        let page = crate::common::process::get(addr, at).expect("page");
+        assert_eq!(page.status, 200, "{name}");
+        assert!(String::from_utf8_lossy(&page.body).contains(shows), "{name}");
+        let data: Vec<_> = std::fs::read_dir(tmp.path()).expect("tmp").flatten().collect();
+        assert_eq!(data.len(), 1, "{name}: one temporary data folder while it runs");
+        stop(child);
+        assert_eq!(
+            std::fs::read_dir(tmp.path()).expect("tmp").count(),
+            0,
+            "{name}: the data folder is removed at exit"
+        );
+    }
+}
+
+#[test]
+fn open_starts_the_browser_at_the_url() {
+    // $BROWSER stands in for the system's browser: it writes the URL it was given to a named pipe,
+    // so the test waits for exactly that, with no timing guess.
+    let tmp = tempfile::tempdir().expect("dir");
+    let fifo = tmp.path().join("opened");
+    assert!(Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
+    let script = tmp.path().join("browser.sh");
+    std::fs::write(&script, format!("#!/bin/sh\nprintf '%s\\n' \"$1\" > '{}'\n", fifo.display())).expect("script");
+    assert!(Command::new("chmod").arg("+x").arg(&script).status().expect("chmod").success());
+    let work = tempfile::tempdir().expect("dir");
+    let (child, url) = open(work.path(), &[crate::common::repo_path("samples/welcome.eml")], Some(&script));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = fifo.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(std::fs::read_to_string(reader));
+    });
+    let opened = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the browser was started").expect("read");
+    assert_eq!(opened.trim(), url, "the browser is sent to the printed URL");
+    stop(child);
+}
+
+#[test]
+fn open_needs_files_that_exist_and_documents_its_variable() {
+    let tmp = tempfile::tempdir().expect("dir");
+    let cases: &[(&[&str], &str)] =
+        &[(&["open"], "required"), (&["open", "--no-browser", "/no/such.eml"], "no such file")];
+    for (args, want) in cases {
+        let out = mailshelf().args(*args).env("TMPDIR", tmp.path()).output().expect("runs");
+        let help = args.contains(&"--help");
+        assert_eq!(out.status.success(), help, "{args:?}");
+        let said = String::from_utf8_lossy(if help { &out.stdout } else { &out.stderr });
+        assert!(said.contains(want), "{args:?}: {said}");
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).expect("tmp").count(), 0, "nothing left behind");
+}

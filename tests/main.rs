@@ -20,3 +20,5 @@ mod pages;
 mod render;
 mod search;
 mod security;
+mod thumbs;
+mod upload_form;

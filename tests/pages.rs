@@ -16,7 +16,12 @@ async fn list_shows_every_sample_with_safe_headers() {
     assert_eq!(r.header("content-type"), "text/html; charset=utf-8");
     let csp = r.header("content-security-policy");
     assert!(csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'"), "{csp}");
-    assert!(!csp.contains("script-src"), "app pages run no script at all");
+    let script_src = csp.split(';').map(str::trim).find(|d| d.starts_with("script-src")).expect("script-src");
+    assert!(
+        script_src.starts_with("script-src 'sha256-") && script_src.split(' ').count() == 2,
+        "app pages run one script, named by its hash, and nothing else: {csp}"
+    );
+    assert!(!csp.contains("'self' 'sha") && !csp.contains("unsafe-"), "{csp}");
     assert_eq!(r.header("referrer-policy"), "no-referrer");
     assert_eq!(r.header("x-content-type-options"), "nosniff");
     let html = r.text();
@@ -92,4 +97,57 @@ async fn static_assets_are_cached_by_hash() {
     assert_eq!(app.get_with("/static/style.css", &[("if-none-match", &etag)]).await.status, StatusCode::NOT_MODIFIED);
     assert_eq!(app.get("/static/nope.js").await.status, StatusCode::NOT_FOUND);
     assert_eq!(app.get("/no/such/page").await.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn the_keyboard_script_is_allowed_by_its_hash_alone() {
+    use base64::Engine;
+    use sha2::Digest;
+    let app = samples();
+    for page in ["/", "/message/welcome@example.com", "/no/such/page"] {
+        let r = app.get(page).await;
+        let csp = r.header("content-security-policy").to_string();
+        let html = r.text();
+        let tag = html.split("<script ").nth(1).unwrap_or_else(|| panic!("{page}: script tag"));
+        let tag = &tag[..tag.find('>').expect("tag end")];
+        let src = tag.split("src=\"").nth(1).and_then(|s| s.split('"').next()).expect("src");
+        let integrity = tag.split("integrity=\"").nth(1).and_then(|s| s.split('"').next()).expect("integrity");
+        assert!(src.starts_with("/static/keys.js?v="), "{page}: {tag}");
+        assert_eq!(html.matches("<script").count(), 1, "{page}: one script, no inline script");
+        assert!(csp.contains(&format!("script-src '{integrity}';")), "{page}: {csp}");
+        let js = app.get(src).await;
+        assert_eq!(js.header("content-type"), "text/javascript; charset=utf-8");
+        let hash = base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(&js.body));
+        assert_eq!(integrity, format!("sha256-{hash}"), "{page}: the hash is of the bytes served");
+    }
+}
+
+#[tokio::test]
+async fn message_pages_link_their_neighbours_and_size_the_frame() {
+    let app = samples();
+    let list = app.json("/api/messages?limit=100").await;
+    let urls: Vec<String> = list["messages"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|m| m["url"].as_str().expect("url").to_string())
+        .collect();
+    assert!(urls.len() >= 3);
+    for (i, url) in urls.iter().enumerate() {
+        let html = app.get(url).await.text();
+        let newer = i.checked_sub(1).map(|j| format!("<a href=\"{}\" data-key=\"prev\"", urls[j]));
+        let older = urls.get(i + 1).map(|u| format!("<a href=\"{u}\" data-key=\"next\""));
+        assert_eq!(newer.as_ref().is_some_and(|n| html.contains(n)), newer.is_some(), "{url}: newer link");
+        assert_eq!(older.as_ref().is_some_and(|o| html.contains(o)), older.is_some(), "{url}: older link");
+        assert!(html.contains("data-key=\"up\""), "{url}: back to the list");
+    }
+    // The starting height of the body's frame follows the body: the sample newsletter (a card
+    // of six paragraphs and a logo) gets the middle height, a one-line note the short one.
+    let news = app.get("/message/newsletter-2026-10@example.com").await.text();
+    assert!(news.contains("<iframe class=\"body h-medium\""), "the newsletter's frame");
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("p.eml"), crate::common::message_with_pictures()).expect("write");
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    let short = app.get("/message/pictures@example.com").await.text();
+    assert!(short.contains("<iframe class=\"body h-short\""), "a one-line note gets a short frame");
 }

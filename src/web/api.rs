@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use super::error::{ApiError, Problem};
+use super::error::{wants_html, ApiError, PageError, Problem};
 use super::extract::{flag, Ids, Params};
 use super::state::AppState;
 use crate::archive::Loaded;
@@ -468,47 +468,89 @@ pub async fn get_message(
 }
 
 /// Upload: one raw message (`Content-Type: message/rfc822`) or a multipart form of files (messages
-/// or mbox files). Answers 201 with the messages' JSON once they are on disk.
+/// or mbox files). Answers 201 with the messages' JSON once they are on disk. A request that asks
+/// for HTML (`Accept: text/html`, as a browser submitting the list page's form does) is answered
+/// as a form should be: `303 See Other` to the message's page when the upload held one message,
+/// else to the list; errors as an HTML page.
 #[utoipa::path(post, path = "/api/messages", tag = "messages",
     request_body(content(
         (Vec<u8> = "message/rfc822"),
         (Vec<u8> = "multipart/form-data"),
     ), description = "A message, an mbox, or a form of files"),
+    params(("accept" = Option<String>, Header, description = "`text/html` (a browser's form): answer with a redirect or an error page")),
     responses(
         (status = 201, description = "Stored and indexed; Location names the first", body = Vec<MessageDetail>,
             headers(("location" = String, description = "The first message's API URL"))),
-        (status = 400, description = "Unreadable upload", body = Problem, content_type = "application/problem+json"),
+        (status = 303, description = "With `Accept: text/html`: stored; Location is the message's page (one message) or the list",
+            headers(("location" = String, description = "Where the browser goes next"))),
+        (status = 400, description = "Unreadable upload (with `Accept: text/html`, also a form with no file chosen)", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Sent by a page of another site", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Larger than --max-upload", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Not a message", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn upload(State(state): State<AppState>, req: Request) -> Result<Response, ApiError> {
+pub async fn upload(State(state): State<AppState>, req: Request) -> Response {
+    let html = wants_html(req.headers());
+    match receive(&state, req, html).await {
+        Ok(loaded) if html => {
+            let to = match loaded.as_slice() {
+                [one] => route::message_url(&one.entry.key),
+                _ => "/".to_string(),
+            };
+            match HeaderValue::from_str(&to) {
+                Ok(location) => (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response(),
+                Err(e) => PageError(Error::internal("redirect after upload", e)).into_response(),
+            }
+        }
+        Ok(loaded) => {
+            let body: Vec<MessageDetail> = loaded.iter().map(|l| detail(&state.view, l)).collect();
+            let mut res = (StatusCode::CREATED, Json(&body)).into_response();
+            if let Some(first) = body.first() {
+                if let Ok(v) = HeaderValue::from_str(&format!("/api/messages/{}", first.summary.id)) {
+                    res.headers_mut().insert(header::LOCATION, v);
+                }
+            }
+            res
+        }
+        Err(e) if html => PageError(e).into_response(),
+        Err(e) => ApiError(e).into_response(),
+    }
+}
+
+/// Reads the upload and stores every message in it. From a form (`form`), a file input left
+/// empty is no file, and a form with no file at all is a mistake worth saying.
+async fn receive(state: &AppState, req: Request, form: bool) -> Result<Vec<Loaded>, Error> {
     let limit = state.config.max_upload;
     let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
     let mut files: Vec<Vec<u8>> = Vec::new();
     if ct.starts_with("multipart/form-data") {
-        let mut form = Multipart::from_request(req, &state)
+        let mut multipart = Multipart::from_request(req, state)
             .await
             .map_err(|e| Error::BadRequest(format!("unreadable form: {}", e.body_text())))?;
         loop {
-            match form.next_field().await {
+            match multipart.next_field().await {
                 Ok(Some(field)) => {
+                    let unchosen = field.file_name() == Some("");
                     let bytes = field.bytes().await.map_err(|e| too_large_or_bad(e.status(), e.body_text()))?;
-                    files.push(bytes.to_vec());
+                    if !(unchosen && bytes.is_empty()) {
+                        files.push(bytes.to_vec());
+                    }
                 }
                 Ok(None) => break,
-                Err(e) => return Err(too_large_or_bad(e.status(), e.body_text()).into()),
+                Err(e) => return Err(too_large_or_bad(e.status(), e.body_text())),
             }
         }
+        if form && files.is_empty() {
+            return Err(Error::BadRequest("no file was chosen: pick one or more messages to upload".into()));
+        }
     } else {
-        let bytes = Bytes::from_request(req, &state).await.map_err(|e| too_large_or_bad(e.status(), e.body_text()))?;
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| too_large_or_bad(e.status(), e.body_text()))?;
         files.push(bytes.to_vec());
     }
     if files.iter().map(Vec::len).sum::<usize>() > limit {
-        return Err(Error::TooLarge.into());
+        return Err(Error::TooLarge);
     }
     let archive = state.archive().clone();
-    let loaded = blocking(move || {
+    blocking(move || {
         let mut out = Vec::new();
         for f in files {
             for id in archive.store_upload(f)? {
@@ -517,15 +559,7 @@ pub async fn upload(State(state): State<AppState>, req: Request) -> Result<Respo
         }
         Ok(out)
     })
-    .await?;
-    let body: Vec<MessageDetail> = loaded.iter().map(|l| detail(&state.view, l)).collect();
-    let mut res = (StatusCode::CREATED, Json(&body)).into_response();
-    if let Some(first) = body.first() {
-        if let Ok(v) = HeaderValue::from_str(&format!("/api/messages/{}", first.summary.id)) {
-            res.headers_mut().insert(header::LOCATION, v);
-        }
-    }
-    Ok(res)
+    .await
 }
 
 fn too_large_or_bad(status: StatusCode, text: String) -> Error {

@@ -15,7 +15,7 @@ use tower_http::trace::TraceLayer;
 use super::error::{ApiError, PageError};
 use super::guard::{self, Guard};
 use super::state::AppState;
-use super::{api, assets, openapi, pages, parts};
+use super::{api, assets, openapi, pages, parts, thumbs};
 use crate::error::Error;
 
 /// Builds the router. Tests drive it with `tower::ServiceExt::oneshot`.
@@ -37,6 +37,7 @@ pub fn app(state: AppState) -> Router {
         .route("/message/{mid}", get(pages::message))
         .route("/part/{mid}/{cid}", get(parts::part))
         .route("/raw/{mid}", get(parts::raw))
+        .route("/thumb/{mid}/{cid}", get(thumbs::thumb))
         .route("/static/{file}", get(assets::get))
         .route("/api/openapi.json", get(openapi::openapi))
         .route("/api/status", get(api::status))

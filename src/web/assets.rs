@@ -8,6 +8,7 @@ use axum::extract::Path;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 
+use super::csp::{KEYS_JS, KEYS_JS_INTEGRITY};
 use super::file::{cache, FileResponse};
 
 struct Asset {
@@ -23,7 +24,12 @@ const ASSETS: &[Asset] = &[
         bytes: include_bytes!("../../static/style.css"),
     },
     Asset { name: "favicon.svg", content_type: "image/svg+xml", bytes: include_bytes!("../../static/favicon.svg") },
+    Asset { name: "file.svg", content_type: "image/svg+xml", bytes: FILE_ICON },
+    Asset { name: "keys.js", content_type: "text/javascript; charset=utf-8", bytes: KEYS_JS },
 ];
+
+/// The icon an attachment shows when it has no thumbnail.
+pub const FILE_ICON: &[u8] = include_bytes!("../../static/file.svg");
 
 /// Short hashes of each asset, computed once.
 static HASHES: LazyLock<Vec<String>> =
@@ -34,11 +40,21 @@ static HASHES: LazyLock<Vec<String>> =
 pub struct AssetUrls {
     pub css: String,
     pub icon: String,
+    pub file_icon: String,
+    /// The keyboard script, and its `integrity` (the hash the pages' policy allows).
+    pub keys: String,
+    pub keys_integrity: String,
 }
 
 impl AssetUrls {
     pub fn get() -> Self {
-        AssetUrls { css: url("style.css"), icon: url("favicon.svg") }
+        AssetUrls {
+            css: url("style.css"),
+            icon: url("favicon.svg"),
+            file_icon: url("file.svg"),
+            keys: url("keys.js"),
+            keys_integrity: KEYS_JS_INTEGRITY.clone(),
+        }
     }
 }
 

@@ -1,9 +1,37 @@
-//! The two Content-Security-Policies: a script-free one for mailshelf's own pages, and a sandboxing
-//! one for anything that came from a message.
+//! The two Content-Security-Policies: one for mailshelf's own pages, which may run exactly one
+//! script of ours and nothing else, and a sandboxing one for anything that came from a message.
 
-/// The policy for mailshelf's own pages: no script at all, nothing from outside, never framed.
-pub const APP_CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; \
-    frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+use std::sync::LazyLock;
+
+use axum::http::HeaderValue;
+use base64::Engine;
+use sha2::{Digest, Sha256};
+
+/// The pages' keyboard script. Its hash, not a source like `'self'`, is what the pages' policy
+/// allows: `/part/` URLs are same-origin too and serve whatever bytes a message carries, so
+/// `'self'` would let a message's attachment run as a script of mailshelf's pages.
+pub const KEYS_JS: &[u8] = include_bytes!("../../static/keys.js");
+
+/// `sha256-…` of [`KEYS_JS`]: the `integrity` of its `<script>` element and, quoted, the only
+/// source the pages' `script-src` names. A hash source matches an external script only through
+/// its `integrity` metadata (CSP Level 3), so both carry the same value.
+pub static KEYS_JS_INTEGRITY: LazyLock<String> =
+    LazyLock::new(|| format!("sha256-{}", base64::engine::general_purpose::STANDARD.encode(Sha256::digest(KEYS_JS))));
+
+/// The policy for mailshelf's own pages: no script but the keyboard script (by its hash), nothing
+/// from outside, never framed.
+pub static APP_CSP: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "default-src 'none'; script-src '{}'; style-src 'self'; img-src 'self' data:; \
+         frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+        *KEYS_JS_INTEGRITY
+    )
+});
+
+/// [`APP_CSP`] as a header value, made once.
+pub static APP_CSP_HEADER: LazyLock<HeaderValue> = LazyLock::new(|| {
+    HeaderValue::from_str(&APP_CSP).unwrap_or_else(|_| HeaderValue::from_static("default-src 'none'"))
+});
 
 /// The policy for anything that comes from a message: a sandbox without scripts or same-origin
 /// access; images, styles, fonts and media only from our routes and `data:`. No `frame-ancestors`:
@@ -16,4 +44,20 @@ pub fn content_csp(allow_remote: bool) -> String {
          font-src 'self' data:{remote}; media-src 'self' data:{remote}; frame-src 'self'; \
          form-action 'none'; base-uri 'none'"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pages_may_run_the_keyboard_script_and_nothing_else() {
+        let csp = APP_CSP.as_str();
+        let script = csp.split(';').map(str::trim).find(|d| d.starts_with("script-src")).unwrap();
+        assert_eq!(script, format!("script-src '{}'", *KEYS_JS_INTEGRITY));
+        assert!(!csp.contains("'self' ") || !script.contains("'self'"));
+        assert!(!csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"));
+        assert_eq!(KEYS_JS_INTEGRITY.len(), "sha256-".len() + 44);
+        assert_eq!(APP_CSP_HEADER.to_str().unwrap(), csp);
+    }
 }

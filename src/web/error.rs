@@ -54,6 +54,12 @@ impl From<Error> for PageError {
     }
 }
 
+/// Whether the client asked for a page (a browser navigating or submitting a form names
+/// `text/html` in `Accept`; scripts, curl and `fetch` do not unless told to).
+pub fn wants_html(headers: &axum::http::HeaderMap) -> bool {
+    headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("text/html"))
+}
+
 fn status_of(e: &Error) -> StatusCode {
     StatusCode::from_u16(e.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }

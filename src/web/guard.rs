@@ -5,8 +5,10 @@
 //!   requests addressed to an IP literal, `localhost`, a `*.localhost` name (RFC 6761 keeps those on
 //!   the loopback) or a name the user allowed are answered; the rest get 421.
 //! - **Cross-site writes** (CSRF). A form on any site can POST a `multipart/form-data` upload with no
-//!   preflight. Writes carrying `Sec-Fetch-Site: cross-site`/`same-site`, or an `Origin` that is
-//!   neither ours nor one allowed with `--cors-origin`, get 403. Requests with neither header
+//!   preflight. Writes carrying `Sec-Fetch-Site: cross-site`/`same-site`, or (from a browser that
+//!   sends no `Sec-Fetch-Site`) an `Origin` that is neither ours nor one allowed with
+//!   `--cors-origin`, get 403. `Sec-Fetch-Site: same-origin` is mailshelf's own page, whatever its
+//!   `Origin` (a form posted under `Referrer-Policy: no-referrer` says `null`). Requests with neither header
 //!   (curl, scripts) are not from a browser page and go through.
 //! - **Headers on every response**: `nosniff`, no referrer, a CSP for pages that set none, and
 //!   `Cross-Origin-Opener-Policy`.
@@ -19,8 +21,8 @@ use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::csp::APP_CSP;
-use super::error::{ApiError, PageError};
+use super::csp::APP_CSP_HEADER;
+use super::error::{wants_html, ApiError, PageError};
 use crate::config::Config;
 use crate::error::Error;
 
@@ -61,8 +63,13 @@ impl Guard {
             }
         }
         let fetch_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
-        if matches!(fetch_site, Some("cross-site" | "same-site")) {
-            return true;
+        match fetch_site {
+            Some("cross-site" | "same-site") => return true,
+            // Only a browser sets `Sec-Fetch-*` (pages cannot), and it says the page is ours. The
+            // `Origin` is then often `null`: mailshelf's pages send no referrer, and a browser
+            // sends `Origin: null` on a form's POST under that policy.
+            Some("same-origin") => return false,
+            _ => {}
         }
         let Some(origin) = origin else { return false };
         let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
@@ -95,9 +102,7 @@ fn is_port(p: &str) -> bool {
 
 /// An error as the client wants it: a page for a browser navigating, problem+json otherwise.
 fn refuse(req: &Request, e: Error) -> Response {
-    let wants_html =
-        req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("text/html"));
-    if wants_html {
+    if wants_html(req.headers()) {
         PageError(e).into_response()
     } else {
         ApiError(e).into_response()
@@ -132,7 +137,7 @@ pub async fn security_headers(req: Request, next: Next) -> Response {
     let h = res.headers_mut();
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    h.entry(header::CONTENT_SECURITY_POLICY).or_insert(HeaderValue::from_static(APP_CSP));
+    h.entry(header::CONTENT_SECURITY_POLICY).or_insert_with(|| APP_CSP_HEADER.clone());
     h.entry(HeaderName::from_static("cross-origin-opener-policy")).or_insert(HeaderValue::from_static("same-origin"));
     res
 }
@@ -193,6 +198,7 @@ mod tests {
         let cases: &[(&[(&str, &str)], bool)] = &[
             (&[], false),
             (&[("sec-fetch-site", "same-origin")], false),
+            (&[("host", "127.0.0.1:8025"), ("sec-fetch-site", "same-origin"), ("origin", "null")], false),
             (&[("sec-fetch-site", "none")], false),
             (&[("sec-fetch-site", "cross-site")], true),
             (&[("sec-fetch-site", "same-site")], true),

@@ -7,7 +7,7 @@
 //!    [`guard`] (who may address the server and write to it, and the headers every answer carries),
 //!    and [`charts`] (the overview's SVG pictures);
 //! 2. handlers, one room for each thing served: [`pages`] for people, [`api`] for scripts,
-//!    [`parts`] for a message's parts and source;
+//!    [`parts`] for a message's parts and source, [`thumbs`] for pictures of image attachments;
 //! 3. [`openapi`], the document that describes the handlers;
 //! 4. [`app`], the router, and [`server`], the accept loop that serves it (header deadlines,
 //!    a cap on open connections, graceful shutdown).
@@ -29,6 +29,7 @@ pub mod pages;
 pub mod parts;
 pub mod server;
 pub mod state;
+pub mod thumbs;
 
 pub use app::app;
 pub use state::AppState;

@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use utoipa::OpenApi;
 
 use super::error::{ApiError, Problem};
-use super::{api, pages, parts};
+use super::{api, pages, parts, thumbs};
 use crate::error::Error;
 
 #[derive(OpenApi)]
@@ -32,6 +32,7 @@ use crate::error::Error;
         openapi,
         parts::part,
         parts::raw,
+        thumbs::thumb,
         pages::list,
         pages::folder,
         pages::label,

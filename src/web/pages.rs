@@ -105,7 +105,14 @@ pub struct ListPage {
     ready: bool,
     indexed: usize,
     found: usize,
+    upload_accept: &'static str,
 }
+
+/// What the upload form's file chooser offers: every kind of file mailshelf reads, by extension
+/// and by type (mbox files often have no extension, and Maildir files none at all, so "all files"
+/// stays one click away in every browser's chooser).
+pub const UPLOAD_ACCEPT: &str = ".eml,.mht,.mhtml,.mbox,.mbx,.msg,.emlx,.webarchive,.txt,\
+    message/rfc822,application/mbox,multipart/related,application/vnd.ms-outlook,application/x-webarchive";
 
 #[derive(Debug, Default, Deserialize)]
 pub struct ListQuery {
@@ -285,6 +292,7 @@ async fn list_of(state: AppState, scope: Scope, q: ListQuery) -> Result<Response
         found: progress.total.load(Ordering::Relaxed),
         q: query,
         query_error,
+        upload_accept: UPLOAD_ACCEPT,
     })?;
     Ok((status, html).into_response())
 }
@@ -347,6 +355,8 @@ pub struct ConversationMessage {
     labels: Vec<LabelLink>,
     /// The one the conversation was opened at.
     current: bool,
+    /// The class that sets the body frame's starting height (see [`crate::frame`]).
+    frame_class: &'static str,
 }
 
 #[derive(Template)]
@@ -413,6 +423,7 @@ fn build_conversation(view: &View, opened: EntryId) -> ConversationPage {
                     .map(|l| LabelLink { name: l.clone(), url: route::label_url(l) })
                     .collect(),
                 current: t.id == opened,
+                frame_class: frame_class(msg),
             })
         })
         .collect();
@@ -569,6 +580,8 @@ pub struct Attachment {
     size: String,
     open_url: String,
     download_url: String,
+    /// `/thumb/…` for an image a thumbnail can be made of; the file icon shows otherwise.
+    thumb_url: Option<String>,
 }
 
 /// An external body as the page lists it: what the data is, and where.
@@ -596,6 +609,8 @@ pub struct Nested {
     page_url: String,
     html_src: Option<String>,
     text_html: Option<String>,
+    /// The class that sets its frame's starting height (see [`crate::frame`]).
+    frame_class: &'static str,
 }
 
 pub struct PartRow {
@@ -664,6 +679,12 @@ pub struct MessagePage {
     conversation_url: String,
     prev_in_thread: Option<String>,
     next_in_thread: Option<String>,
+    /// The messages above and below this one in the list (newest first), for the "Newer" and
+    /// "Older" links and the `k`/`j` keys.
+    newer: Option<String>,
+    older: Option<String>,
+    /// The class that sets the body frame's starting height (see [`crate::frame`]).
+    frame_class: &'static str,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -757,6 +778,8 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
         })
         .unwrap_or_default();
     let (thread, prev_in_thread, next_in_thread) = thread_view(view, loaded.id);
+    let (newer, older) = list_neighbours(view, loaded.id);
+    let frame_class = frame_class(msg);
     let (flags, source) = match &loaded.entry.location {
         Location::Top { flags, .. } => (flags.clone().filter(|f| !f.is_empty()), loaded.entry.location.display()),
         Location::Nested { .. } => (None, None),
@@ -809,6 +832,9 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
         conversation_url: route::thread_url(key),
         prev_in_thread,
         next_in_thread,
+        newer,
+        older,
+        frame_class,
     }
 }
 
@@ -830,15 +856,27 @@ fn attachments_of(key: &str, msg: &Message) -> Vec<Attachment> {
         })
         .map(|(i, p)| {
             let url = route::part_url(key, msg, i);
+            let content_type = served_type(p);
             Attachment {
                 name: part_filename(p),
-                content_type: served_type(p),
+                thumb_url: crate::thumb::is_thumbnailable(&content_type).then(|| route::thumb_url(key, msg, i)),
+                content_type,
                 size: human_size(p.size() as u64),
                 download_url: format!("{url}?download=1"),
                 open_url: url,
             }
         })
         .collect()
+}
+
+/// The messages listed just before and after `id` (newest first). An enclosed message is not
+/// listed, and has neither.
+fn list_neighbours(view: &View, id: EntryId) -> (Option<String>, Option<String>) {
+    let index = view.archive().index();
+    let listed = index.listed();
+    let Some(pos) = listed.iter().position(|&x| x == id) else { return (None, None) };
+    let url_at = |i: usize| listed.get(i).and_then(|&n| index.get(n)).map(|e| route::message_url(&e.key));
+    (pos.checked_sub(1).and_then(url_at), url_at(pos + 1))
 }
 
 /// An external body for the page. Only `http`, `https` and `ftp` URLs become links, a mail server
@@ -985,7 +1023,17 @@ fn nested_view(view: &View, m: &Message) -> Nested {
         page_url: route::message_url(&key),
         html_src: m.html_body.or(m.image_body).map(|i| route::part_url(&key, m, i)),
         text_html: if m.html_body.is_none() { m.text_body.map(|i| render_text(m, i)) } else { None },
+        frame_class: frame_class(m),
     }
+}
+
+/// The starting height of the frame for a message's HTML body, guessed from it.
+fn frame_class(msg: &Message) -> &'static str {
+    let html = msg.html_body.and_then(|i| match &msg.parts[i].body {
+        crate::model::Body::Text(t) => Some(t.as_str()),
+        _ => None,
+    });
+    html.map_or(crate::frame::FrameHeight::Tall, crate::frame::estimate).class()
 }
 
 /// A subject as the pages show it: an empty or missing one says so.

@@ -4,17 +4,20 @@ use std::sync::Arc;
 
 use crate::archive::Archive;
 use crate::config::Config;
+use crate::thumb::Thumbnails;
 use crate::view::View;
 
 #[derive(Clone)]
 pub struct AppState {
     pub view: Arc<View>,
     pub config: Arc<Config>,
+    /// Thumbnails of image attachments, made on demand and kept within a byte budget.
+    pub thumbs: Arc<Thumbnails>,
 }
 
 impl AppState {
     pub fn new(archive: Arc<Archive>, config: Arc<Config>) -> AppState {
-        AppState { view: Arc::new(View::new(archive)), config }
+        AppState { view: Arc::new(View::new(archive)), config, thumbs: Arc::default() }
     }
 
     pub fn archive(&self) -> &Arc<Archive> {

@@ -12,6 +12,7 @@ use http_body_util::BodyExt;
 use mailshelf::{app, AppState, Archive, Config};
 use tower::ServiceExt;
 
+pub mod cdp;
 pub mod process;
 
 /// `../shared/corpus` beside the repository (or `MAILSHELF_CORPUS`).
@@ -149,4 +150,60 @@ pub fn walk(dir: &Path) -> Vec<PathBuf> {
 /// Percent-decodes a URL path segment.
 pub fn seg_decode(s: &str) -> String {
     percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
+}
+
+/// Pictures for thumbnail tests, made here so their sizes are known: `(file name, declared type,
+/// bytes)`. A photograph, a wide diagram, a small icon, and the kinds that must not become a
+/// thumbnail: a truncated PNG, a PNG whose header claims 100,000 × 100,000 pixels (a decompression
+/// bomb), a PDF declared as PNG, an SVG, and a PDF.
+pub fn pictures() -> Vec<(&'static str, &'static str, Vec<u8>)> {
+    use image::{DynamicImage, ImageFormat, RgbImage, RgbaImage};
+    let encode = |img: DynamicImage, f: ImageFormat| {
+        let mut out = Vec::new();
+        img.write_to(std::io::Cursor::new(&mut out), f).expect("encode");
+        out
+    };
+    let photo = RgbImage::from_fn(1600, 1200, |x, y| image::Rgb([(x / 7) as u8, (y / 5) as u8, 120]));
+    let diagram = RgbaImage::from_fn(900, 300, |x, _| image::Rgba([20, 90, 160, if x % 50 < 25 { 255 } else { 0 }]));
+    let icon = RgbImage::from_pixel(32, 32, image::Rgb([200, 60, 60]));
+    let png_diagram = encode(DynamicImage::ImageRgba8(diagram), ImageFormat::Png);
+    let mut bomb = encode(DynamicImage::ImageRgb8(RgbImage::new(1, 1)), ImageFormat::Png);
+    bomb[16..20].copy_from_slice(&100_000u32.to_be_bytes());
+    bomb[20..24].copy_from_slice(&100_000u32.to_be_bytes());
+    let crc = crc32fast::hash(&bomb[12..29]);
+    bomb[29..33].copy_from_slice(&crc.to_be_bytes());
+    vec![
+        ("photo.jpg", "image/jpeg", encode(DynamicImage::ImageRgb8(photo), ImageFormat::Jpeg)),
+        ("diagram.png", "image/png", png_diagram.clone()),
+        ("icon.png", "image/png", encode(DynamicImage::ImageRgb8(icon), ImageFormat::Png)),
+        ("broken.png", "image/png", png_diagram[..200].to_vec()),
+        ("bomb.png", "image/png", bomb),
+        ("lying.png", "image/png", b"%PDF-1.4\n%\xe2\xe3\n1 0 obj\n<<>>\nendobj\n".to_vec()),
+        ("drawing.svg", "image/svg+xml", b"<svg xmlns='http://www.w3.org/2000/svg'/>".to_vec()),
+        ("notes.pdf", "application/pdf", b"%PDF-1.4\n%\xe2\xe3\n".to_vec()),
+    ]
+}
+
+/// A short HTML message carrying [`pictures`] as attachments, Message-ID `<pictures@example.com>`.
+pub fn message_with_pictures() -> Vec<u8> {
+    use base64::Engine;
+    let mut m = String::from(
+        "From: Ana Pereira <ana@example.com>\r\nTo: you@example.com\r\nSubject: Photos from the workshop\r\n\
+         Message-ID: <pictures@example.com>\r\nDate: Tue, 03 Nov 2026 09:30:00 +0000\r\nMIME-Version: 1.0\r\n\
+         Content-Type: multipart/mixed; boundary=\"PICS\"\r\n\r\n--PICS\r\n\
+         Content-Type: text/html; charset=utf-8\r\n\r\n<p>Here are the photos from Saturday.</p>\r\n",
+    );
+    for (name, ct, bytes) in pictures() {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
+        m.push_str(&format!(
+            "--PICS\r\nContent-Type: {ct}; name=\"{name}\"\r\nContent-Disposition: attachment; filename=\"{name}\"\r\n\
+             Content-Transfer-Encoding: base64\r\n\r\n"
+        ));
+        for line in b64.as_bytes().chunks(76) {
+            m.push_str(std::str::from_utf8(line).expect("ascii"));
+            m.push_str("\r\n");
+        }
+    }
+    m.push_str("--PICS--\r\n");
+    m.into_bytes()
 }
