@@ -427,7 +427,14 @@ async fn pages_fit_phone_and_desktop_in_light_and_dark() {
         ("list", "/".to_string()),
         ("message", "/message/pictures@example.com".to_string()),
         ("newsletter", "/message/newsletter-2026-10@example.com".to_string()),
+        ("folder", "/folder/mbox/list-archive".to_string()),
+        ("conversations", "/?threads=1".to_string()),
+        ("conversation", "/thread/20261005094512.GA1187@alice.example.org".to_string()),
+        ("overview", "/overview".to_string()),
     ];
+    // Pages with a message body in a frame, and pages that are lists.
+    let framed = |name: &str| matches!(name, "message" | "newsletter");
+    let listing = |name: &str| matches!(name, "list" | "folder" | "conversations");
     let mut b = Browser::launch();
     let mut written = 0;
     for (device, width, height, mobile) in [("desktop", 1280, 900, false), ("phone", 390, 844, true)] {
@@ -441,13 +448,30 @@ async fn pages_fit_phone_and_desktop_in_light_and_dark() {
                 let bg = b.eval("getComputedStyle(document.body).backgroundColor");
                 let want = if scheme == "dark" { "rgb(21, 25, 29)" } else { "rgb(255, 255, 255)" };
                 assert_eq!(bg, want, "{what}: the theme follows prefers-color-scheme");
-                if *name != "list" {
+                if framed(name) {
                     let sheet = b.eval("getComputedStyle(document.querySelector('iframe.body')).backgroundColor");
                     assert_eq!(sheet, "rgb(255, 255, 255)", "{what}: the body sits on white in both themes");
                 }
-                if *name == "list" && device == "phone" {
+                if listing(name) && device == "phone" {
                     let head = b.eval("getComputedStyle(document.querySelector('table.list thead')).display");
                     assert_eq!(head, "none", "{what}: the list collapses into rows");
+                }
+                if *name == "overview" {
+                    let charts =
+                        b.eval("document.querySelectorAll('svg.chart rect.bar').length").as_i64().expect("bars");
+                    assert!(charts > 5, "{what}: the charts are drawn ({charts} bars)");
+                    let wide = b.eval("Math.max(...[...document.querySelectorAll('svg.chart')].map(s => s.getBoundingClientRect().width))");
+                    assert!(wide.as_f64().expect("width") <= f64::from(width), "{what}: charts fit the page");
+                }
+                if *name == "conversation" {
+                    let shown =
+                        b.eval("document.querySelectorAll('.conversation article').length").as_i64().expect("n");
+                    assert!(shown >= 3, "{what}: the whole thread on one page ({shown})");
+                }
+                if *name == "list" && device == "desktop" {
+                    let tree =
+                        b.eval("[...document.querySelectorAll('nav.sidebar li')].map(l => l.textContent.trim())");
+                    assert!(tree.to_string().contains("list-archive"), "{what}: the folder tree: {tree}");
                 }
                 if *name == "message" {
                     let frame = b.eval("document.querySelector('iframe.body').offsetHeight").as_i64().expect("height");
