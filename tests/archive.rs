@@ -212,6 +212,34 @@ async fn mail_dropped_into_a_watched_folder_appears() {
     wait_for("the deleted message to go", || app.archive.find("w1@x").is_none()).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watching_falls_back_to_rescans_when_events_cannot_be_had() {
+    use mailshelf::watch::{watch_with, Settings};
+    // A path that is not there yet cannot be watched (nor can more folders than the inotify limit
+    // allows): the watch re-scans on a timer instead, so mail that lands there still appears.
+    let mail = tempfile::tempdir().expect("dir");
+    std::fs::create_dir_all(mail.path().join("now/cur")).expect("mkdir");
+    std::fs::write(mail.path().join("now/cur/1.host:2,S"), message(1, Some("r1@x"), "one")).expect("write");
+    let later = mail.path().join("later");
+    let paths = [mail.path().join("now"), later.clone()];
+    let app = TestApp::new(&paths);
+    let fast = Duration::from_millis(100);
+    let _watch = watch_with(app.archive.clone(), app.archive.roots(&paths), Settings { events: true, rescan: fast })
+        .expect("watch");
+    std::fs::create_dir_all(later.join("cur")).expect("mkdir");
+    std::fs::write(later.join("cur/2.host:2,S"), message(2, Some("r2@x"), "two")).expect("write");
+    wait_for("mail in a folder that could not be watched", || app.archive.find("r2@x").is_some()).await;
+    // With events off altogether (a network file system sends none), re-scans alone find mail.
+    let quiet = tempfile::tempdir().expect("dir");
+    let qpaths = [quiet.path().to_path_buf()];
+    let other = TestApp::new(&qpaths);
+    let _poll =
+        watch_with(other.archive.clone(), other.archive.roots(&qpaths), Settings { events: false, rescan: fast })
+            .expect("watch");
+    std::fs::write(quiet.path().join("3.eml"), message(3, Some("r3@x"), "three")).expect("write");
+    wait_for("mail found by a re-scan", || other.archive.find("r3@x").is_some()).await;
+}
+
 /// A plain HTTP GET over a socket, for tests that run the real binary.
 fn http_get(addr: &str, path: &str) -> Option<String> {
     let mut s = std::net::TcpStream::connect(addr).ok()?;

@@ -16,6 +16,9 @@ pub const TOP: usize = 10;
 /// Months shown one bar each; a longer span is shown one bar a year.
 const MAX_MONTH_BARS: usize = 120;
 
+/// Years shown at most: every year of a span up to this long, else the busiest ones.
+const MAX_YEAR_BARS: usize = 200;
+
 #[derive(Debug, Clone, Default, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct Stats {
     /// Messages counted.
@@ -194,10 +197,13 @@ fn periods(months: &HashMap<i64, usize>) -> (String, Vec<Count>) {
     }
     let (first, last) = (first.div_euclid(12), last.div_euclid(12));
     // A stray date centuries away would make thousands of empty bars: years with mail only, then.
-    let out = if last - first < 200 {
+    let out = if last - first < MAX_YEAR_BARS as i64 {
         (first..=last).map(|y| (y, years.get(&y).copied().unwrap_or(0))).collect::<Vec<_>>()
     } else {
         let mut v: Vec<(i64, usize)> = years.into_iter().collect();
+        // Dates a message may claim are many; the bars are not: the busiest years, in order.
+        v.sort_unstable_by_key(|&(y, n)| (std::cmp::Reverse(n), y));
+        v.truncate(MAX_YEAR_BARS);
         v.sort_unstable();
         v
     };
@@ -264,5 +270,12 @@ mod tests {
         assert_eq!(s.periods.len(), 2023 - 1970 + 1);
         let far = [entry(Some(-60_000_000_000), "a@x", None, &[]), entry(Some(1_700_000_000), "a@x", None, &[])];
         assert_eq!(stats(&far).periods.len(), 2);
+        // A message a year for a thousand years, and a busy one: the bars stay bounded.
+        let mut scattered: Vec<Entry> =
+            (0..1000i64).map(|y| entry(Some(y * 400 * 86_400 * 366), "a@x", None, &[])).collect();
+        scattered.extend((0..3).map(|_| entry(Some(1_700_000_000), "a@x", None, &[])));
+        let s = stats(&scattered);
+        assert_eq!(s.periods.len(), MAX_YEAR_BARS);
+        assert!(s.periods.iter().any(|c| c.name == "2023" && c.messages >= 3));
     }
 }
