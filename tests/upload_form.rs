@@ -63,8 +63,8 @@ async fn form_uploads_redirect_to_what_was_uploaded() {
     type Files<'a> = Vec<(&'a str, &'a [u8])>;
     let cases: &[(&str, Files, &str)] = &[
         ("one message: its page", vec![("a.eml", m1.as_bytes())], "/message/form-1@example.com"),
-        ("two files: the list", vec![("b.eml", m2.as_bytes()), ("c.eml", m3.as_bytes())], "/"),
-        ("an mbox of two: the list", vec![("box.mbox", mbox.as_bytes())], "/"),
+        ("two files: the uploads", vec![("b.eml", m2.as_bytes()), ("c.eml", m3.as_bytes())], "/folder/Uploads"),
+        ("an mbox of two: the uploads", vec![("box.mbox", mbox.as_bytes())], "/folder/Uploads"),
         (
             "an empty chooser beside a file is no file",
             vec![("", b""), ("a.eml", m1.as_bytes())],

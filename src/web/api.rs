@@ -471,7 +471,7 @@ pub async fn get_message(
 /// or mbox files). Answers 201 with the messages' JSON once they are on disk. A request that asks
 /// for HTML (`Accept: text/html`, as a browser submitting the list page's form does) is answered
 /// as a form should be: `303 See Other` to the message's page when the upload held one message,
-/// else to the list; errors as an HTML page.
+/// else to the `Uploads` folder's list; errors as an HTML page.
 #[utoipa::path(post, path = "/api/messages", tag = "messages",
     request_body(content(
         (Vec<u8> = "message/rfc822"),
@@ -481,7 +481,7 @@ pub async fn get_message(
     responses(
         (status = 201, description = "Stored and indexed; Location names the first", body = Vec<MessageDetail>,
             headers(("location" = String, description = "The first message's API URL"))),
-        (status = 303, description = "With `Accept: text/html`: stored; Location is the message's page (one message) or the list",
+        (status = 303, description = "With `Accept: text/html`: stored; Location is the message's page (one message) or the Uploads folder",
             headers(("location" = String, description = "Where the browser goes next"))),
         (status = 400, description = "Unreadable upload (with `Accept: text/html`, also a form with no file chosen)", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Sent by a page of another site", body = Problem, content_type = "application/problem+json"),
@@ -494,7 +494,8 @@ pub async fn upload(State(state): State<AppState>, req: Request) -> Response {
         Ok(loaded) if html => {
             let to = match loaded.as_slice() {
                 [one] => route::message_url(&one.entry.key),
-                _ => "/".to_string(),
+                // Several: the folder they were filed in, which lists them all.
+                _ => route::folder_url(crate::folders::UPLOADS),
             };
             match HeaderValue::from_str(&to) {
                 Ok(location) => (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response(),
