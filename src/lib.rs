@@ -16,6 +16,7 @@ pub mod archive;
 pub mod config;
 pub mod dates;
 pub mod error;
+pub mod export;
 pub mod ids;
 pub mod index;
 pub mod ingest;

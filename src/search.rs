@@ -211,6 +211,24 @@ impl Search {
         Ok(Hits { total, ids: if limit == 0 { Vec::new() } else { ids } })
     }
 
+    /// Every id a query matches, unranked: for exports, which want all of them and no order of
+    /// relevance (one pass over the matches, where paging ranked results would cost the whole
+    /// depth again on every page).
+    pub fn matching(&self, q: &str) -> Result<HashSet<u32>, Error> {
+        let parsed = query::parse(q)?;
+        let query = self.build(&parsed)?;
+        let searcher = self.reader.searcher();
+        let docs = searcher.search(&*query, &tantivy::collector::DocSetCollector).map_err(fail)?;
+        let mut ids = HashSet::with_capacity(docs.len());
+        for addr in docs {
+            let seg = searcher.segment_reader(addr.segment_ord);
+            if let Some(id) = seg.fast_fields().u64("id").ok().and_then(|col| col.first(addr.doc_id)) {
+                ids.insert(id as u32);
+            }
+        }
+        Ok(ids)
+    }
+
     /// For each of `texts`: the part that best matches the query, its words in `<mark>`;
     /// HTML-escaped. The query is parsed, and its terms weighed, once for them all.
     pub fn snippets(&self, q: &str, texts: &[String]) -> Vec<Option<String>> {

@@ -10,6 +10,7 @@ mod browser;
 mod cli;
 mod connections;
 mod corpus;
+mod export;
 mod external;
 mod faults;
 mod formats;

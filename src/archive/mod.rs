@@ -279,6 +279,14 @@ impl Archive {
         }
     }
 
+    /// Every listed id a query matches, unranked (for exports).
+    pub fn search_ids(&self, q: &str) -> Result<HashSet<EntryId>, Error> {
+        match &self.search {
+            Some(search) => search.matching(q),
+            None => Err(Error::BadQuery("search is turned off on this server; only an empty query can run".into())),
+        }
+    }
+
     /// A highlighted excerpt of each message's text for a query (`None` where there is none).
     pub fn snippets(&self, q: &str, ids: &[EntryId]) -> Vec<Option<String>> {
         let Some(search) = &self.search else { return vec![None; ids.len()] };

@@ -15,7 +15,7 @@ use tower_http::trace::TraceLayer;
 use super::error::{ApiError, PageError};
 use super::guard::{self, Guard};
 use super::state::AppState;
-use super::{api, assets, openapi, pages, parts};
+use super::{api, assets, export, openapi, pages, parts};
 use crate::error::Error;
 
 /// Builds the router. Tests drive it with `tower::ServiceExt::oneshot`.
@@ -41,6 +41,8 @@ pub fn app(state: AppState) -> Router {
             get(api::list_messages).post(api::upload).layer(DefaultBodyLimit::max(state.config.max_upload)),
         )
         .route("/api/messages/{id}", get(api::get_message).delete(api::delete_message))
+        // Taking mail out: exports of a search.
+        .route("/api/export", get(export::export))
         .fallback(not_found)
         .layer(compress)
         .layer(cors)

@@ -6,7 +6,8 @@
 //!    [`error`] (errors as problem+json or pages), [`extract`] (ids and switches), [`state`], and
 //!    [`guard`] (who may address the server and write to it, and the headers every answer carries);
 //! 2. handlers, one room for each thing served: [`pages`] for people, [`api`] for scripts,
-//!    [`parts`] for a message's parts and source;
+//!    [`parts`] for a message's parts and source; [`export`] for searches taken out as mbox, zip
+//!    or CSV;
 //! 3. [`openapi`], the document that describes the handlers;
 //! 4. [`app`], the router, and [`server`], the accept loop that serves it (header deadlines,
 //!    a cap on open connections, graceful shutdown).
@@ -19,6 +20,7 @@ pub mod app;
 pub mod assets;
 pub mod csp;
 pub mod error;
+pub mod export;
 pub mod extract;
 pub mod file;
 pub mod guard;

@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use utoipa::OpenApi;
 
 use super::error::{ApiError, Problem};
-use super::{api, pages, parts};
+use super::{api, export, pages, parts};
 use crate::error::Error;
 
 #[derive(OpenApi)]
@@ -31,6 +31,8 @@ use crate::error::Error;
         parts::raw,
         pages::list,
         pages::message,
+        // Taking mail out.
+        export::export,
     ),
     components(schemas(
         api::Status,
