@@ -46,6 +46,12 @@ FROM ${RUNTIME_IMAGE}
 
 ARG APP_UID=10001
 ARG APP_GID=10001
+# Chromium renders the PDFs of /message/<id>.pdf (without it that route answers 501); the DejaVu
+# fonts give it glyphs for most scripts. Nothing else from the distribution is needed.
+# hadolint ignore=DL3008
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends chromium fonts-dejavu-core \
+ && rm -rf /var/lib/apt/lists/*
 RUN groupadd --gid "${APP_GID}" mailshelf \
  && useradd --uid "${APP_UID}" --gid mailshelf --no-create-home --no-log-init \
       --home-dir /nonexistent --shell /usr/sbin/nologin mailshelf \
@@ -57,7 +63,8 @@ COPY --from=builder /out/mailshelf /usr/local/bin/mailshelf
 # The archive is mounted read-only at /mail; uploads are written to /data.
 ENV MAILSHELF_PATH=/mail \
     MAILSHELF_LISTEN=0.0.0.0:8080 \
-    MAILSHELF_DATA_DIR=/data
+    MAILSHELF_DATA_DIR=/data \
+    MAILSHELF_CHROMIUM=/usr/bin/chromium
 
 USER ${APP_UID}:${APP_GID}
 VOLUME /data

@@ -24,6 +24,7 @@ pub mod limits;
 pub mod model;
 pub mod par;
 pub mod parse;
+pub mod pdf;
 pub mod query;
 pub mod rewrite;
 pub mod route;

@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 
 use crate::common::{repo_path, TestApp};
 
-type Log = Arc<Mutex<Vec<String>>>;
+pub type Log = Arc<Mutex<Vec<String>>>;
 
 async fn record(State(log): State<Log>, req: Request, next: Next) -> Response {
     let uri = req.uri().to_string();
@@ -23,7 +23,7 @@ async fn record(State(log): State<Log>, req: Request, next: Next) -> Response {
 }
 
 /// Serves `router` on 127.0.0.1 with a free port, logging every request's path and query.
-async fn serve(router: Router) -> (String, Log) {
+pub async fn serve(router: Router) -> (String, Log) {
     serve_on("127.0.0.1", router).await
 }
 
@@ -40,7 +40,7 @@ async fn serve_on(ip: &str, router: Router) -> (String, Log) {
 }
 
 /// The stand-in for the internet: answers anything with a small image, stylesheet or page.
-async fn internet() -> (String, Log) {
+pub async fn internet() -> (String, Log) {
     let router = Router::new().fallback(|req: Request| async move {
         let path = req.uri().path().to_string();
         let png: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\x9cc\xf8\x0f\0\0\x01\x01\0\x05\x18\xd8N\0\0\0\0IEND\xaeB`\x82";
@@ -111,7 +111,7 @@ async fn load_with(url: &str, extra: &[&str]) -> String {
 }
 
 /// Writes the hostile templates with the stand-in's address filled in.
-fn hostile_messages(dir: &Path, remote: &str) -> Vec<PathBuf> {
+pub fn hostile_messages(dir: &Path, remote: &str) -> Vec<PathBuf> {
     let hostport = remote.trim_start_matches("http://");
     let mut out = Vec::new();
     let src = repo_path("tests/fixtures/hostile");
@@ -128,7 +128,7 @@ fn hostile_messages(dir: &Path, remote: &str) -> Vec<PathBuf> {
     out
 }
 
-fn requested(log: &Log) -> Vec<String> {
+pub fn requested(log: &Log) -> Vec<String> {
     log.lock().expect("log").clone()
 }
 

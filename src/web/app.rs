@@ -15,7 +15,7 @@ use tower_http::trace::TraceLayer;
 use super::error::{ApiError, PageError};
 use super::guard::{self, Guard};
 use super::state::AppState;
-use super::{api, assets, export, openapi, pages, parts};
+use super::{api, assets, export, openapi, pages, parts, print};
 use crate::error::Error;
 
 /// Builds the router. Tests drive it with `tower::ServiceExt::oneshot`.
@@ -30,7 +30,8 @@ pub fn app(state: AppState) -> Router {
     ));
     Router::new()
         .route("/", get(pages::list))
-        .route("/message/{mid}", get(pages::message))
+        // The message page, or its PDF for `<mid>.pdf` (see print::page_or_pdf).
+        .route("/message/{mid}", get(print::page_or_pdf))
         .route("/part/{mid}/{cid}", get(parts::part))
         .route("/raw/{mid}", get(parts::raw))
         .route("/static/{file}", get(assets::get))
@@ -41,8 +42,9 @@ pub fn app(state: AppState) -> Router {
             get(api::list_messages).post(api::upload).layer(DefaultBodyLimit::max(state.config.max_upload)),
         )
         .route("/api/messages/{id}", get(api::get_message).delete(api::delete_message))
-        // Taking mail out: exports of a search.
+        // Taking mail out: exports of a search, the print view and its PDF.
         .route("/api/export", get(export::export))
+        .route("/message/{mid}/print", get(print::print))
         .fallback(not_found)
         .layer(compress)
         .layer(cors)

@@ -7,7 +7,7 @@
 //!    [`guard`] (who may address the server and write to it, and the headers every answer carries);
 //! 2. handlers, one room for each thing served: [`pages`] for people, [`api`] for scripts,
 //!    [`parts`] for a message's parts and source; [`export`] for searches taken out as mbox, zip
-//!    or CSV;
+//!    or CSV; [`print`] for a message laid out for paper;
 //! 3. [`openapi`], the document that describes the handlers;
 //! 4. [`app`], the router, and [`server`], the accept loop that serves it (header deadlines,
 //!    a cap on open connections, graceful shutdown).
@@ -27,6 +27,7 @@ pub mod guard;
 pub mod openapi;
 pub mod pages;
 pub mod parts;
+pub mod print;
 pub mod server;
 pub mod state;
 

@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use utoipa::OpenApi;
 
 use super::error::{ApiError, Problem};
-use super::{api, export, pages, parts};
+use super::{api, export, pages, parts, print};
 use crate::error::Error;
 
 #[derive(OpenApi)]
@@ -33,6 +33,8 @@ use crate::error::Error;
         pages::message,
         // Taking mail out.
         export::export,
+        print::print,
+        print::pdf,
     ),
     components(schemas(
         api::Status,
