@@ -69,24 +69,45 @@ pub fn matching_ids(archive: &Archive, query: &str) -> Result<Vec<EntryId>, Erro
     Ok(archive.index().listed().iter().copied().filter(|id| matched.contains(id)).collect())
 }
 
-/// A message read for export: its index entry and the message parsed from its source.
+/// A message read for export: its index entry, its bytes as given, and the message parsed from
+/// them when the format needs it.
 pub struct Exported {
     pub entry: Entry,
-    pub message: Message,
+    /// The source's bytes, as `/raw/` serves them.
+    given: Arc<[u8]>,
+    /// `None` when the bytes are a plain Internet message and the format needs nothing parsed.
+    message: Option<Message>,
 }
 
-/// Reads and parses a listed message from its source, bypassing the archive's cache. `None` for
-/// an id that is gone or not listed (removed while the export ran).
-pub fn read(archive: &Archive, id: EntryId) -> Result<Option<Exported>, Error> {
+impl Exported {
+    /// The bytes `/raw/` serves.
+    pub fn given(&self) -> &[u8] {
+        &self.given
+    }
+
+    /// The Internet message: the bytes given, or for a file in another format the one made of it.
+    pub fn internet_message(&self) -> &[u8] {
+        self.message.as_ref().map_or(&self.given, |m| &m.raw)
+    }
+}
+
+/// Reads a listed message from its source, bypassing the archive's cache, and parses it when
+/// `format` needs more than its bytes (CSV, or a file in another format). `None` for an id that is
+/// gone or not listed (removed while the export ran).
+pub fn read(archive: &Archive, id: EntryId, format: Format) -> Result<Option<Exported>, Error> {
     let Some(entry) = archive.index().get(id).cloned() else { return Ok(None) };
     let Location::Top { source, .. } = &entry.location else { return Ok(None) };
-    let raw = source.read().map_err(|_| Error::SourceGone)?;
+    let given: Arc<[u8]> = Arc::from(source.read().map_err(|_| Error::SourceGone)?);
     let path = match source {
         Source::File { path } => Some(path.as_path()),
         Source::Mbox { .. } => None,
     };
-    let message = crate::parse::parse_file(Arc::from(raw), path)?;
-    Ok(Some(Exported { entry, message }))
+    let message = if format == Format::Csv || !crate::parse::is_plain_message(&given, path) {
+        Some(crate::parse::parse_file(given.clone(), path)?)
+    } else {
+        None
+    };
+    Ok(Some(Exported { entry, given, message }))
 }
 
 /// Writes every message of `ids` in `format` to `out`, reading each with `read`. A message that
@@ -131,9 +152,14 @@ impl<W: Write> Writer<W> {
 
     pub fn add(&mut self, m: &Exported) -> std::io::Result<()> {
         match self {
-            Writer::Mbox(w) => w.add(&mbox_sender(&m.message), m.entry.summary.timestamp, &m.message.raw),
+            Writer::Mbox(w) => {
+                w.add(&mbox_sender(m.entry.summary.from.as_deref()), m.entry.summary.timestamp, m.internet_message())
+            }
             Writer::Zip(w) => w.add(m),
-            Writer::Csv(w) => Ok(w.write_record(csv_row(m))?),
+            Writer::Csv(w) => match &m.message {
+                Some(msg) => Ok(w.write_record(csv_row(&m.entry, msg))?),
+                None => Err(std::io::Error::other("a CSV row needs the parsed message")),
+            },
         }
     }
 
@@ -190,8 +216,8 @@ impl<W: Write> MboxWriter<W> {
 
 /// The address for a `From ` line: the sender's address, else `MAILER-DAEMON`; never with white
 /// space, which would end the field.
-pub fn mbox_sender(msg: &Message) -> String {
-    let from = msg.summary.from.as_deref().unwrap_or("");
+pub fn mbox_sender(from: Option<&str>) -> String {
+    let from = from.unwrap_or("");
     let first = from.split(", ").next().unwrap_or("");
     let addr = match (first.rfind('<'), first.rfind('>')) {
         (Some(a), Some(b)) if a < b => &first[a + 1..b],
@@ -234,15 +260,15 @@ impl<W: Write> ZipExport<W> {
     }
 
     fn add(&mut self, m: &Exported) -> std::io::Result<()> {
-        let name = self.unique(&zip_name(&m.entry, &m.message));
+        let name = self.unique(&zip_name(&m.entry, m.message.as_ref()));
         let mut options = zip::write::SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Stored)
-            .large_file(m.message.given().len() as u64 >= u64::from(u32::MAX));
+            .large_file(m.given().len() as u64 >= u64::from(u32::MAX));
         if let Some(t) = m.entry.summary.timestamp.and_then(|ts| zip_time(ts, m.entry.summary.zone.unwrap_or(0))) {
             options = options.last_modified_time(t);
         }
         self.zip.start_file(name, options).map_err(std::io::Error::other)?;
-        self.zip.write_all(m.message.given())
+        self.zip.write_all(m.given())
     }
 
     /// `name`, or `name (2)`, `name (3)`… when a file of that name (compared without case, as
@@ -266,7 +292,7 @@ impl<W: Write> ZipExport<W> {
 
 /// `<date>-<subject>.<ext>`: the date the message was written (its own zone), the subject made
 /// safe as a file name on every common system, and the extension of what `/raw/` gives.
-pub fn zip_name(entry: &Entry, msg: &Message) -> String {
+pub fn zip_name(entry: &Entry, msg: Option<&Message>) -> String {
     let date = entry.summary.date().and_then(|d| d.get(..10).map(str::to_string)).unwrap_or_else(|| "undated".into());
     let subject = safe_file_stem(entry.summary.subject.as_deref().unwrap_or(""));
     let subject = if subject.is_empty() { "no subject".to_string() } else { subject };
@@ -275,8 +301,8 @@ pub fn zip_name(entry: &Entry, msg: &Message) -> String {
 
 /// The extension of the bytes `/raw/` serves: `.msg` for an Outlook file, the source file's own
 /// extension for another format, else `.eml`.
-fn raw_extension(entry: &Entry, msg: &Message) -> String {
-    match &msg.origin.original {
+fn raw_extension(entry: &Entry, msg: Option<&Message>) -> String {
+    match msg.and_then(|m| m.origin.original.as_ref()) {
         Some(o) if o.starts_with(crate::ingest::OLE_MAGIC) => "msg".into(),
         Some(_) => match &entry.location {
             Location::Top { source, .. } => source
@@ -348,22 +374,21 @@ const CSV_HEADER: [&str; 11] = [
     "size",
 ];
 
-fn csv_row(m: &Exported) -> [String; 11] {
-    let msg = &m.message;
+fn csv_row(entry: &Entry, msg: &Message) -> [String; 11] {
     let names: Vec<String> = attachments(msg).map(|i| crate::view::part_filename(&msg.parts[i])).collect();
-    let (folder, labels) = folder_and_labels(&m.entry);
+    let (folder, labels) = folder_and_labels(entry);
     [
-        m.entry.summary.date().unwrap_or_default(),
+        entry.summary.date().unwrap_or_default(),
         cell(msg.summary.from.as_deref()),
         cell(msg.summary.to.as_deref()),
         cell(msg.summary.cc.as_deref()),
         cell(msg.summary.subject.as_deref()),
-        cell(m.entry.message_id()),
+        cell(entry.message_id()),
         cell(Some(&folder)),
         cell(Some(&labels)),
         names.len().to_string(),
         cell(Some(&names.join("; "))),
-        m.entry.size.to_string(),
+        entry.size.to_string(),
     ]
 }
 

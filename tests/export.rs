@@ -182,3 +182,42 @@ async fn list_page_links_the_export() {
     assert!(page.contains("/api/export?q=from%3Aclaire&amp;format=mbox"), "{page}");
     assert!(page.contains("format=zip") && page.contains("format=csv"));
 }
+
+/// Files in other formats: the zip holds each file as given (`/raw/`, under its own extension), the
+/// mbox the Internet message made of it, which a second mailshelf reads back with its subject.
+#[tokio::test]
+async fn other_formats_export_as_given_and_as_mail() {
+    let msg = corpus_dir().join("msgreader/MsgReaderTests/SampleFiles/TxtSampleEmail.msg");
+    let app = TestApp::new(&[repo_path("tests/fixtures/formats"), msg]);
+    let count = app.archive.index().listed_count();
+    assert!(count >= 4, "{count}");
+
+    let zip = export(&app, "/api/export?format=zip").await;
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(zip.body)).unwrap();
+    let mut files = Vec::new();
+    let mut extensions = std::collections::BTreeSet::new();
+    for i in 0..zip.len() {
+        let mut f = zip.by_index(i).unwrap();
+        extensions.insert(f.name().unwrap().rsplit('.').next().unwrap().to_string());
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).unwrap();
+        files.push(bytes);
+    }
+    files.sort();
+    assert!(files == raw_messages(&app).await, "the zip holds each file as /raw/ gives it");
+    assert!(extensions.contains("msg") && extensions.contains("webarchive"), "{extensions:?}");
+
+    let mbox = export(&app, "/api/export?format=mbox").await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("export.mbox");
+    std::fs::write(&path, &mbox.body).unwrap();
+    let again = TestApp::new(&[path]);
+    let subjects = |app: &TestApp| {
+        let index = app.archive.index();
+        let mut s: Vec<Option<String>> =
+            index.listed().iter().filter_map(|&id| Some(index.get(id)?.summary.subject.clone())).collect();
+        s.sort();
+        s
+    };
+    assert_eq!(subjects(&app), subjects(&again));
+}

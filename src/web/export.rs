@@ -65,10 +65,11 @@ pub async fn export(State(state): State<AppState>, Params(q, _): Params<ExportQu
     let archive = state.archive().clone();
     tokio::task::spawn_blocking(move || {
         let out = ChannelWriter { tx: tx.clone(), buf: Vec::with_capacity(CHUNK) };
-        let written = export::write_all(format, &ids, |id| export::read(&archive, id), out).and_then(|mut w| {
-            w.flush()?;
-            Ok(())
-        });
+        let written =
+            export::write_all(format, &ids, |id| export::read(&archive, id, format), out).and_then(|mut w| {
+                w.flush()?;
+                Ok(())
+            });
         if let Err(e) = written {
             if e.kind() != std::io::ErrorKind::BrokenPipe {
                 tracing::error!(error = %e, "export failed");
