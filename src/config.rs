@@ -168,7 +168,7 @@ impl Config {
 /// empty, no PDFs; a name, looked up on PATH; a path, which must be a file. A browser that was
 /// asked for and is not there is a start-up error, not a surprise at the first PDF.
 fn chromium_setting(value: Option<&str>) -> Result<Option<PathBuf>, Error> {
-    let Some(v) = value.map(str::trim) else { return Ok(crate::pdf::find_chromium(None)) };
+    let Some(v) = value.map(str::trim) else { return Ok(find_chromium(None)) };
     if v.is_empty() || v.eq_ignore_ascii_case("none") {
         return Ok(None);
     }
@@ -179,6 +179,19 @@ fn chromium_setting(value: Option<&str>) -> Result<Option<PathBuf>, Error> {
             .and_then(|path| std::env::split_paths(&path).map(|dir| dir.join(v)).find(|c| c.is_file()))
     };
     found.map(Some).ok_or_else(|| Error::BadSetting(format!("--chromium: {v:?} is not a file or a program on PATH")))
+}
+
+/// The browser to render PDFs with: the one named, else the first of `chromium`,
+/// `chromium-browser`, `google-chrome` on `PATH`; `None` when there is none (PDFs then answer 501).
+pub fn find_chromium(named: Option<&std::path::Path>) -> Option<PathBuf> {
+    if let Some(p) = named {
+        return Some(p.to_path_buf());
+    }
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
+        .find(|candidate| candidate.is_file())
 }
 
 pub fn parse_listen(s: &str) -> Result<SocketAddr, Error> {

@@ -14,7 +14,7 @@
 pub mod attach;
 pub mod cdp;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -41,17 +41,4 @@ pub async fn render(
 ) -> Result<(Vec<u8>, Vec<String>), Error> {
     let _one_at_a_time = RENDERS.acquire().await.map_err(|e| Error::internal("pdf renderer", e))?;
     cdp::print(chromium, path, fetch, allow_remote, RENDER_TIMEOUT).await
-}
-
-/// The browser to render with: the one named, else the first of `chromium`, `chromium-browser`,
-/// `google-chrome` on `PATH`; `None` when there is none (PDFs are then answered with 501).
-pub fn find_chromium(named: Option<&Path>) -> Option<PathBuf> {
-    if let Some(p) = named {
-        return Some(p.to_path_buf());
-    }
-    let path = std::env::var_os("PATH")?;
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
-        .find(|candidate| candidate.is_file())
 }
