@@ -269,7 +269,7 @@ async fn make_pdf(state: &AppState, mid: &str, q: &PrintQuery) -> Result<Respons
         ""
     };
     let path = format!("{}/print{query}", route::message_url(&loaded.entry.key));
-    let (printed, blocked) = pdf::render(&chromium, &path, fetcher(state.clone()), remote).await?;
+    let (printed, blocked) = pdf::render(&chromium, &path, fetcher(state.clone(), path.clone()), remote).await?;
     if !blocked.is_empty() {
         tracing::info!(blocked = blocked.len(), "requests refused while printing a message");
     }
@@ -300,14 +300,19 @@ async fn make_pdf(state: &AppState, mid: &str, q: &PrintQuery) -> Result<Respons
     Ok(res)
 }
 
-/// Answers the browser's requests under [`pdf::ORIGIN`] with mailshelf's own router, in-process:
-/// the print view, its parts, nothing else exists there.
-fn fetcher(state: AppState) -> pdf::Fetcher {
+/// Answers the browser's requests under [`pdf::ORIGIN`] with mailshelf's own router, in-process.
+/// Only the print view at `page` and what it can load (parts, mailshelf's static files) exist
+/// there: not the API, other pages, nor a PDF (whose render would wait for this one).
+fn fetcher(state: AppState, page: String) -> pdf::Fetcher {
     let router = super::app::app(state);
     Arc::new(move |path: String| {
         let router = router.clone();
+        let allowed = path == page || path.starts_with("/part/") || path.starts_with("/static/");
         Box::pin(async move {
             let failed = |status: u16| Fetched { status, headers: Vec::new(), body: Vec::new() };
+            if !allowed {
+                return failed(404);
+            }
             let Ok(req) = Request::get(&path).header(header::HOST, "mailshelf.localhost").body(Body::empty()) else {
                 return failed(400);
             };
