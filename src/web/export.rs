@@ -47,8 +47,16 @@ pub struct ExportQuery {
 #[utoipa::path(get, path = "/api/export", tag = "messages",
     params(ExportQuery),
     responses(
-        (status = 200, description = "The export, as a download named after the query", content_type = "application/mbox", body = Vec<u8>,
-            headers(("content-disposition" = String, description = "`attachment; filename=\"mailshelf-<query>.<ext>\"`"))),
+        (status = 200, description = "The export, as a download named after the query",
+            content(
+                (Vec<u8> = "application/mbox"),
+                (Vec<u8> = "application/zip"),
+                (String = "text/csv"),
+            ),
+            headers(
+                ("content-disposition" = String, description = "`attachment; filename=\"mailshelf-<query>.<ext>\"`"),
+                ("x-mailshelf-messages" = u64, description = "How many messages the export holds"),
+            )),
         (status = 400, description = "Unknown format, a query that does not parse, or a query while search is turned off", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn export(State(state): State<AppState>, Params(q, _): Params<ExportQuery>) -> Result<Response, ApiError> {

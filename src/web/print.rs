@@ -239,7 +239,8 @@ pub async fn page_or_pdf(state: State<AppState>, req: Request) -> Response {
 #[utoipa::path(get, path = "/message/{mid}.pdf", tag = "pages",
     params(("mid" = String, Path, description = "The message id"), PrintQuery),
     responses(
-        (status = 200, description = "The PDF", content_type = "application/pdf", body = Vec<u8>),
+        (status = 200, description = "The PDF", content_type = "application/pdf", body = Vec<u8>,
+            headers(("x-mailshelf-blocked-requests" = u64, description = "Requests the page made that were refused while rendering"))),
         (status = 400, description = "Malformed id", content_type = "text/html"),
         (status = 404, description = "No such message", content_type = "text/html"),
         (status = 501, description = "This server has no PDF renderer (Chromium); a page, or problem+json when asked for JSON", body = Problem, content_type = "application/problem+json"),
