@@ -196,6 +196,8 @@ async fn hostile_messages_load_nothing_remote_and_run_nothing() {
     for id in &ids {
         pages.push(format!("{base}/message/{id}"));
         pages.push(format!("{base}/message/{id}?view=text"));
+        // The print view inlines the body instead of framing it: held to the same rules.
+        pages.push(format!("{base}/message/{id}/print"));
         // Every part opened directly, as a user clicking "open" would.
         let detail = app.json(&format!("/api/messages/{id}")).await;
         let mut stack = vec![&detail["parts"][0]];
@@ -241,6 +243,14 @@ async fn remote_content_loads_when_asked() {
     load(&format!("{base}/message/hostile-remote@test.invalid?remote=1")).await;
     let got = requested(&remote_log);
     assert!(got.iter().any(|g| g == "/allowed-when-asked.png"), "the remote image loaded when asked: {got:#?}");
+    assert!(!got.iter().any(|g| g.contains("script-ran")), "still nothing runs: {got:#?}");
+    // The same for the print view, whose body is inline rather than framed.
+    remote_log.lock().expect("log").clear();
+    load(&format!("{base}/message/hostile-remote@test.invalid/print")).await;
+    assert!(requested(&remote_log).is_empty(), "the print view loads nothing remote unasked");
+    load(&format!("{base}/message/hostile-remote@test.invalid/print?remote=1")).await;
+    let got = requested(&remote_log);
+    assert!(got.iter().any(|g| g == "/allowed-when-asked.png"), "the print view loads it when asked: {got:#?}");
     assert!(!got.iter().any(|g| g.contains("script-ran")), "still nothing runs: {got:#?}");
 }
 
