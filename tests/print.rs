@@ -114,6 +114,7 @@ async fn pdf_has_the_message_and_the_original_inside() {
     assert!(has(b"/AFRelationship /Source") || has(b"/AFRelationship/Source"));
     assert!(has(b"/Subtype /message#2Frfc822") || has(b"/Subtype/message#2Frfc822"));
     assert!(has(b"<x:xmpmeta"));
+    assert!(has(b"/OutputIntents") && has(b"/GTS_PDFA1") && has(b"/ID"));
 
     // A message with a text body only.
     let file = pdf_of(&app, "/message/welcome@example.com.pdf", dir.path()).await;

@@ -8,12 +8,20 @@
 //!   document information dictionary and, identically, in XMP metadata (PDF/A wants the two to
 //!   agree).
 //!
-//! What it does not add is an output intent (an ICC colour profile), so the file is not PDF/A
-//! conformant and does not claim to be: there is no `pdfaid` entry in its metadata.
+//! - An output intent with an sRGB ICC profile says what Chromium's device RGB colours mean, and
+//!   the trailer gets the file identifier Chromium leaves out.
+//!
+//! No validator has checked the result against the rest of ISO 19005-3, so it does not claim to be
+//! PDF/A: there is no `pdfaid` entry in its metadata.
 
 use lopdf::{dictionary, Document, Object, ObjectId, Stream, StringFormat};
 
 use crate::error::Error;
+
+/// An sRGB profile (ICC v4 layout, marked 4.2, the version ISO 32000-1 names): Little CMS's built-in
+/// sRGB, written by `PIL.ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()` with
+/// bytes 8..12 set to `04 20 00 00`. Its header has no profile ID, so the version can be set alone.
+const SRGB_ICC: &[u8] = include_bytes!("srgb.icc");
 
 /// What the PDF says about itself.
 #[derive(Debug, Clone, Default)]
@@ -59,14 +67,35 @@ pub fn attach(pdf: &[u8], original: &[u8], meta: &PdfMeta) -> Result<Vec<u8>, Er
         "EF" => dictionary! { "F" => file_id, "UF" => file_id },
     });
 
-    let metadata_id = doc.add_object(
-        Stream::new(dictionary! { "Type" => "Metadata", "Subtype" => "XML" }, xmp(meta, date.as_deref()).into_bytes())
-            .with_compression(false),
-    );
     let names_id = doc.add_object(dictionary! {
         "Names" => vec![text_string(&meta.file_name), Object::Reference(spec_id)],
     });
+    let icc_id = doc.add_object(Stream::new(dictionary! { "N" => 3 }, SRGB_ICC.to_vec()));
+    let intent = dictionary! {
+        "Type" => "OutputIntent",
+        "S" => "GTS_PDFA1",
+        "OutputConditionIdentifier" => text_string("sRGB IEC61966-2.1"),
+        "Info" => text_string("sRGB IEC61966-2.1"),
+        "DestOutputProfile" => icc_id,
+    };
+    let producer = doc
+        .trailer
+        .get(b"Info")
+        .and_then(Object::as_reference)
+        .and_then(|id| doc.get_dictionary(id))
+        .and_then(|info| info.get(b"Producer"))
+        .ok()
+        .and_then(|p| p.as_str().ok())
+        .map(|p| String::from_utf8_lossy(p).into_owned());
+    let metadata_id = doc.add_object(
+        Stream::new(
+            dictionary! { "Type" => "Metadata", "Subtype" => "XML" },
+            xmp(meta, producer.as_deref()).into_bytes(),
+        )
+        .with_compression(false),
+    );
     let catalog = doc.catalog_mut().map_err(fail)?;
+    catalog.set("OutputIntents", vec![Object::Dictionary(intent)]);
     catalog.set("AF", vec![Object::Reference(spec_id)]);
     catalog.set("Metadata", metadata_id);
     // Merge into a name dictionary Chromium may have written, else start one.
@@ -103,6 +132,13 @@ pub fn attach(pdf: &[u8], original: &[u8], meta: &PdfMeta) -> Result<Vec<u8>, Er
             info.remove(b"CreationDate");
             info.remove(b"ModDate");
         }
+    }
+    // A file identifier, which PDF/A requires and Chromium does not write: from the message's
+    // bytes, so the same message always gives the same one.
+    if doc.trailer.get(b"ID").is_err() {
+        let id = blake3::hash(original).as_bytes()[..16].to_vec();
+        let id = Object::String(id, StringFormat::Hexadecimal);
+        doc.trailer.set("ID", vec![id.clone(), id]);
     }
     // Associated files and the name tree of embedded files are PDF 1.7 features (ISO 32000-1),
     // the base PDF/A-3 builds on; Chromium writes a 1.4 header.
@@ -146,7 +182,7 @@ fn pdf_date(timestamp: i64, zone_minutes: i16) -> String {
 }
 
 /// XMP metadata (ISO 16684-1) saying what the information dictionary says.
-fn xmp(meta: &PdfMeta, _pdf_date: Option<&str>) -> String {
+fn xmp(meta: &PdfMeta, producer: Option<&str>) -> String {
     let esc = |s: &str| html_escape::encode_text(s).into_owned();
     let created = meta.date.map(|(ts, zone)| crate::dates::rfc3339(ts, zone));
     let mut fields = String::new();
@@ -162,6 +198,9 @@ fn xmp(meta: &PdfMeta, _pdf_date: Option<&str>) -> String {
         fields.push_str(&format!("<xmp:CreateDate>{c}</xmp:CreateDate>\n<xmp:ModifyDate>{c}</xmp:ModifyDate>\n"));
     }
     fields.push_str("<xmp:CreatorTool>mailshelf</xmp:CreatorTool>\n");
+    if let Some(p) = producer {
+        fields.push_str(&format!("<pdf:Producer>{}</pdf:Producer>\n", esc(p)));
+    }
     format!(
         "<?xpacket begin=\"\u{feff}\" id=\"W5M0MpCehiHzreSzNTczkc9d\"?>\n\
          <x:xmpmeta xmlns:x=\"adobe:ns:meta/\">\n\
