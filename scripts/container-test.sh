@@ -170,6 +170,15 @@ if podman exec "$CONTAINER" sh -c 'touch /mail/.write-probe' 2>/dev/null; then
 fi
 log "/data writable, /mail read-only"
 
+# --- 6b. PDF ------------------------------------------------------------------
+# The image carries Chromium for /message/<id>.pdf: a render inside the container, as its
+# unprivileged user, proves the browser starts there (with its sandbox or without).
+pdf_file="$WORK/welcome.pdf"
+pdf_status=$(curl -sS --max-time 120 -o "$pdf_file" -w '%{http_code}' "$BASE_URL/message/welcome@example.com.pdf" || true)
+[ "$pdf_status" = 200 ] || { podman logs --tail 20 "$CONTAINER" >&2 || true; fail "GET /message/welcome@example.com.pdf answered ${pdf_status:-nothing}, expected 200"; }
+[ "$(head -c 5 "$pdf_file")" = "%PDF-" ] || fail "the PDF route did not answer a PDF"
+log "PDF rendered in the container ($(wc -c <"$pdf_file") bytes)"
+
 # --- 7. report ----------------------------------------------------------------
 size_bytes=$(podman image inspect --format '{{.Size}}' "$IMAGE")
 log "image $IMAGE: $(podman images --format '{{.Size}}' "$IMAGE" | head -n1) ($size_bytes bytes)"

@@ -52,6 +52,8 @@ impl OpenArgs {
             allowed_hosts: Vec::new(),
             max_connections: crate::limits::DEFAULT_MAX_CONNECTIONS,
             header_timeout: crate::limits::DEFAULT_HEADER_TIMEOUT_SECS,
+            // Looked for on PATH, as `serve` does: a PDF of the opened message works when there is one.
+            chromium: None,
         }
     }
 }
@@ -103,6 +105,12 @@ pub struct ServeArgs {
     #[arg(long, env = "MAILSHELF_HEADER_TIMEOUT", default_value_t = crate::limits::DEFAULT_HEADER_TIMEOUT_SECS, value_name = "SECONDS",
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub header_timeout: u64,
+
+    /// The Chromium (or Chrome) that renders PDFs of messages: a path, or a name looked up on
+    /// PATH; `none` turns PDFs off. Default: the first of chromium, chromium-browser and
+    /// google-chrome on PATH; without one the PDF route answers 501.
+    #[arg(long, env = "MAILSHELF_CHROMIUM", value_name = "PATH")]
+    pub chromium: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -127,6 +135,8 @@ pub struct Config {
     pub max_connections: usize,
     /// Time to send a request's headers, and to start the next one on a kept-alive connection.
     pub header_timeout: Duration,
+    /// The browser that renders PDFs; `None`: PDFs are not available (501).
+    pub chromium: Option<PathBuf>,
 }
 
 impl Config {
@@ -172,6 +182,7 @@ impl Config {
             }
             allowed_hosts.push(name);
         }
+        let chromium = chromium_setting(args.chromium.as_deref())?;
         Ok(Config {
             paths,
             listen,
@@ -182,8 +193,39 @@ impl Config {
             search: args.search,
             max_connections: args.max_connections as usize,
             header_timeout: Duration::from_secs(args.header_timeout),
+            chromium,
         })
     }
+}
+
+/// `--chromium`: unset, look on PATH (none found is not an error: PDFs answer 501); `none` or
+/// empty, no PDFs; a name, looked up on PATH; a path, which must be a file. A browser that was
+/// asked for and is not there is a start-up error, not a surprise at the first PDF.
+fn chromium_setting(value: Option<&str>) -> Result<Option<PathBuf>, Error> {
+    let Some(v) = value.map(str::trim) else { return Ok(find_chromium(None)) };
+    if v.is_empty() || v.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    let found = if v.contains('/') {
+        Some(PathBuf::from(v)).filter(|p| p.is_file())
+    } else {
+        std::env::var_os("PATH")
+            .and_then(|path| std::env::split_paths(&path).map(|dir| dir.join(v)).find(|c| c.is_file()))
+    };
+    found.map(Some).ok_or_else(|| Error::BadSetting(format!("--chromium: {v:?} is not a file or a program on PATH")))
+}
+
+/// The browser to render PDFs with: the one named, else the first of `chromium`,
+/// `chromium-browser`, `google-chrome` on `PATH`; `None` when there is none (PDFs then answer 501).
+pub fn find_chromium(named: Option<&std::path::Path>) -> Option<PathBuf> {
+    if let Some(p) = named {
+        return Some(p.to_path_buf());
+    }
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
+        .find(|candidate| candidate.is_file())
 }
 
 pub fn parse_listen(s: &str) -> Result<SocketAddr, Error> {

@@ -48,6 +48,12 @@ pub enum Error {
     /// A setting given at start-up cannot be used (a flag's value, an address to listen on).
     #[error("{0}")]
     BadSetting(String),
+    /// PDFs are made with a browser this server does not have.
+    #[error(
+        "PDFs are rendered with Chromium, which this server does not have; install it (Debian: apt-get install chromium) \
+         or name it with --chromium / MAILSHELF_CHROMIUM. The print view works without it"
+    )]
+    NoRenderer,
     /// The source a message was indexed from is gone or changed under us.
     #[error("the source of this message is no longer readable")]
     SourceGone,
@@ -83,6 +89,7 @@ impl Error {
             Error::CrossSiteWrite => 403,
             Error::ReadOnly => 405,
             Error::SourceGone => 410,
+            Error::NoRenderer => 501,
             // Start-up errors never reach a request; were one to, it is ours to fix.
             Error::BadPath { .. } | Error::BadSetting(_) => 500,
             Error::Io(_) | Error::Internal { .. } => 500,
@@ -107,13 +114,15 @@ impl Error {
             Error::BadPath { .. } => ("bad-path", "Unusable path"),
             Error::BadSetting(_) => ("bad-setting", "Unusable setting"),
             Error::SourceGone => ("source-gone", "Source no longer readable"),
+            Error::NoRenderer => ("no-renderer", "PDF rendering not available"),
             Error::Io(_) | Error::Internal { .. } => ("internal", "Internal error"),
         }
     }
 
-    /// What a user may be told: internal details stay in the log.
+    /// What a user may be told: internal details stay in the log. (A missing renderer is a 5xx
+    /// that is no secret: it says what to install.)
     pub fn public_detail(&self) -> String {
-        if self.status() >= 500 {
+        if self.status() >= 500 && !matches!(self, Error::NoRenderer) {
             "Something went wrong on our side; the server log has the details.".to_string()
         } else {
             self.to_string()

@@ -6,7 +6,9 @@
 //! (lookups by Message-ID, Content-ID, hash; kept by `store` and `search`, driven by `archive`) →
 //! `route` (our URLs, and resolving `cid:`/`mid:`/Content-Location references to them) →
 //! `rewrite` (lol_html and CSS rewriting, pure) → `view` (a message as a reader sees it, HTTP-free)
-//! → `web` (the only place that knows HTTP).
+//! → `web` (the only place that knows HTTP). Beside `view`, `export` (mbox, zip and CSV writers)
+//! and `pdf` (Chromium over the DevTools protocol, and the embedding of the original) take mail
+//! out, free of HTTP too.
 //!
 //! Imports follow the same order: a module uses only the stages before it and the leaf helpers
 //! (`error`, `config`, `ids`, `uri`, `dates`, `text`, `query`, `par`), never one after it. Inside
@@ -16,6 +18,7 @@ pub mod archive;
 pub mod config;
 pub mod dates;
 pub mod error;
+pub mod export;
 pub mod folders;
 pub mod frame;
 pub mod ids;
@@ -26,6 +29,7 @@ pub mod model;
 pub mod open;
 pub mod par;
 pub mod parse;
+pub mod pdf;
 pub mod query;
 pub mod rewrite;
 pub mod route;

@@ -4,7 +4,7 @@
 //! CJK character on its own (so a phrase of them matches inside longer runs), then lower-cased and
 //! folded to ASCII, so "Café" finds "cafe".
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::ops::Bound;
 use std::path::Path;
 use std::sync::Mutex;
@@ -232,20 +232,19 @@ impl Search {
         Ok(Hits { total, ids: if limit == 0 { Vec::new() } else { ids } })
     }
 
-    /// Every message matching a query, in no particular order (for counting and grouping, where
-    /// ranking would be wasted).
-    pub fn all_ids(&self, q: &str) -> Result<Vec<u32>, Error> {
-        let query = self.build(&query::parse(q)?)?;
+    /// Every id a query matches, unranked: for exports, which want all of them and no order of
+    /// relevance (one pass over the matches, where paging ranked results would cost the whole
+    /// depth again on every page).
+    pub fn matching(&self, q: &str) -> Result<HashSet<u32>, Error> {
+        let parsed = query::parse(q)?;
+        let query = self.build(&parsed)?;
         let searcher = self.reader.searcher();
-        let found = searcher.search(&*query, &tantivy::collector::DocSetCollector).map_err(fail)?;
-        let mut columns = HashMap::new();
-        let mut ids = Vec::with_capacity(found.len());
-        for addr in found {
-            let column = columns
-                .entry(addr.segment_ord)
-                .or_insert_with(|| searcher.segment_reader(addr.segment_ord).fast_fields().u64("id").ok());
-            if let Some(v) = column.as_ref().and_then(|c| c.first(addr.doc_id)) {
-                ids.push(v as u32);
+        let docs = searcher.search(&*query, &tantivy::collector::DocSetCollector).map_err(fail)?;
+        let mut ids = HashSet::with_capacity(docs.len());
+        for addr in docs {
+            let seg = searcher.segment_reader(addr.segment_ord);
+            if let Some(id) = seg.fast_fields().u64("id").ok().and_then(|col| col.first(addr.doc_id)) {
+                ids.insert(id as u32);
             }
         }
         Ok(ids)

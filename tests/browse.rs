@@ -205,6 +205,17 @@ async fn gmail_labels_and_maildir_keywords() {
     let page = app.get("/message/gm-0@example.org").await.text();
     assert!(page.contains(r#"href="/folder/Takeout/Mail/All%20mail%20Including%20Spam%20and%20Trash""#), "{page}");
     assert!(page.contains(r#"href="/label/Work%2C%202017""#) || page.contains(r#"href="/label/Work,%202017""#));
+    // The CSV export names each message's folder and labels, and exports one label's messages.
+    let csv = app.get("/api/export?format=csv&label=inbox").await;
+    assert_eq!(csv.status, 200, "{}", csv.text());
+    let text = csv.text();
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert!(rows.iter().all(|r| r.contains("Takeout/Mail/All mail Including Spam and Trash")), "{text}");
+    assert!(
+        text.contains("Inbox; Important; \"Work, 2017\"") || text.contains("Inbox; Important; Work, 2017"),
+        "{text}"
+    );
     let takeout_folder = app.json("/api/folders").await;
     assert!(takeout_folder.to_string().contains("Takeout/Mail/All mail Including Spam and Trash"));
 }

@@ -15,7 +15,7 @@ use tokio::net::TcpListener;
 use crate::common::cdp::Browser;
 use crate::common::{message_with_pictures, repo_path, TestApp};
 
-type Log = Arc<Mutex<Vec<String>>>;
+pub type Log = Arc<Mutex<Vec<String>>>;
 
 async fn record(State(log): State<Log>, req: Request, next: Next) -> Response {
     let uri = req.uri().to_string();
@@ -24,7 +24,7 @@ async fn record(State(log): State<Log>, req: Request, next: Next) -> Response {
 }
 
 /// Serves `router` on 127.0.0.1 with a free port, logging every request's path and query.
-async fn serve(router: Router) -> (String, Log) {
+pub async fn serve(router: Router) -> (String, Log) {
     serve_on("127.0.0.1", router).await
 }
 
@@ -41,7 +41,7 @@ async fn serve_on(ip: &str, router: Router) -> (String, Log) {
 }
 
 /// The stand-in for the internet: answers anything with a small image, stylesheet or page.
-async fn internet() -> (String, Log) {
+pub async fn internet() -> (String, Log) {
     let router = Router::new().fallback(|req: Request| async move {
         let path = req.uri().path().to_string();
         let png: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\x9cc\xf8\x0f\0\0\x01\x01\0\x05\x18\xd8N\0\0\0\0IEND\xaeB`\x82";
@@ -106,7 +106,7 @@ async fn load_with(url: &str, extra: &[&str]) -> String {
 }
 
 /// Writes the hostile templates with the stand-in's address filled in.
-fn hostile_messages(dir: &Path, remote: &str) -> Vec<PathBuf> {
+pub fn hostile_messages(dir: &Path, remote: &str) -> Vec<PathBuf> {
     let hostport = remote.trim_start_matches("http://");
     let mut out = Vec::new();
     let src = repo_path("tests/fixtures/hostile");
@@ -123,7 +123,7 @@ fn hostile_messages(dir: &Path, remote: &str) -> Vec<PathBuf> {
     out
 }
 
-fn requested(log: &Log) -> Vec<String> {
+pub fn requested(log: &Log) -> Vec<String> {
     log.lock().expect("log").clone()
 }
 
@@ -191,6 +191,8 @@ async fn hostile_messages_load_nothing_remote_and_run_nothing() {
     for id in &ids {
         pages.push(format!("{base}/message/{id}"));
         pages.push(format!("{base}/message/{id}?view=text"));
+        // The print view inlines the body instead of framing it: held to the same rules.
+        pages.push(format!("{base}/message/{id}/print"));
         // Every part opened directly, as a user clicking "open" would.
         let detail = app.json(&format!("/api/messages/{id}")).await;
         let mut stack = vec![&detail["parts"][0]];
@@ -236,6 +238,14 @@ async fn remote_content_loads_when_asked() {
     load(&format!("{base}/message/hostile-remote@test.invalid?remote=1")).await;
     let got = requested(&remote_log);
     assert!(got.iter().any(|g| g == "/allowed-when-asked.png"), "the remote image loaded when asked: {got:#?}");
+    assert!(!got.iter().any(|g| g.contains("script-ran")), "still nothing runs: {got:#?}");
+    // The same for the print view, whose body is inline rather than framed.
+    remote_log.lock().expect("log").clear();
+    load(&format!("{base}/message/hostile-remote@test.invalid/print")).await;
+    assert!(requested(&remote_log).is_empty(), "the print view loads nothing remote unasked");
+    load(&format!("{base}/message/hostile-remote@test.invalid/print?remote=1")).await;
+    let got = requested(&remote_log);
+    assert!(got.iter().any(|g| g == "/allowed-when-asked.png"), "the print view loads it when asked: {got:#?}");
     assert!(!got.iter().any(|g| g.contains("script-ran")), "still nothing runs: {got:#?}");
 }
 

@@ -285,11 +285,11 @@ impl Archive {
         }
     }
 
-    /// Every listed message matching a search, in no particular order.
-    pub fn search_all(&self, q: &str) -> Result<Vec<EntryId>, Error> {
+    /// Every listed id a query matches, unranked (for exports).
+    pub fn search_ids(&self, q: &str) -> Result<HashSet<EntryId>, Error> {
         match &self.search {
-            Some(search) => search.all_ids(q),
-            None => Err(Error::BadQuery("search is turned off on this server".into())),
+            Some(search) => search.matching(q),
+            None => Err(Error::BadQuery("search is turned off on this server; only an empty query can run".into())),
         }
     }
 

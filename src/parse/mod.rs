@@ -73,6 +73,19 @@ fn parse_format(raw: Arc<[u8]>, path: Option<&Path>) -> Result<Message, Error> {
     }
 }
 
+/// Whether [`parse_file`] reads `raw` as the Internet message it is, with no other format to make
+/// one of (the tests of `parse_format`, in its order): its bytes are then both the message and
+/// what `/raw/` serves, and an export can copy them without parsing.
+pub fn is_plain_message(raw: &[u8], path: Option<&Path>) -> bool {
+    let named_emlx = path.and_then(|p| p.extension()).is_some_and(|e| e.eq_ignore_ascii_case("emlx"));
+    let other_format = crate::ingest::utf16_to_bytes(raw).is_some()
+        || raw.starts_with(crate::ingest::OLE_MAGIC)
+        || webarchive::is_webarchive(raw)
+        || named_emlx
+        || emlx::is_emlx(raw);
+    !other_format
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -182,7 +182,7 @@ impl View {
             let keep = scope.filter(&index);
             stats::stats(index.listed().iter().filter_map(|&id| index.get(id)).filter(|e| keep(e)))
         } else {
-            let ids = self.archive.search_all(query)?;
+            let ids = self.archive.search_ids(query)?;
             let index = self.archive.index();
             let keep = scope.filter(&index);
             stats::stats(ids.iter().filter_map(|&id| index.get(id)).filter(|e| keep(e)))

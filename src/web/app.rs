@@ -15,7 +15,7 @@ use tower_http::trace::TraceLayer;
 use super::error::{ApiError, PageError};
 use super::guard::{self, Guard};
 use super::state::AppState;
-use super::{api, assets, openapi, pages, parts, thumbs};
+use super::{api, assets, export, openapi, pages, parts, print, thumbs};
 use crate::error::Error;
 
 /// Builds the router. Tests drive it with `tower::ServiceExt::oneshot`.
@@ -34,7 +34,8 @@ pub fn app(state: AppState) -> Router {
         .route("/label/{name}", get(pages::label))
         .route("/thread/{mid}", get(pages::conversation))
         .route("/overview", get(pages::overview))
-        .route("/message/{mid}", get(pages::message))
+        // The message page, or its PDF for `<mid>.pdf` (see print::page_or_pdf).
+        .route("/message/{mid}", get(print::page_or_pdf))
         .route("/part/{mid}/{cid}", get(parts::part))
         .route("/raw/{mid}", get(parts::raw))
         .route("/thumb/{mid}/{cid}", get(thumbs::thumb))
@@ -49,6 +50,9 @@ pub fn app(state: AppState) -> Router {
         .route("/api/folders", get(api::folders))
         .route("/api/labels", get(api::labels))
         .route("/api/stats", get(api::stats))
+        // Taking mail out: exports of a search, the print view and its PDF.
+        .route("/api/export", get(export::export))
+        .route("/message/{mid}/print", get(print::print))
         .fallback(not_found)
         .layer(compress)
         .layer(cors)

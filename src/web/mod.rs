@@ -8,6 +8,7 @@
 //!    and [`charts`] (the overview's SVG pictures);
 //! 2. handlers, one room for each thing served: [`pages`] for people, [`api`] for scripts,
 //!    [`parts`] for a message's parts and source, [`thumbs`] for pictures of image attachments;
+//!    [`export`] for searches taken out as mbox, zip or CSV; [`print`] for a message laid out for paper;
 //! 3. [`openapi`], the document that describes the handlers;
 //! 4. [`app`], the router, and [`server`], the accept loop that serves it (header deadlines,
 //!    a cap on open connections, graceful shutdown).
@@ -21,12 +22,14 @@ pub mod assets;
 pub mod charts;
 pub mod csp;
 pub mod error;
+pub mod export;
 pub mod extract;
 pub mod file;
 pub mod guard;
 pub mod openapi;
 pub mod pages;
 pub mod parts;
+pub mod print;
 pub mod server;
 pub mod state;
 pub mod thumbs;

@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use utoipa::OpenApi;
 
 use super::error::{ApiError, Problem};
-use super::{api, pages, parts, thumbs};
+use super::{api, export, pages, parts, print, thumbs};
 use crate::error::Error;
 
 #[derive(OpenApi)]
@@ -39,6 +39,10 @@ use crate::error::Error;
         pages::conversation,
         pages::overview,
         pages::message,
+        // Taking mail out.
+        export::export,
+        print::print,
+        print::pdf,
     ),
     components(schemas(
         api::Status,

@@ -96,6 +96,8 @@ pub struct ListPage {
     messages_url: String,
     threads_url: String,
     overview_url: String,
+    /// The scope's parameters for the export links (`&folder=…`), empty for the whole list.
+    export_scope: String,
     sidebar: Sidebar,
     total: usize,
     first: usize,
@@ -281,6 +283,11 @@ async fn list_of(state: AppState, scope: Scope, q: ListQuery) -> Result<Response
         messages_url: base.clone(),
         threads_url: format!("{base}?threads=1"),
         overview_url,
+        export_scope: match &scope {
+            Scope::All => String::new(),
+            Scope::Folder(p) => format!("&folder={}", enc(p)),
+            Scope::Label(l) => format!("&label={}", enc(l)),
+        },
         sidebar,
         total,
         first: if shown == 0 { 0 } else { offset + 1 },

@@ -44,6 +44,9 @@ pub fn config_for(paths: &[PathBuf], data_dir: &Path) -> Config {
         search: true,
         max_connections: 512,
         header_timeout: std::time::Duration::from_secs(10),
+        chromium: mailshelf::config::find_chromium(
+            std::env::var_os("MAILSHELF_CHROMIUM").map(PathBuf::from).as_deref(),
+        ),
     }
 }
 

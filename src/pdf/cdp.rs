@@ -1,0 +1,445 @@
+//! A small Chrome DevTools Protocol client: just enough to have a headless Chromium load one page
+//! whose every request we answer ourselves, and print it.
+//!
+//! The browser is started with `--remote-debugging-port=0` and says on its standard error where
+//! it listens (`DevTools listening on ws://…`); one WebSocket to that address carries every
+//! session (flattened sessions, each message tagged with its `sessionId`). Every request any
+//! frame makes is paused (`Fetch.enable` on the page and on every frame target attached to it,
+//! before they may run), and then:
+//!
+//! - a URL under [`ORIGIN`] is answered with the bytes the caller's [`Fetcher`] gives: the page
+//!   and its parts come from mailshelf itself, in-process, without a socket;
+//! - any other `http`/`https` URL goes out only when remote content was allowed for the message,
+//!   and never to this machine or a private network ([`may_go_out`]): the render runs on the
+//!   server, and a message must not make the server fetch from where the server stands;
+//! - anything else fails as blocked.
+//!
+//! As a second wall, when remote content is not allowed, host names resolve to nothing and
+//! everything else is sent to a proxy that does not exist, so a request that somehow escaped
+//! interception still reaches no one.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use futures_util::future::BoxFuture;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+use tokio_tungstenite::tungstenite::Message as WsMessage;
+
+use crate::error::Error;
+
+/// The origin the page is loaded from. Nothing ever resolves or connects to it: every request to
+/// it is answered from inside the process. A `.localhost` name, so mailshelf's host check accepts
+/// the requests as addressed to it.
+pub const ORIGIN: &str = "http://mailshelf.localhost";
+
+/// A response to a request for a URL under [`ORIGIN`].
+pub struct Fetched {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+/// Answers a path (with its query) under [`ORIGIN`].
+pub type Fetcher = Arc<dyn Fn(String) -> BoxFuture<'static, Fetched> + Send + Sync>;
+
+/// The largest PDF accepted back from the browser.
+pub const MAX_PDF: usize = 64 * 1024 * 1024;
+
+fn fail(context: &'static str, e: impl std::fmt::Display) -> Error {
+    Error::internal(context, e.to_string())
+}
+
+/// A running browser and the WebSocket to it. Dropping it kills the browser.
+pub struct Browser {
+    // Held for their destructors: the process is killed on drop, the profile folder removed.
+    _child: tokio::process::Child,
+    _profile: tempfile::TempDir,
+    ws: tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+    next_id: u64,
+}
+
+/// Whether this process runs as root, where Chromium refuses to start with its sandbox on.
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false)
+}
+
+impl Browser {
+    /// Starts headless Chromium and connects to it. Without its sandbox when `no_sandbox`, or when
+    /// mailshelf runs as root; `Err(None)` when it would not start for want of a sandbox.
+    async fn start(chromium: &Path, allow_remote: bool, no_sandbox: bool) -> Result<Browser, Option<Error>> {
+        let profile = tempfile::tempdir().map_err(|e| Some(fail("browser profile", e)))?;
+        let mut cmd = Command::new(chromium);
+        cmd.args([
+            "--headless",
+            "--disable-gpu",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-default-apps",
+            "--disable-extensions",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            "--disable-quic",
+            "--mute-audio",
+            "--hide-scrollbars",
+            "--remote-debugging-port=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()));
+        if !allow_remote {
+            cmd.args([
+                "--host-resolver-rules=MAP * ~NOTFOUND",
+                "--proxy-server=http://127.0.0.1:9",
+                "--proxy-bypass-list=<-loopback>",
+            ]);
+        }
+        if no_sandbox || running_as_root() {
+            // Chromium will not start as root with its sandbox; no script runs in what it renders.
+            cmd.arg("--no-sandbox");
+        }
+        cmd.arg("about:blank").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).kill_on_drop(true);
+        let mut child = cmd.spawn().map_err(|e| Some(fail("starting chromium", e)))?;
+        let stderr = child.stderr.take().ok_or_else(|| Some(fail("starting chromium", "no standard error")))?;
+        let mut lines = BufReader::new(stderr).lines();
+        let mut said = String::new();
+        let url = loop {
+            match lines.next_line().await {
+                Ok(Some(line)) => {
+                    if let Some(url) = line.strip_prefix("DevTools listening on ") {
+                        break url.trim().to_string();
+                    }
+                    if said.len() < 4096 {
+                        said.push_str(&line);
+                        said.push('\n');
+                    }
+                }
+                Ok(None) if !no_sandbox && said.to_ascii_lowercase().contains("sandbox") => return Err(None),
+                Ok(None) => return Err(Some(fail("starting chromium", format!("it exited before listening: {said}")))),
+                Err(e) => return Err(Some(fail("starting chromium", e))),
+            }
+        };
+        // Keep draining its standard error, so a chatty browser never blocks on a full pipe.
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::trace!(line, "chromium");
+            }
+        });
+        let (ws, _) = tokio_tungstenite::connect_async(url.as_str())
+            .await
+            .map_err(|e| Some(fail("connecting to chromium", e)))?;
+        Ok(Browser { _child: child, _profile: profile, ws, next_id: 0 })
+    }
+
+    /// Starts headless Chromium with its sandbox, or, where it cannot have one (a container without
+    /// user namespaces), without it.
+    pub async fn launch(chromium: &Path, allow_remote: bool) -> Result<Browser, Error> {
+        static WARNED: std::sync::Once = std::sync::Once::new();
+        match Self::start(chromium, allow_remote, false).await {
+            Ok(b) => Ok(b),
+            Err(Some(e)) => Err(e),
+            Err(None) => {
+                WARNED.call_once(|| {
+                    tracing::warn!("chromium cannot make its sandbox here; PDFs are rendered without it")
+                });
+                Self::start(chromium, allow_remote, true)
+                    .await
+                    .map_err(|e| e.unwrap_or_else(|| fail("starting chromium", "no sandbox")))
+            }
+        }
+    }
+
+    async fn send(&mut self, session: Option<&str>, method: &str, params: Value) -> Result<u64, Error> {
+        self.next_id += 1;
+        let id = self.next_id;
+        let mut msg = json!({ "id": id, "method": method, "params": params });
+        if let Some(s) = session {
+            msg["sessionId"] = Value::String(s.to_string());
+        }
+        self.ws.send(WsMessage::text(msg.to_string())).await.map_err(|e| fail("talking to chromium", e))?;
+        Ok(id)
+    }
+
+    async fn receive(&mut self) -> Result<Value, Error> {
+        loop {
+            match self.ws.next().await {
+                Some(Ok(WsMessage::Text(t))) => {
+                    return serde_json::from_str(t.as_str()).map_err(|e| fail("talking to chromium", e))
+                }
+                Some(Ok(WsMessage::Close(_))) | None => return Err(fail("talking to chromium", "connection closed")),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(fail("talking to chromium", e)),
+            }
+        }
+    }
+}
+
+/// One page being printed: the browser, the rules for its requests, what it is waiting for.
+pub struct Printer {
+    browser: Browser,
+    fetch: Fetcher,
+    allow_remote: bool,
+    /// Requests that were refused, for the log (and for tests).
+    pub blocked: Vec<String>,
+    /// Replies to commands that arrived while waiting for another.
+    replies: HashMap<u64, Value>,
+    page_session: Option<String>,
+    loaded: bool,
+}
+
+impl Printer {
+    pub fn new(browser: Browser, fetch: Fetcher, allow_remote: bool) -> Printer {
+        Printer {
+            browser,
+            fetch,
+            allow_remote,
+            blocked: Vec::new(),
+            replies: HashMap::new(),
+            page_session: None,
+            loaded: false,
+        }
+    }
+
+    /// Sends a command and waits for its result, serving paused requests meanwhile.
+    async fn call(&mut self, session: Option<&str>, method: &str, params: Value) -> Result<Value, Error> {
+        let id = self.browser.send(session, method, params).await?;
+        loop {
+            if let Some(reply) = self.replies.remove(&id) {
+                if let Some(err) = reply.get("error") {
+                    return Err(Error::internal("chromium refused a command", format!("{method}: {err}")));
+                }
+                return Ok(reply.get("result").cloned().unwrap_or(Value::Null));
+            }
+            self.pump().await?;
+        }
+    }
+
+    /// Reads one message and acts on it.
+    async fn pump(&mut self) -> Result<(), Error> {
+        let msg = self.browser.receive().await?;
+        if let Some(id) = msg.get("id").and_then(Value::as_u64) {
+            self.replies.insert(id, msg);
+            return Ok(());
+        }
+        let session = msg.get("sessionId").and_then(Value::as_str).map(str::to_string);
+        let params = msg.get("params").cloned().unwrap_or(Value::Null);
+        match msg.get("method").and_then(Value::as_str).unwrap_or("") {
+            "Fetch.requestPaused" => self.on_request(session.as_deref(), &params).await?,
+            "Target.attachedToTarget" => {
+                // A frame in a process of its own: hold its requests to the same rules before it runs.
+                if let Some(child) = params.get("sessionId").and_then(Value::as_str) {
+                    self.guard_session(child).await?;
+                    self.browser.send(Some(child), "Runtime.runIfWaitingForDebugger", json!({})).await?;
+                }
+            }
+            "Page.loadEventFired" if session.is_some() && session == self.page_session => self.loaded = true,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Pauses every request of a session, and attaches (paused) to any frame it starts.
+    async fn guard_session(&mut self, session: &str) -> Result<(), Error> {
+        self.browser.send(Some(session), "Fetch.enable", json!({ "patterns": [{ "urlPattern": "*" }] })).await?;
+        self.browser
+            .send(
+                Some(session),
+                "Target.setAutoAttach",
+                json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true }),
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn on_request(&mut self, session: Option<&str>, params: &Value) -> Result<(), Error> {
+        let request_id = params.get("requestId").and_then(Value::as_str).unwrap_or("").to_string();
+        let url = params.pointer("/request/url").and_then(Value::as_str).unwrap_or("").to_string();
+        if let Some(path) = url.strip_prefix(ORIGIN).filter(|p| p.starts_with('/')) {
+            let fetched = (self.fetch)(path.to_string()).await;
+            let headers: Vec<Value> = fetched
+                .headers
+                .iter()
+                .filter(|(k, _)| {
+                    !k.eq_ignore_ascii_case("content-length") && !k.eq_ignore_ascii_case("content-encoding")
+                })
+                .map(|(k, v)| json!({ "name": k, "value": v }))
+                .collect();
+            let body = base64::engine::general_purpose::STANDARD.encode(&fetched.body);
+            self.browser
+                .send(
+                    session,
+                    "Fetch.fulfillRequest",
+                    json!({ "requestId": request_id, "responseCode": fetched.status, "responseHeaders": headers, "body": body }),
+                )
+                .await?;
+        } else if self.allow_remote && may_go_out(&url) {
+            self.browser.send(session, "Fetch.continueRequest", json!({ "requestId": request_id })).await?;
+        } else {
+            tracing::debug!(url, "blocked while printing");
+            self.blocked.push(url);
+            self.browser
+                .send(
+                    session,
+                    "Fetch.failRequest",
+                    json!({ "requestId": request_id, "errorReason": "BlockedByClient" }),
+                )
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Loads `path` (under [`ORIGIN`]) in a new page and prints it to PDF.
+    pub async fn print(&mut self, path: &str) -> Result<Vec<u8>, Error> {
+        let target = self.call(None, "Target.createTarget", json!({ "url": "about:blank" })).await?;
+        let target_id = target.get("targetId").and_then(Value::as_str).unwrap_or("").to_string();
+        let attached =
+            self.call(None, "Target.attachToTarget", json!({ "targetId": target_id, "flatten": true })).await?;
+        let session = attached
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| fail("chromium", "no session for the page"))?
+            .to_string();
+        self.page_session = Some(session.clone());
+        let s = Some(session.as_str());
+        self.call(s, "Fetch.enable", json!({ "patterns": [{ "urlPattern": "*" }] })).await?;
+        self.call(
+            s,
+            "Target.setAutoAttach",
+            json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true }),
+        )
+        .await?;
+        // Messages carry no script that survives the rewrite and their policy forbids script;
+        // this turns it off in the renderer as well.
+        self.call(s, "Emulation.setScriptExecutionDisabled", json!({ "value": true })).await?;
+        self.call(s, "Page.enable", json!({})).await?;
+        self.loaded = false;
+        let nav = self.call(s, "Page.navigate", json!({ "url": format!("{ORIGIN}{path}") })).await?;
+        if let Some(err) = nav.get("errorText").and_then(Value::as_str) {
+            return Err(Error::internal("chromium could not load the print view", err.to_string()));
+        }
+        while !self.loaded {
+            self.pump().await?;
+        }
+        let printed = self
+            .call(
+                s,
+                "Page.printToPDF",
+                json!({
+                    "printBackground": true,
+                    "preferCSSPageSize": true,
+                    "generateTaggedPDF": true,
+                    "transferMode": "ReturnAsBase64",
+                }),
+            )
+            .await?;
+        let data = printed.get("data").and_then(Value::as_str).ok_or_else(|| fail("chromium", "no PDF data"))?;
+        if data.len() / 4 * 3 > MAX_PDF {
+            return Err(fail("printing", "the PDF is larger than the limit"));
+        }
+        base64::engine::general_purpose::STANDARD.decode(data).map_err(|e| fail("chromium", e))
+    }
+}
+
+/// Prints `path` with a fresh browser, within `timeout`. The browser is killed when this returns,
+/// however it returns.
+pub async fn print(
+    chromium: &Path,
+    path: &str,
+    fetch: Fetcher,
+    allow_remote: bool,
+    timeout: Duration,
+) -> Result<(Vec<u8>, Vec<String>), Error> {
+    let work = async {
+        let browser = Browser::launch(chromium, allow_remote).await?;
+        let mut printer = Printer::new(browser, fetch, allow_remote);
+        let pdf = printer.print(path).await?;
+        Ok::<_, Error>((pdf, printer.blocked))
+    };
+    tokio::time::timeout(timeout, work).await.map_err(|_| fail("printing", "chromium took too long"))?
+}
+
+/// Whether a render with remote content allowed may fetch `url`: `http` or `https` to a public
+/// host. Loopback, private, link-local, shared and unspecified addresses, `localhost` and names
+/// under `.localhost`, `.local`, `.internal` or without a dot are refused, so that a message
+/// cannot reach the server's own services or its network (server-side request forgery). A public
+/// name that resolves to a private address is refused by Chromium itself: its Local Network
+/// Access checks stop a public page's requests to private addresses.
+pub fn may_go_out(url: &str) -> bool {
+    use std::net::{Ipv4Addr, Ipv6Addr};
+    let Ok(u) = url::Url::parse(url) else { return false };
+    if !matches!(u.scheme(), "http" | "https") {
+        return false;
+    }
+    let public_v4 = |ip: Ipv4Addr| {
+        let [a, b, ..] = ip.octets();
+        !(ip.is_loopback()
+            || ip.is_private()
+            || ip.is_link_local()
+            || ip.is_unspecified()
+            || ip.is_broadcast()
+            || ip.is_multicast()
+            || a == 0
+            || (a == 100 && (64..128).contains(&b)))
+    };
+    let public_v6 = |ip: Ipv6Addr| {
+        let first = ip.segments()[0];
+        !(ip.is_loopback()
+            || ip.is_unspecified()
+            || ip.is_multicast()
+            || (first & 0xfe00) == 0xfc00
+            || (first & 0xffc0) == 0xfe80)
+            && ip.to_ipv4_mapped().is_none_or(public_v4)
+    };
+    match u.host() {
+        Some(url::Host::Ipv4(ip)) => public_v4(ip),
+        Some(url::Host::Ipv6(ip)) => public_v6(ip),
+        Some(url::Host::Domain(d)) => {
+            let d = d.trim_end_matches('.').to_ascii_lowercase();
+            d.contains('.')
+                && d != "localhost"
+                && ![".localhost", ".local", ".internal", ".home.arpa"].iter().any(|s| d.ends_with(s))
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::may_go_out;
+
+    #[test]
+    fn only_public_hosts_are_reached() {
+        for ok in ["https://example.com/a.png", "http://93.184.216.34/x", "http://[2606:2800:220:1::]/"] {
+            assert!(may_go_out(ok), "{ok}");
+        }
+        for no in [
+            "http://127.0.0.1:8025/api/status",
+            "http://localhost/",
+            "http://mailshelf.localhost/x",
+            "http://10.0.0.1/",
+            "http://192.168.1.1/",
+            "http://172.16.0.1/",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://100.64.0.1/",
+            "http://0.0.0.0/",
+            "http://[::1]/",
+            "http://[fd00::1]/",
+            "http://[fe80::1]/",
+            "http://[::ffff:127.0.0.1]/",
+            "http://intranet/",
+            "http://printer.local/",
+            "file:///etc/passwd",
+            "ftp://example.com/",
+            "data:text/html,x",
+        ] {
+            assert!(!may_go_out(no), "{no}");
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! `/message/<mid>/print`, a message laid out for paper, and `/message/<mid>.pdf`, the same page
+//! printed to PDF on the server with the original message attached inside (see [`crate::pdf`]).
+//!
+//! On the message page the body sits in a sandboxed frame, and a frame prints only its visible
+//! slice. The print view inlines the body instead: the same rewritten, script-free HTML the frame
+//! loads, in a document served under the same sandboxing policy as the frame's (no script, nothing
+//! remote unless `?remote=1`), with the headers and the list of attachments before it.
+
+use std::sync::Arc;
+
+use askama::Template;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue};
+use axum::response::{Html, IntoResponse, Response};
+use serde::Deserialize;
+use tower::ServiceExt;
+
+use super::error::{ApiError, PageError, Problem};
+use super::extract::{flag, Ids, Params};
+use super::file::content_disposition;
+use super::pages::{human_size, long_date};
+use super::state::AppState;
+use crate::archive::Loaded;
+use crate::error::Error;
+use crate::model::{Body as PartBody, Message, PartIdx};
+use crate::pdf::{self, Fetched, PdfMeta};
+use crate::route;
+use crate::view::{blocking, external_place, part_filename, served_type, View};
+
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PrintQuery {
+    /// `1`: load this message's remote images, styles and fonts (as on its page).
+    #[serde(default)]
+    pub remote: Option<String>,
+    /// `text`: print the text alternative rather than the HTML body.
+    #[serde(default)]
+    pub view: Option<String>,
+}
+
+/// An enclosed message's headers, as the print view shows them.
+pub struct PrintNested {
+    subject: String,
+    from: Option<String>,
+    date: Option<String>,
+}
+
+/// A body to print, after the headers of the enclosed message it belongs to (none for the
+/// message's own). A body is either a rewritten HTML part (scripts, handlers and remote references
+/// already gone) or text escaped by [`crate::text::render`].
+pub struct PrintSection {
+    nested: Option<PrintNested>,
+    body: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "print.html")]
+pub struct PrintPage {
+    subject: String,
+    from: Option<String>,
+    to: Option<String>,
+    cc: Option<String>,
+    date: Option<String>,
+    message_id: Option<String>,
+    /// Name, type, size.
+    attachments: Vec<(String, String, String)>,
+    /// What it is, and where.
+    externals: Vec<(String, String)>,
+    blocked: usize,
+    remote: bool,
+    notices: Vec<String>,
+    /// The message's body, then each enclosed message with its body.
+    sections: Vec<PrintSection>,
+}
+
+/// A message laid out for printing: headers, attachments and the whole body, inline images in
+/// place, remote content only with `remote=1`. Served with the message content policy.
+#[utoipa::path(get, path = "/message/{mid}/print", tag = "pages",
+    params(("mid" = String, Path, description = "The message id"), PrintQuery),
+    responses(
+        (status = 200, description = "An HTML page for printing", content_type = "text/html"),
+        (status = 400, description = "Malformed id", content_type = "text/html"),
+        (status = 404, description = "No such message", content_type = "text/html"),
+    ))]
+pub async fn print(
+    State(state): State<AppState>,
+    Ids(mid, _): Ids<String, PageError>,
+    Params(q, _): Params<PrintQuery, PageError>,
+) -> Result<Response, PageError> {
+    let remote = flag(&q.remote);
+    let want_text = q.view.as_deref() == Some("text");
+    let loaded = state.view.load(&mid).await?;
+    let view = state.view.clone();
+    let page = blocking(move || Ok(print_page(&view, &loaded, remote, want_text))).await?;
+    let html = page.render().map_err(|e| PageError(Error::internal("template", e)))?;
+    let mut res = Html(html).into_response();
+    let headers = res.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&super::csp::content_csp(remote)) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, v);
+    }
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-cache"));
+    Ok(res)
+}
+
+fn print_page(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> PrintPage {
+    let msg = loaded.message();
+    let mut blocked = 0;
+    let mut printed = |l: &Loaded, idx: PartIdx| {
+        let rendered = view.render(l, idx, remote);
+        blocked += rendered.blocked;
+        String::from_utf8_lossy(&rendered.bytes).into_owned()
+    };
+    let mut sections = Vec::new();
+    let body = match body_of(msg, want_text) {
+        (Some(idx), _) => Some(printed(loaded, idx)),
+        (None, text) => text.map(text_block),
+    };
+    sections.push(PrintSection { nested: None, body });
+    let archive = view.archive();
+    for (_, m) in msg.nested() {
+        // An enclosed message is an entry of its own: its body is rewritten as its page does.
+        let body = match body_of(m, false) {
+            (Some(_), _) => archive
+                .find(&view.enclosed_key(m))
+                .and_then(|id| archive.load(id).ok())
+                .and_then(|l| Some(printed(&l, l.message().html_body?))),
+            (None, text) => text.map(text_block),
+        };
+        let nested = PrintNested {
+            subject: subject_of(m),
+            from: m.summary.from.clone(),
+            date: m.summary.date.as_deref().map(long_date),
+        };
+        sections.push(PrintSection { nested: Some(nested), body });
+    }
+    // Enclosed messages are printed in full, not listed.
+    let attachments = crate::export::attachments(msg)
+        .filter(|&i| !matches!(msg.parts[i].body, PartBody::Message(_)))
+        .map(|i| {
+            let p = &msg.parts[i];
+            (part_filename(p), served_type(p), human_size(p.size() as u64))
+        })
+        .collect();
+    let externals = msg
+        .parts
+        .iter()
+        .filter_map(|p| {
+            let e = p.external.as_ref()?;
+            let label =
+                e.description.clone().or_else(|| e.name.clone()).unwrap_or_else(|| format!("Part {}", p.section));
+            Some((label, external_place(e)))
+        })
+        .collect();
+    PrintPage {
+        subject: subject_of(msg),
+        from: msg.summary.from.clone(),
+        to: msg.summary.to.clone(),
+        cc: msg.summary.cc.clone(),
+        date: msg.summary.date.as_deref().map(long_date),
+        message_id: msg.message_id.clone(),
+        attachments,
+        externals,
+        blocked,
+        remote,
+        notices: msg.origin.notices.clone(),
+        sections,
+    }
+}
+
+/// The HTML body to inline, or else the text one rendered: as on the message page.
+fn body_of(msg: &Message, want_text: bool) -> (Option<PartIdx>, Option<String>) {
+    let text = msg.text_body.and_then(|i| match &msg.parts[i].body {
+        PartBody::Text(t) => {
+            let p = &msg.parts[i];
+            let flowed = p.param("format").is_some_and(|f| f.eq_ignore_ascii_case("flowed"));
+            let delsp = p.param("delsp").is_some_and(|d| d.eq_ignore_ascii_case("yes"));
+            Some(crate::text::render(t, flowed, delsp))
+        }
+        _ => None,
+    });
+    match msg.html_body {
+        Some(i) if !(want_text && text.is_some()) => (Some(i), None),
+        _ => (None, text),
+    }
+}
+
+/// Text rendered for the page, in a block that keeps its lines.
+fn text_block(html: String) -> String {
+    format!("<pre class=\"mailshelf-text\">{html}</pre>")
+}
+
+fn subject_of(msg: &Message) -> String {
+    msg.summary.subject.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "(no subject)".into())
+}
+
+/// `/message/<mid>`: the message's page, or, for `<mid>.pdf` when no message has that id, the PDF
+/// of message `<mid>`. (The router cannot match a suffix inside a path segment, and an id may
+/// itself end in `.pdf`; such a message keeps its page, and its PDF is at `<mid>.pdf.pdf`.)
+pub async fn page_or_pdf(state: State<AppState>, req: Request) -> Response {
+    let (mut parts, _) = req.into_parts();
+    let ids =
+        <Ids<String, PageError> as axum::extract::FromRequestParts<AppState>>::from_request_parts(&mut parts, &state)
+            .await;
+    let Ids(mid, _) = match ids {
+        Ok(ids) => ids,
+        Err(e) => return e.into_response(),
+    };
+    let wants_pdf = mid.strip_suffix(".pdf").filter(|_| state.archive().find(&mid).is_none()).map(str::to_string);
+    match wants_pdf {
+        Some(id) => {
+            let q = <Params<PrintQuery, PageError> as axum::extract::FromRequestParts<AppState>>::from_request_parts(
+                &mut parts, &state,
+            )
+            .await;
+            match q {
+                Ok(Params(q, _)) => pdf(state, id, q, &parts.headers).await,
+                Err(e) => e.into_response(),
+            }
+        }
+        None => {
+            let q = <Params<super::pages::MessageQuery, PageError> as axum::extract::FromRequestParts<AppState>>::from_request_parts(
+                &mut parts, &state,
+            )
+            .await;
+            match q {
+                Ok(q) => super::pages::message(state, Ids(mid, std::marker::PhantomData), q).await.into_response(),
+                Err(e) => e.into_response(),
+            }
+        }
+    }
+}
+
+/// The print view of a message as a PDF, rendered on the server by headless Chromium, with the
+/// message's exact bytes (those of `/raw/<mid>`) embedded as a `message/rfc822` file associated as
+/// its source (PDF/A-3 style), Title = subject, Author = From, CreationDate = the Date header.
+/// Nothing remote is fetched while rendering unless `remote=1`. 501 when the server has no
+/// Chromium.
+#[utoipa::path(get, path = "/message/{mid}.pdf", tag = "pages",
+    params(("mid" = String, Path, description = "The message id"), PrintQuery),
+    responses(
+        (status = 200, description = "The PDF", content_type = "application/pdf", body = Vec<u8>,
+            headers(("x-mailshelf-blocked-requests" = u64, description = "Requests the page made that were refused while rendering"))),
+        (status = 400, description = "Malformed id", content_type = "text/html"),
+        (status = 404, description = "No such message", content_type = "text/html"),
+        (status = 501, description = "This server has no PDF renderer (Chromium); a page, or problem+json when asked for JSON", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn pdf(State(state): State<AppState>, mid: String, q: PrintQuery, headers: &HeaderMap) -> Response {
+    match make_pdf(&state, &mid, &q).await {
+        Ok(res) => res,
+        // Scripts that ask for JSON get problem+json; a person who followed the link, a page.
+        Err(e) if wants_json(headers) => ApiError(e).into_response(),
+        Err(e) => PageError(e).into_response(),
+    }
+}
+
+fn wants_json(headers: &HeaderMap) -> bool {
+    headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("json"))
+}
+
+async fn make_pdf(state: &AppState, mid: &str, q: &PrintQuery) -> Result<Response, Error> {
+    let chromium = state.config.chromium.clone().ok_or(Error::NoRenderer)?;
+    let loaded = state.view.load(mid).await?;
+    let remote = flag(&q.remote);
+    let query = if remote {
+        "?remote=1"
+    } else if q.view.as_deref() == Some("text") {
+        "?view=text"
+    } else {
+        ""
+    };
+    let path = format!("{}/print{query}", route::message_url(&loaded.entry.key));
+    let (printed, blocked) = pdf::render(&chromium, &path, fetcher(state.clone(), path.clone()), remote).await?;
+    if !blocked.is_empty() {
+        tracing::info!(blocked = blocked.len(), "requests refused while printing a message");
+    }
+    let msg = loaded.message();
+    let summary = &loaded.entry.summary;
+    let subject = subject_of(msg);
+    let stem = crate::export::safe_file_stem(&subject);
+    let stem = if stem.is_empty() { "message".to_string() } else { stem };
+    let meta = PdfMeta {
+        title: subject,
+        author: msg.summary.from.clone(),
+        date: summary.timestamp.map(|ts| (ts, summary.zone.unwrap_or(0))),
+        file_name: format!("{stem}.{}", if msg.origin.original.is_some() { "msg" } else { "eml" }),
+    };
+    let original = bytes::Bytes::copy_from_slice(msg.given());
+    let outlook = msg.origin.original.as_ref().is_some_and(|o| o.starts_with(crate::ingest::OLE_MAGIC));
+    let meta = PdfMeta { file_name: if outlook { meta.file_name } else { format!("{stem}.eml") }, ..meta };
+    let out = blocking(move || pdf::attach(&printed, &original, &meta)).await?;
+    let mut res = Body::from(out).into_response();
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/pdf"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-cache"));
+    if let Ok(v) = HeaderValue::from_str(&content_disposition("inline", &format!("{stem}.pdf"))) {
+        h.insert(header::CONTENT_DISPOSITION, v);
+    }
+    // How many requests the page made that were refused (remote, or not allowed anywhere).
+    h.insert("x-mailshelf-blocked-requests", HeaderValue::from(blocked.len()));
+    Ok(res)
+}
+
+/// Answers the browser's requests under [`pdf::ORIGIN`] with mailshelf's own router, in-process.
+/// Only the print view at `page` and what it can load (parts, mailshelf's static files) exist
+/// there: not the API, other pages, nor a PDF (whose render would wait for this one).
+fn fetcher(state: AppState, page: String) -> pdf::Fetcher {
+    let router = super::app::app(state);
+    Arc::new(move |path: String| {
+        let router = router.clone();
+        let allowed = path == page || path.starts_with("/part/") || path.starts_with("/static/");
+        Box::pin(async move {
+            let failed = |status: u16| Fetched { status, headers: Vec::new(), body: Vec::new() };
+            if !allowed {
+                return failed(404);
+            }
+            let Ok(req) = Request::get(&path).header(header::HOST, "mailshelf.localhost").body(Body::empty()) else {
+                return failed(400);
+            };
+            let Ok(res) = router.oneshot(req).await;
+            let status = res.status().as_u16();
+            let headers = res
+                .headers()
+                .iter()
+                .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
+                .collect();
+            match axum::body::to_bytes(res.into_body(), pdf::cdp::MAX_PDF).await {
+                Ok(body) => Fetched { status, headers, body: body.to_vec() },
+                Err(_) => failed(502),
+            }
+        })
+    })
+}

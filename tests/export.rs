@@ -1,0 +1,223 @@
+//! Exports of a search (`/api/export`) round-trip: the mbox, served by a second mailshelf, holds
+//! the same messages byte for byte; the zip's files are the `/raw/` bytes; the CSV has one row per
+//! match. Driven in-process with `oneshot`.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+use mailshelf::{app, AppState, Archive};
+
+use crate::common::{config_for, corpus_dir, repo_path, TestApp};
+
+/// Plain Internet messages only (for these `/raw/` is the message itself): the samples, the
+/// hostile cases, and corpus mbox files with `From ` lines to escape and messages without a date.
+fn sources() -> Vec<PathBuf> {
+    let ponymail = corpus_dir().join("apache-ponymail-unit-tests/corpus");
+    vec![
+        repo_path("samples"),
+        repo_path("tests/fixtures/hostile"),
+        ponymail.join("maven-dev-2017-11-mboxvm.mbox"),
+        ponymail.join("no_date.mbox"),
+        ponymail.join("empty_body.mbox"),
+    ]
+}
+
+/// Every listed message's `/raw/` bytes, sorted (the same bytes found twice are one message).
+async fn raw_messages(app: &TestApp) -> Vec<Vec<u8>> {
+    let keys: Vec<String> = {
+        let index = app.archive.index();
+        index.listed().iter().filter_map(|&id| index.get(id).map(|e| e.key.clone())).collect()
+    };
+    let mut out = Vec::new();
+    for key in keys {
+        let r = app.get(&mailshelf::route::raw_url(&key)).await;
+        assert_eq!(r.status, StatusCode::OK, "{key}");
+        out.push(r.body);
+    }
+    out.sort();
+    out
+}
+
+async fn export(app: &TestApp, query: &str) -> crate::common::Reply {
+    let r = app.get(query).await;
+    assert_eq!(r.status, StatusCode::OK, "{query}: {}", r.text());
+    r
+}
+
+#[tokio::test]
+async fn mbox_export_served_again_holds_the_same_messages() {
+    let app = TestApp::new(&sources());
+    let r = export(&app, "/api/export?format=mbox").await;
+    assert_eq!(r.header("content-type"), "application/mbox");
+    assert!(r.header("content-disposition").starts_with("attachment; filename=\"mailshelf-all.mbox\""));
+    let dir = tempfile::tempdir().unwrap();
+    let mbox = dir.path().join("export.mbox");
+    std::fs::write(&mbox, &r.body).unwrap();
+    for line in r.body.split(|&b| b == b'\n').filter(|l| l.starts_with(b"From ")) {
+        let line = String::from_utf8_lossy(line);
+        assert_eq!(line.split_whitespace().count(), 7, "From line with an address and an asctime date: {line}");
+    }
+
+    let again = TestApp::new(&[mbox]);
+    let (before, after) = (raw_messages(&app).await, raw_messages(&again).await);
+    assert!(before.len() > 100, "{} messages", before.len());
+    assert_eq!(before.len(), after.len());
+    assert!(before == after, "every message comes back byte for byte");
+}
+
+#[tokio::test]
+async fn zip_export_files_are_the_raw_messages() {
+    let app = TestApp::new(&sources());
+    let r = export(&app, "/api/export?format=zip&q=").await;
+    assert_eq!(r.header("content-type"), "application/zip");
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(r.body.clone())).expect("a zip");
+    let mut files = Vec::new();
+    let mut names = std::collections::HashSet::new();
+    for i in 0..zip.len() {
+        let mut f = zip.by_index(i).unwrap();
+        let name = f.name().unwrap().to_string();
+        assert!(name.ends_with(".eml"), "{name}");
+        assert!(!name.contains(['/', '\\', ':', '*', '?', '"', '<', '>', '|']), "{name}");
+        let dated = name.get(..10).is_some_and(|d| d.chars().filter(|c| *c == '-').count() == 2);
+        assert!(name.starts_with("undated-") || dated, "{name}");
+        assert!(names.insert(name.to_lowercase()), "unique: {name}");
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).unwrap();
+        files.push(bytes);
+    }
+    files.sort();
+    assert!(files == raw_messages(&app).await, "the zip holds exactly the /raw/ bytes of every message");
+}
+
+#[tokio::test]
+async fn csv_export_has_one_row_per_match() {
+    let app = TestApp::new(&sources());
+    let query = "maven";
+    let matches = app.archive.search_ids(query).unwrap();
+    assert!(matches.len() > 10, "{} matches of {}", matches.len(), app.archive.index().listed_count());
+    let r = export(&app, &format!("/api/export?format=csv&q={query}")).await;
+    assert!(r.header("content-type").starts_with("text/csv"));
+    assert!(r.header("content-disposition").contains("mailshelf-maven.csv"));
+    let mut reader = csv::Reader::from_reader(r.body.as_slice());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(str::to_string).collect();
+    assert_eq!(
+        header,
+        [
+            "date",
+            "from",
+            "to",
+            "cc",
+            "subject",
+            "message_id",
+            "folder",
+            "labels",
+            "attachment_count",
+            "attachment_names",
+            "size"
+        ]
+    );
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), matches.len());
+    let index = app.archive.index();
+    let mut ids: Vec<String> =
+        matches.iter().filter_map(|&id| index.get(id)?.message_id().map(str::to_string)).collect();
+    let mut got: Vec<String> = rows.iter().map(|r| r[5].to_string()).filter(|m| !m.is_empty()).collect();
+    ids.sort();
+    got.sort();
+    assert_eq!(ids, got);
+    for row in &rows {
+        assert_eq!(row.len(), 11);
+        assert!(row[10].parse::<u64>().unwrap() > 0);
+        assert_eq!(row[8].parse::<usize>().unwrap(), row[9].split("; ").filter(|s| !s.is_empty()).count());
+    }
+}
+
+#[tokio::test]
+async fn csv_lists_attachment_names() {
+    let app = TestApp::new(&[repo_path("samples")]);
+    let r = export(&app, "/api/export?format=csv&q=has:attachment").await;
+    let mut reader = csv::Reader::from_reader(r.body.as_slice());
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r[8].parse::<usize>().unwrap() >= 1), "{rows:?}");
+}
+
+#[tokio::test]
+async fn export_refuses_what_it_cannot_do() {
+    let app = TestApp::new(&[repo_path("samples")]);
+    for uri in ["/api/export?format=pdf", "/api/export?q=subject:(&format=csv"] {
+        let r = app.get(uri).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{uri}");
+        assert_eq!(r.header("content-type"), "application/problem+json");
+    }
+    // A query with no match is an empty export, not an error.
+    let r = export(&app, "/api/export?format=csv&q=zzzznotaword").await;
+    assert_eq!(r.text().lines().count(), 1, "the header row only");
+}
+
+#[tokio::test]
+async fn without_search_only_everything_can_be_exported() {
+    let data = tempfile::tempdir().unwrap();
+    let paths = [repo_path("samples")];
+    let mut config = config_for(&paths, data.path());
+    config.search = false;
+    let archive = Arc::new(Archive::open_with(data.path(), false).unwrap());
+    archive.ingest_paths(&archive.roots(&paths));
+    let router = app(AppState::new(archive.clone(), Arc::new(config)));
+    let app = TestApp { router, archive, data_dir: data };
+    let all = export(&app, "/api/export?format=csv").await;
+    assert_eq!(all.text().lines().count(), 1 + app.archive.index().listed_count());
+    let r = app.get("/api/export?format=csv&q=invoice").await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(r.text().contains("search is turned off"), "{}", r.text());
+}
+
+/// The list page offers the export of the whole search, not of the page shown.
+#[tokio::test]
+async fn list_page_links_the_export() {
+    let app = TestApp::new(&[repo_path("samples")]);
+    let page = app.get("/?q=from%3Aclaire").await.text();
+    assert!(page.contains("/api/export?q=from%3Aclaire&amp;format=mbox"), "{page}");
+    assert!(page.contains("format=zip") && page.contains("format=csv"));
+}
+
+/// Files in other formats: the zip holds each file as given (`/raw/`, under its own extension), the
+/// mbox the Internet message made of it, which a second mailshelf reads back with its subject.
+#[tokio::test]
+async fn other_formats_export_as_given_and_as_mail() {
+    let msg = corpus_dir().join("msgreader/MsgReaderTests/SampleFiles/TxtSampleEmail.msg");
+    let app = TestApp::new(&[repo_path("tests/fixtures/formats"), msg]);
+    let count = app.archive.index().listed_count();
+    assert!(count >= 4, "{count}");
+
+    let zip = export(&app, "/api/export?format=zip").await;
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(zip.body)).unwrap();
+    let mut files = Vec::new();
+    let mut extensions = std::collections::BTreeSet::new();
+    for i in 0..zip.len() {
+        let mut f = zip.by_index(i).unwrap();
+        extensions.insert(f.name().unwrap().rsplit('.').next().unwrap().to_string());
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).unwrap();
+        files.push(bytes);
+    }
+    files.sort();
+    assert!(files == raw_messages(&app).await, "the zip holds each file as /raw/ gives it");
+    assert!(extensions.contains("msg") && extensions.contains("webarchive"), "{extensions:?}");
+
+    let mbox = export(&app, "/api/export?format=mbox").await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("export.mbox");
+    std::fs::write(&path, &mbox.body).unwrap();
+    let again = TestApp::new(&[path]);
+    let subjects = |app: &TestApp| {
+        let index = app.archive.index();
+        let mut s: Vec<Option<String>> =
+            index.listed().iter().filter_map(|&id| Some(index.get(id)?.summary.subject.clone())).collect();
+        s.sort();
+        s
+    };
+    assert_eq!(subjects(&app), subjects(&again));
+}
