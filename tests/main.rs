@@ -17,6 +17,7 @@ mod formats;
 mod fuzz_regressions;
 mod outlook;
 mod pages;
+mod pst;
 mod render;
 mod search;
 mod security;
