@@ -104,10 +104,16 @@ struct Pst {
     crypt: u8,
     nbt_root: u64,
     bbt_root: u64,
-    /// The node B-tree, read once.
+    /// The folders and items of the node B-tree, when it was read whole (for a listing); a single
+    /// item is found by walking down to it.
     nodes: HashMap<u32, NodeRef>,
+    /// B-tree pages read lately: every block of an item is found through the same few.
+    pages: HashMap<u64, [u8; 512]>,
     notices: Vec<String>,
 }
+
+/// B-tree pages kept by one reader (2 MiB).
+const PAGE_CACHE: usize = 4096;
 
 fn le16(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
@@ -145,25 +151,84 @@ impl Pst {
         let (Some(nbt_root), Some(bbt_root), Some(crypt)) = (nbt_root, bbt_root, crypt) else {
             return Err(Error::Unparseable);
         };
-        let mut pst = Pst { file, len, unicode, crypt, nbt_root, bbt_root, nodes: HashMap::new(), notices: Vec::new() };
+        let mut pst = Pst {
+            file,
+            len,
+            unicode,
+            crypt,
+            nbt_root,
+            bbt_root,
+            nodes: HashMap::new(),
+            pages: HashMap::new(),
+            notices: Vec::new(),
+        };
         if crypt > 1 {
             pst.notices.push(format!(
                 "the archive uses an encoding this reader does not know ({crypt}); items may read as garbage"
             ));
         }
-        pst.read_nodes();
         Ok(pst)
     }
 
     /// A page of a B-tree (512 bytes), when its trailer says it is one of `ptype`.
     fn page(&mut self, ib: u64, ptype: u8) -> Option<[u8; 512]> {
+        let trailer = if self.unicode { 496 } else { 500 };
+        if let Some(page) = self.pages.get(&ib) {
+            return (page[trailer] == ptype).then_some(*page);
+        }
         if ib.checked_add(512)? > self.len {
             return None;
         }
         let mut page = [0u8; 512];
         (read_up_to(&mut self.file, ib, &mut page).ok()? == 512).then_some(())?;
-        let trailer = if self.unicode { 496 } else { 500 };
+        if self.pages.len() >= PAGE_CACHE {
+            self.pages.clear();
+        }
+        self.pages.insert(ib, page);
         (page[trailer] == ptype && page[trailer + 1] == ptype).then_some(page)
+    }
+
+    /// A node of the node B-tree: from the listing when it was read, else by walking down to it.
+    fn node(&mut self, nid: u32) -> Option<NodeRef> {
+        if let Some(n) = self.nodes.get(&nid) {
+            return Some(*n);
+        }
+        let e = self.leaf_entry(self.nbt_root, 0x81, u64::from(nid), u64::MAX)?;
+        let wide = if self.unicode { 8 } else { 4 };
+        let word = |at: usize| if wide == 8 { le64(&e, at) } else { le32(&e, at).map(u64::from) };
+        Some(NodeRef { data: word(wide)?, sub: word(2 * wide)?, parent: le32(&e, 3 * wide)? })
+    }
+
+    /// The leaf entry of a B-tree whose key (masked) is `key`, walking down from `root`.
+    fn leaf_entry(&mut self, root: u64, ptype: u8, key: u64, mask: u64) -> Option<Vec<u8>> {
+        let mut ib = root;
+        for _ in 0..=MAX_PST_DEPTH {
+            let page = self.page(ib, ptype)?;
+            let (count, size, level) = self.page_shape(&page);
+            let room = if self.unicode { 488 } else { 496 };
+            if size == 0 || count * size > room {
+                return None;
+            }
+            let entries = page[..count * size].chunks_exact(size);
+            let key_of = |e: &[u8]| if self.unicode { le64(e, 0) } else { le32(e, 0).map(u64::from) };
+            if level == 0 {
+                for e in entries {
+                    if key_of(e)? & mask == key {
+                        return Some(e.to_vec());
+                    }
+                }
+                return None;
+            }
+            let mut next = None;
+            for e in entries {
+                if key_of(e)? & mask > key {
+                    break;
+                }
+                next = if self.unicode { le64(e, 16) } else { le32(e, 8).map(u64::from) };
+            }
+            ib = next?;
+        }
+        None
     }
 
     /// Count, size and level of a B-tree page's entries.
@@ -204,7 +269,10 @@ impl Pst {
                     else {
                         continue;
                     };
-                    self.nodes.insert(nid as u32, NodeRef { data, sub, parent });
+                    // Only the store's own nodes, folders and items are needed for a listing.
+                    if matches!(nid as u32 & 0x1f, 0x01..=0x04) {
+                        self.nodes.insert(nid as u32, NodeRef { data, sub, parent });
+                    }
                 }
             }
         }
@@ -216,39 +284,12 @@ impl Pst {
 
     /// Where a block is and how long: a walk down the block B-tree.
     fn find_block(&mut self, bid: u64) -> Option<(u64, usize)> {
-        let key = bid & !1;
-        let mut ib = self.bbt_root;
-        for _ in 0..=MAX_PST_DEPTH {
-            let page = self.page(ib, 0x80)?;
-            let (count, size, level) = self.page_shape(&page);
-            let room = if self.unicode { 488 } else { 496 };
-            if size == 0 || count * size > room {
-                return None;
-            }
-            let entries = page[..count * size].chunks_exact(size);
-            let key_of = |e: &[u8]| if self.unicode { le64(e, 0) } else { le32(e, 0).map(u64::from) };
-            if level == 0 {
-                for e in entries {
-                    if key_of(e)? & !1 == key {
-                        return if self.unicode {
-                            Some((le64(e, 8)?, usize::from(le16(e, 16)?)))
-                        } else {
-                            Some((u64::from(le32(e, 4)?), usize::from(le16(e, 8)?)))
-                        };
-                    }
-                }
-                return None;
-            }
-            let mut next = None;
-            for e in entries {
-                if key_of(e)? & !1 > key {
-                    break;
-                }
-                next = if self.unicode { le64(e, 16) } else { le32(e, 8).map(u64::from) };
-            }
-            ib = next?;
+        let e = self.leaf_entry(self.bbt_root, 0x80, bid & !1, !1)?;
+        if self.unicode {
+            Some((le64(&e, 8)?, usize::from(le16(&e, 16)?)))
+        } else {
+            Some((u64::from(le32(&e, 4)?), usize::from(le16(&e, 8)?)))
         }
-        None
     }
 
     /// A block's bytes, decoded when it holds data (internal blocks are never encoded).
@@ -331,7 +372,7 @@ impl Pst {
 
     /// The property context of a node of the tree.
     fn node_props(&mut self, nid: u32) -> Option<Vec<Prop>> {
-        let node = *self.nodes.get(&nid)?;
+        let node = self.node(nid)?;
         self.props(node.data, node.sub)
     }
 
@@ -552,6 +593,7 @@ impl Heap {
 /// itself and so is not a folder here); search folders and hidden folders are left out.
 pub fn list(path: &Path) -> Result<PstListing, Error> {
     let mut pst = Pst::open(path)?;
+    pst.read_nodes();
     let store = pst.node_props(NID_MESSAGE_STORE);
     let top = store.as_deref().and_then(|s| find(s, IPM_SUBTREE_ENTRYID)).and_then(|p| match &p.value {
         Val::Bytes(b) if b.len() >= 24 => le32(b, 20),
@@ -631,7 +673,7 @@ pub fn list(path: &Path) -> Result<PstListing, Error> {
 /// One item of an archive, as the `.msg` file Outlook would save it as.
 pub fn item_msg(path: &Path, node: u32) -> Result<Vec<u8>, Error> {
     let mut pst = Pst::open(path)?;
-    let n = *pst.nodes.get(&node).ok_or(Error::MessageNotFound)?;
+    let n = pst.node(node).ok_or(Error::MessageNotFound)?;
     let named = pst.node_props(NID_NAME_TO_ID_MAP).unwrap_or_default();
     let mut out = MsgWriter::new()?;
     if pst.write_message(&mut out, "/", n.data, n.sub, 0).is_none() {
