@@ -217,3 +217,18 @@ async fn pst_folders_and_items_match_an_independent_reader() {
         assert_eq!(total, expected, "{}: {tree:?} vs readpst {reference:?}", file.display());
     }
 }
+
+#[tokio::test]
+async fn an_uploaded_pst_adds_its_items() {
+    let app = TestApp::new(&[]);
+    let bytes = std::fs::read(corpus_dir().join("java-libpst/src/test/resources/dist-list.pst")).expect("read");
+    let req = axum::http::Request::post("/api/messages")
+        .header("content-type", "message/rfc822")
+        .body(axum::body::Body::from(bytes))
+        .expect("request");
+    let r = app.request(req).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    let mut uploaded = subjects(&app, "folder=Uploads").await;
+    uploaded.sort();
+    assert_eq!(uploaded, ["Test appointment", "contact name 1", "test dist list"]);
+}
