@@ -94,6 +94,11 @@ pub const MAX_PST_DEPTH: usize = 16;
 /// write holds, few enough that the list of them stays small.
 pub const MAX_PST_NODES: usize = 8_000_000;
 
+/// Bytes read from the blocks of an Outlook data file for one item (its attachments and attached
+/// messages included), and for the folders of one listing; the rest is left out and the item says
+/// it could not all be read.
+pub const MAX_PST_ITEM: usize = 256 << 20;
+
 /// The box a thumbnail fits in, in pixels (shown at half that on the page, sharp on dense screens).
 pub const THUMB_BOX: u32 = 240;
 

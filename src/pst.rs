@@ -19,7 +19,7 @@ use std::io::{Cursor, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use crate::error::Error;
-use crate::limits::{MAX_MSG_ENTRIES, MAX_MSG_NESTING, MAX_MSG_STREAM, MAX_PST_DEPTH, MAX_PST_NODES};
+use crate::limits::{MAX_MSG_ENTRIES, MAX_MSG_NESTING, MAX_MSG_STREAM, MAX_PST_DEPTH, MAX_PST_ITEM, MAX_PST_NODES};
 
 /// The first bytes of an Outlook data file.
 pub const PST_MAGIC: &[u8] = b"!BDN";
@@ -109,6 +109,10 @@ struct Pst {
     nodes: HashMap<u32, NodeRef>,
     /// B-tree pages read lately: every block of an item is found through the same few.
     pages: HashMap<u64, [u8; 512]>,
+    /// Bytes still allowed to be read from blocks (each block counted as at least a page): blocks
+    /// shared by many attachments or messages that reach back to their own subnodes cannot make
+    /// one small item read as a huge one.
+    budget: usize,
     notices: Vec<String>,
 }
 
@@ -160,6 +164,7 @@ impl Pst {
             bbt_root,
             nodes: HashMap::new(),
             pages: HashMap::new(),
+            budget: MAX_PST_ITEM,
             notices: Vec::new(),
         };
         if crypt > 1 {
@@ -298,6 +303,7 @@ impl Pst {
         if cb > 8192 || ib.checked_add(cb as u64)? > self.len {
             return None;
         }
+        self.budget = self.budget.checked_sub(cb.max(512))?;
         let mut buf = vec![0u8; cb];
         (read_up_to(&mut self.file, ib, &mut buf).ok()? == cb).then_some(())?;
         if bid & 2 == 0 && self.crypt == 1 {
@@ -737,7 +743,16 @@ impl Pst {
         for (i, (_, (d, s))) in attachments.iter().enumerate() {
             let a = format!("{}__attach_version1.0_#{i:08X}", slash(dir));
             out.storage(&a).ok()?;
-            let Some(props) = self.props(*d, *s) else { continue };
+            let Some(props) = self.props(*d, *s) else {
+                // Said where the attachment would be, rather than left out without a word.
+                let utf16 = |s: &str| s.encode_utf16().flat_map(u16::to_le_bytes).collect::<Vec<u8>>();
+                let said = [
+                    Prop { id: 0x3707, ty: 0x001f, value: Val::Bytes(utf16(&format!("attachment {} (unreadable).txt", i + 1))) },
+                    Prop { id: 0x3701, ty: 0x0102, value: Val::Bytes(b"This attachment could not be read from the Outlook data file: its data is damaged, missing or larger than mailshelf reads.\r\n".to_vec()) },
+                ];
+                out.object(&a, &said, vec![0u8; 8]).ok()?;
+                continue;
+            };
             out.object(&a, &props, vec![0u8; 8]).ok()?;
             let inner = find(&props, ATTACH_DATA_OBJECT).and_then(|p| match p.value {
                 Val::Object(node) => node,
