@@ -114,7 +114,7 @@ pub fn read(archive: &Archive, id: EntryId, format: Format) -> Result<Option<Exp
     let given: Arc<[u8]> = Arc::from(source.read().map_err(|_| Error::SourceGone)?);
     let path = match source {
         Source::File { path } => Some(path.as_path()),
-        Source::Mbox { .. } => None,
+        Source::Mbox { .. } | Source::Pst { .. } => None,
     };
     let message = if format == Format::Csv || !crate::parse::is_plain_message(&given, path) {
         Some(crate::parse::parse_file(given.clone(), path)?)

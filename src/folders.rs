@@ -62,6 +62,22 @@ pub fn folder_of(rel: &Path, mbox: bool) -> String {
     out.join("/")
 }
 
+/// The folder of an item of an Outlook data file at `rel` (relative to the PATH it was found
+/// under), filed in `inner` there: the data file is a folder named as the file without its
+/// extension (Outlook shows the store, not its "Top of Personal Folders" folder), and Outlook's
+/// folders are below it (`backup/2019/Inbox` for `Inbox` of `backup/2019.pst`).
+pub fn pst_folder(rel: &Path, inner: &str) -> String {
+    let mut out = folder_of(rel, false);
+    let stem = rel.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    for part in std::iter::once(stem.as_str()).chain(inner.split('/')).filter(|s| !s.is_empty()) {
+        if !out.is_empty() {
+            out.push('/');
+        }
+        out.push_str(part);
+    }
+    out
+}
+
 /// The search terms a folder is found by: itself and each folder above it, lower case, so that
 /// `folder:archives` finds `Archives/2017`.
 pub fn folder_terms(folder: &str) -> Vec<String> {
@@ -226,6 +242,19 @@ fn sort_tree(level: &mut [FolderNode]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outlook_data_files_are_folders_of_their_own() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("backup.pst", "", "backup"),
+            ("backup.pst", "Inbox", "backup/Inbox"),
+            ("old/2019.pst", "Inbox/Projects", "old/2019/Inbox/Projects"),
+            ("mail/offline.ost", "Sent Items", "mail/offline/Sent Items"),
+        ];
+        for (rel, inner, want) in cases {
+            assert_eq!(pst_folder(Path::new(rel), inner), *want, "{rel} {inner}");
+        }
+    }
 
     #[test]
     fn folders_follow_each_mail_clients_layout() {

@@ -118,6 +118,7 @@ impl Location {
         let shown = path.get(usize::from(*rel)..).unwrap_or(&path).to_string();
         Some(match source {
             Source::Mbox { offset, .. } => format!("{shown}@{offset}"),
+            Source::Pst { node, .. } => format!("{shown}#{node}"),
             Source::File { .. } => shown,
         })
     }
@@ -428,7 +429,10 @@ impl Index {
         } else {
             let full = source.path().to_string_lossy();
             let rel_path = full.get(usize::from(*rel)..).unwrap_or(&full);
-            crate::folders::folder_of(std::path::Path::new(rel_path), matches!(source, Source::Mbox { .. }))
+            match source {
+                Source::Pst { folder, .. } => crate::folders::pst_folder(std::path::Path::new(rel_path), folder),
+                _ => crate::folders::folder_of(std::path::Path::new(rel_path), matches!(source, Source::Mbox { .. })),
+            }
         };
         for l in labels.clone() {
             *self.label_counts.entry(l).or_default() += 1;

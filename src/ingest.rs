@@ -15,12 +15,16 @@ pub enum Source {
     File { path: PathBuf },
     /// A byte range of an mbox file, `From ` line excluded.
     Mbox { path: PathBuf, offset: u64, len: u64 },
+    /// One item of an Outlook data file (`.pst`, `.ost`), by its node id (stable for the life of
+    /// the file), with the folder it is filed in there (Outlook's names, `/`-separated). Node
+    /// [`crate::pst::NOTICE_NODE`] is the file's notices.
+    Pst { path: PathBuf, node: u32, folder: String },
 }
 
 impl Source {
     pub fn path(&self) -> &Path {
         match self {
-            Source::File { path } | Source::Mbox { path, .. } => path,
+            Source::File { path } | Source::Mbox { path, .. } | Source::Pst { path, .. } => path,
         }
     }
 
@@ -41,6 +45,12 @@ impl Source {
                 }
                 Ok(unescape_from_lines(buf))
             }
+            // The item as the `.msg` Outlook would save it as.
+            Source::Pst { path, node, .. } if *node == crate::pst::NOTICE_NODE => {
+                let listing = crate::pst::list(path).map_err(std::io::Error::other)?;
+                Ok(crate::pst::notice_message(path, &listing.notices))
+            }
+            Source::Pst { path, node, .. } => crate::pst::item_msg(path, *node).map_err(std::io::Error::other),
         }
     }
 }
@@ -50,6 +60,8 @@ impl Source {
 pub enum Kind {
     Message,
     Mbox,
+    /// An Outlook data file: a tree of folders and items.
+    Pst,
     Other,
 }
 
@@ -179,6 +191,10 @@ impl Claim {
 /// Apple Mail `.emlx` after its byte-count line; a binary property list (a Safari `.webarchive`)
 /// is a message when the file is claimed as one.
 pub fn sniff_claimed(head: &[u8], claim: Claim) -> Kind {
+    // An Outlook data file says so in its first ten bytes, whatever its name.
+    if head.starts_with(crate::pst::PST_MAGIC) && head.get(8..10) == Some(b"SM") {
+        return Kind::Pst;
+    }
     if claim == Claim::Given && head.starts_with(OLE_MAGIC) {
         return Kind::Message;
     }
@@ -586,6 +602,8 @@ mod tests {
             ("numbers only", b"12345\n67890\n".to_vec(), Claim::Other, Kind::Other),
             ("binary plist given", b"bplist00\xd1\x01\x02".to_vec(), Claim::Given, Kind::Message),
             ("binary plist found", b"bplist00\xd1\x01\x02".to_vec(), Claim::Other, Kind::Other),
+            ("outlook data file", b"!BDN\x00\x00\x00\x00SM\x17\x00".to_vec(), Claim::Other, Kind::Pst),
+            ("not quite one", b"!BDN\x00\x00\x00\x00XX".to_vec(), Claim::Given, Kind::Other),
         ];
         for (name, input, claim, want) in cases {
             assert_eq!(sniff_claimed(&input, claim), want, "{name}");

@@ -2,7 +2,7 @@
 //! script can fetch.
 //!
 //! The data flows one way, one module a stage:
-//! `ingest` (find sources, split mbox) → `parse` (each input format → our `model`) → `index`
+//! `ingest` (find sources, split mbox, list the items of Outlook data files with `pst`) → `parse` (each input format → our `model`) → `index`
 //! (lookups by Message-ID, Content-ID, hash; kept by `store` and `search`, driven by `archive`) →
 //! `route` (our URLs, and resolving `cid:`/`mid:`/Content-Location references to them) →
 //! `rewrite` (lol_html and CSS rewriting, pure) → `view` (a message as a reader sees it, HTTP-free)
@@ -30,6 +30,7 @@ pub mod open;
 pub mod par;
 pub mod parse;
 pub mod pdf;
+pub mod pst;
 pub mod query;
 pub mod rewrite;
 pub mod route;

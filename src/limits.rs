@@ -86,6 +86,19 @@ pub const MAX_MSG_NESTING: usize = 16;
 /// Recipients and attachments read of one Outlook message (each).
 pub const MAX_MSG_ENTRIES: usize = 2048;
 
+/// Levels of a B-tree in an Outlook data file (`.pst`) followed: real ones have a handful, so a
+/// deeper (or cyclic) one is damaged and reading it stops.
+pub const MAX_PST_DEPTH: usize = 16;
+
+/// Nodes read from the node index of one Outlook data file: far more than any archive Outlook can
+/// write holds, few enough that the list of them stays small.
+pub const MAX_PST_NODES: usize = 8_000_000;
+
+/// Bytes read from the blocks of an Outlook data file for one item (its attachments and attached
+/// messages included), and for the folders of one listing; the rest is left out and the item says
+/// it could not all be read.
+pub const MAX_PST_ITEM: usize = 256 << 20;
+
 /// The box a thumbnail fits in, in pixels (shown at half that on the page, sharp on dense screens).
 pub const THUMB_BOX: u32 = 240;
 

@@ -16,9 +16,10 @@ const SOURCES: TableDefinition<&str, &[u8]> = TableDefinition::new("sources");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 
 /// Bumped whenever the stored form changes, or what parsing puts in it (6: the Content-IDs of
-/// external bodies' phantom headers; 7: labels, list ids and attachment types); an index of another
+/// external bodies' phantom headers; 7: labels, list ids and attachment types; 8: the items of Outlook data files, which
+/// earlier versions skipped); an index of another
 /// version is rebuilt from sources.
-const SCHEMA: u64 = 7;
+const SCHEMA: u64 = 8;
 
 /// What was indexed from one source file.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]

@@ -19,6 +19,7 @@ mod fuzz_regressions;
 mod outlook;
 mod pages;
 mod print;
+mod pst;
 mod render;
 mod search;
 mod security;

@@ -86,7 +86,7 @@ impl Archive {
         })?;
         let path = match &source {
             Source::File { path } => Some(path.as_path()),
-            Source::Mbox { .. } => None,
+            Source::Mbox { .. } | Source::Pst { .. } => None,
         };
         let msg = Arc::new(parse_file(Arc::from(raw), path)?);
         self.cache.insert(id, Arc::clone(&msg));

@@ -28,6 +28,8 @@ enum Job {
     File { src: usize, root: Arc<Path>, path: PathBuf, uploaded: bool },
     /// One message of an mbox, already read.
     Mbox { src: usize, source: Source, rel: u16, raw: Vec<u8> },
+    /// One item of an Outlook data file, read by the worker.
+    Pst { src: usize, source: Source, rel: u16, uploaded: bool },
 }
 
 /// What comes back to the indexing thread.
@@ -115,6 +117,25 @@ fn walk_one(
             let _ = jobs.send(job);
             Ok((1, state))
         }
+        Kind::Pst => {
+            // Listed like an mbox, an item a job; the worker reads each item.
+            let listing = crate::pst::list(&found.path).map_err(std::io::Error::other)?;
+            for notice in &listing.notices {
+                tracing::warn!(path = %found.path.display(), "{notice}");
+            }
+            let rel = relative_start(&found.root, &found.path);
+            let notices = (!listing.notices.is_empty())
+                .then(|| crate::pst::PstItem { node: crate::pst::NOTICE_NODE, folder: String::new() });
+            let mut count = 0;
+            for item in listing.items.into_iter().chain(notices) {
+                let source = Source::Pst { path: found.path.clone(), node: item.node, folder: item.folder };
+                if jobs.send(Job::Pst { src, source, rel, uploaded }).is_err() {
+                    break;
+                }
+                count += 1;
+            }
+            Ok((count, state))
+        }
         Kind::Mbox => {
             let mut f = File::open(&found.path)?;
             f.seek(SeekFrom::Start(start))?;
@@ -187,6 +208,20 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: 
                     }
                     Err(e) => {
                         tracing::warn!(path = %source.path().display(), error = %e, "skipped");
+                        Outcome::Failed { src }
+                    }
+                }
+            }
+            Job::Pst { src, source, rel, uploaded } => {
+                match source.read().map_err(Error::from).and_then(|raw| parse_message(Arc::from(raw))) {
+                    Ok(msg) => Outcome::Parsed {
+                        src,
+                        doc: doc(&msg),
+                        msg: Box::new(msg),
+                        location: Location::Top { source, rel, flags: None, uploaded },
+                    },
+                    Err(e) => {
+                        tracing::warn!(path = %source.path().display(), error = %e, "skipped an item");
                         Outcome::Failed { src }
                     }
                 }

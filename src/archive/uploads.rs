@@ -28,6 +28,9 @@ impl Archive {
                 .map(|m| ingest::unescape_from_lines(m.raw))
                 .collect(),
             Kind::Message => vec![bytes],
+            // An uploaded Outlook data file: each item is stored as the `.msg` it stands for (in
+            // Uploads; its folders are not kept).
+            Kind::Pst => pst_items(&bytes)?,
             Kind::Other => return Err(Error::Unparseable),
         };
         // Parse everything first: a batch with an unreadable message stores nothing.
@@ -120,4 +123,15 @@ fn write_durably(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     drop(f);
     std::fs::rename(&tmp, path)?;
     File::open(dir)?.sync_all()
+}
+
+/// The items of an Outlook data file given as bytes, each as a `.msg`; the reader needs a file, so
+/// the bytes go to a temporary one first, removed when this returns.
+fn pst_items(bytes: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
+    use std::io::Write as _;
+    let mut tmp = tempfile::NamedTempFile::new()?;
+    tmp.write_all(bytes)?;
+    tmp.flush()?;
+    let listing = crate::pst::list(tmp.path())?;
+    listing.items.iter().map(|i| crate::pst::item_msg(tmp.path(), i.node)).collect()
 }

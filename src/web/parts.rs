@@ -183,6 +183,8 @@ fn disposition(part: &Part, download: bool) -> String {
 /// gives it.
 fn source_extension(location: &crate::index::Location) -> String {
     let ext = match location {
+        // An item of an Outlook data file is read back as the `.msg` it stands for.
+        crate::index::Location::Top { source: crate::ingest::Source::Pst { .. }, .. } => Some("msg"),
         crate::index::Location::Top { source, .. } => source.path().extension().and_then(|e| e.to_str()),
         crate::index::Location::Nested { .. } => None,
     };
