@@ -20,6 +20,15 @@ pub enum Scope {
 }
 
 impl Scope {
+    /// The scope a request names with `folder=` or `label=` (the folder when both are given).
+    pub fn named(folder: Option<String>, label: Option<String>) -> Scope {
+        match (folder, label) {
+            (Some(f), _) => Scope::Folder(f),
+            (None, Some(l)) => Scope::Label(l),
+            (None, None) => Scope::All,
+        }
+    }
+
     /// A search restricted to this scope: within the folder (and those below it) or the label.
     pub fn restrict(&self, query: &str) -> String {
         let quoted = |s: &str| format!("\"{}\"", s.trim_matches('/').replace('"', ""));

@@ -124,15 +124,6 @@ pub struct ListQuery {
     limit: Option<usize>,
 }
 
-/// The scope a request names with `folder=` or `label=`.
-fn scope_of(folder: Option<String>, label: Option<String>) -> Scope {
-    match (folder, label) {
-        (Some(f), _) => Scope::Folder(f),
-        (None, Some(l)) => Scope::Label(l),
-        (None, None) => Scope::All,
-    }
-}
-
 /// The messages given to mailshelf, newest first, or those matching a search, best first; of
 /// one folder or label; one by one or grouped into conversations.
 #[utoipa::path(get, path = "/api/messages", tag = "messages", params(ListQuery),
@@ -146,7 +137,7 @@ pub async fn list_messages(
 ) -> Result<Json<MessageList>, ApiError> {
     let limit = q.limit.unwrap_or(50).min(crate::limits::MAX_PAGE);
     let offset = q.offset.unwrap_or(0);
-    let scope = scope_of(q.folder, q.label);
+    let scope = Scope::named(q.folder, q.label);
     match q.q.filter(|s| !s.trim().is_empty()) {
         None if flag(&q.threads) => {
             let view = state.view.clone();
@@ -242,7 +233,7 @@ pub struct StatsQuery {
         (status = 400, description = "A query that does not parse", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn stats(State(state): State<AppState>, Params(q, _): Params<StatsQuery>) -> Result<Json<Stats>, ApiError> {
-    let scope = scope_of(q.folder, q.label);
+    let scope = Scope::named(q.folder, q.label);
     let query = q.q.unwrap_or_default();
     let view = state.view.clone();
     let counted = blocking(move || view.stats(&scope, &query)).await?;

@@ -74,11 +74,7 @@ pub async fn export(State(state): State<AppState>, Params(q, _): Params<ExportQu
     let archive = state.archive().clone();
     let qs = query.clone();
     // Run the search before answering, so a bad query is a 400 and not a broken download.
-    let scope = match (q.folder, q.label) {
-        (Some(f), _) => Scope::Folder(f),
-        (None, Some(l)) => Scope::Label(l),
-        (None, None) => Scope::All,
-    };
+    let scope = Scope::named(q.folder, q.label);
     let ids = blocking(move || export::matching_ids(&archive, &scope, &qs)).await?;
     let count = ids.len();
     let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(IN_FLIGHT);

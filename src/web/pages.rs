@@ -177,6 +177,11 @@ pub async fn label(
     list_of(state, Scope::Label(name), q).await
 }
 
+/// A value for a query string (`?q=…`, `&folder=…`), every byte but letters and digits encoded.
+fn enc(s: &str) -> String {
+    percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
+}
+
 /// Where a scope's list lives.
 fn scope_url(scope: &Scope) -> String {
     match scope {
@@ -244,7 +249,6 @@ async fn list_of(state: AppState, scope: Scope, q: ListQuery) -> Result<Response
     let progress = &state.archive().progress;
     let shown = rows.len() + conversations.len();
     let base = scope_url(&scope);
-    let enc = |s: &str| percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string();
     let mut params: Vec<String> = Vec::new();
     if !query.is_empty() {
         params.push(format!("q={}", enc(&query)));
@@ -489,11 +493,7 @@ pub async fn overview(
     State(state): State<AppState>,
     Params(q, _): Params<OverviewQuery, PageError>,
 ) -> Result<Response, PageError> {
-    let scope = match (q.folder, q.label) {
-        (Some(f), _) => Scope::Folder(f),
-        (None, Some(l)) => Scope::Label(l),
-        (None, None) => Scope::All,
-    };
+    let scope = Scope::named(q.folder, q.label);
     let query = q.q.unwrap_or_default();
     let view = state.view.clone();
     let (s2, q2) = (scope.clone(), query.clone());
@@ -514,7 +514,6 @@ fn overview_page(
     query_error: Option<String>,
 ) -> OverviewPage {
     use super::charts::{columns, rows, Bar};
-    let enc = |s: &str| percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string();
     // A bar's messages: this overview's scope and search, narrowed by the bar's own query.
     let search_url = |extra: &str| {
         let q = if query.trim().is_empty() { extra.to_string() } else { format!("{extra} ({query})") };
