@@ -78,20 +78,8 @@ async fn load_with(url: &str, extra: &[&str]) -> String {
         let out = Command::new("timeout")
             .arg("90")
             .arg(browser)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--disable-dev-shm-usage",
-                "--virtual-time-budget=8000",
-                "--run-all-compositor-stages-before-draw",
-                "--window-size=1200,2000",
-            ])
+            .args(crate::common::cdp::HEADLESS)
+            .args(["--virtual-time-budget=8000", "--run-all-compositor-stages-before-draw", "--window-size=1200,2000"])
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .args(&extra)
             .arg("--dump-dom")

@@ -12,6 +12,20 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tungstenite::{Message, WebSocket};
 
+/// How every test runs Chromium: headless, and quiet on the network (no updates, sync or
+/// background fetches), so a test's request log holds only what the page asked for.
+pub const HEADLESS: &[&str] = &[
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+];
+
 /// The Chromium the browser tests run (`MAILSHELF_CHROMIUM`, else Debian's).
 pub fn chromium() -> PathBuf {
     let path = std::env::var_os("MAILSHELF_CHROMIUM").map(PathBuf::from).unwrap_or_else(|| "/usr/bin/chromium".into());
@@ -38,19 +52,8 @@ impl Browser {
     pub fn launch() -> Browser {
         let profile = tempfile::tempdir().expect("profile dir");
         let mut child = Command::new(chromium())
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--disable-dev-shm-usage",
-                "--hide-scrollbars",
-                "--remote-debugging-port=0",
-            ])
+            .args(HEADLESS)
+            .args(["--hide-scrollbars", "--remote-debugging-port=0"])
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg("about:blank")
             .stdout(Stdio::null())
