@@ -66,20 +66,13 @@ pub fn matching_ids(archive: &Archive, scope: &Scope, query: &str) -> Result<Vec
     let matched: Option<HashSet<EntryId>> =
         if query.trim().is_empty() { None } else { Some(archive.search_ids(query)?) };
     let index = archive.index();
-    let keep = scope.filter(&index);
-    Ok(index
-        .listed()
-        .iter()
-        .copied()
-        .filter(|id| matched.as_ref().is_none_or(|m| m.contains(id)))
-        .filter(|&id| index.get(id).is_some_and(&keep))
-        .collect())
+    Ok(scope.ids(&index).into_iter().filter(|id| matched.as_ref().is_none_or(|m| m.contains(id))).collect())
 }
 
 /// A message read for export: its index entry, its bytes as given, and the message parsed from
 /// them when the format needs it.
 pub struct Exported {
-    pub entry: Entry,
+    pub entry: Arc<Entry>,
     /// The folder it is filed in.
     pub folder: String,
     /// The source's bytes, as `/raw/` serves them.
@@ -106,7 +99,7 @@ impl Exported {
 pub fn read(archive: &Archive, id: EntryId, format: Format) -> Result<Option<Exported>, Error> {
     let (entry, folder) = {
         let index = archive.index();
-        let Some(entry) = index.get(id).cloned() else { return Ok(None) };
+        let Some(entry) = index.get(id) else { return Ok(None) };
         let folder = index.folder_path(entry.folder).to_string();
         (entry, folder)
     };

@@ -36,6 +36,10 @@ pub const MAX_LISTED_ATTACHMENTS: usize = 32;
 /// Enclosed messages walked up to reach a nested one.
 pub const MAX_NESTED_WALK: usize = 64;
 
+/// Entries one name (a Message-ID, a Content-ID, the message replied to) is looked up to at most:
+/// a name shared by more (one thread with ten thousand replies) reaches the first of them.
+pub const MAX_SHARED_NAME: usize = 10_000;
+
 /// Bytes of an external body's phantom header that are read; beyond them it is not looked at.
 pub const MAX_PHANTOM_HEADER: usize = 16 * 1024;
 

@@ -64,7 +64,7 @@ pub async fn run(args: OpenArgs, shutdown: impl Future<Output = ()>) -> Result<(
 pub fn landing(archive: &Archive) -> String {
     let index = archive.index();
     if index.listed_count() == 1 {
-        if let Some((_, entry)) = index.page(0, 1).next() {
+        if let Some((_, entry)) = index.page(0, 1).into_iter().next() {
             return route::message_url(&entry.key);
         }
     }

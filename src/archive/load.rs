@@ -14,7 +14,7 @@ use crate::parse::parse_file;
 #[derive(Clone)]
 pub struct Loaded {
     pub id: EntryId,
-    pub entry: Entry,
+    pub entry: Arc<Entry>,
     top: Arc<Message>,
     path: Vec<PartIdx>,
 }
@@ -37,13 +37,13 @@ impl Archive {
     pub fn load_cached(&self, id: EntryId) -> Option<Loaded> {
         let (top_id, path) = self.way_down(id).ok()?;
         let top = self.cache_get(top_id)?;
-        let entry = self.index().get(id).cloned()?;
+        let entry = self.index().get(id)?;
         Some(Loaded { id, entry, top, path })
     }
 
     /// Reads a message back from its source and parses it (or takes it from the cache).
     pub fn load(&self, id: EntryId) -> Result<Loaded, Error> {
-        let entry = self.index().get(id).cloned().ok_or(Error::MessageNotFound)?;
+        let entry = self.index().get(id).ok_or(Error::MessageNotFound)?;
         let (top_id, path) = self.way_down(id)?;
         let top = self.load_top(top_id)?;
         Ok(Loaded { id, entry, top, path })
@@ -56,10 +56,10 @@ impl Archive {
         let index = self.index();
         // Walk up to the top-level message, remembering the way back down.
         loop {
-            match index.get(top_id).map(|e| &e.location) {
+            match index.get(top_id).map(|e| e.location.clone()) {
                 Some(Location::Nested { parent, part }) => {
-                    path.push(*part);
-                    top_id = *parent;
+                    path.push(part);
+                    top_id = parent;
                 }
                 Some(Location::Top { .. }) => break,
                 None => return Err(Error::MessageNotFound),

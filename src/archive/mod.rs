@@ -26,7 +26,7 @@ use crate::index::{Added, EntryId, Index};
 use crate::ingest;
 use crate::model::Message;
 use crate::search::{Doc, Hits, Search};
-use crate::store::{Batch, SourceState, Store};
+use crate::store::{Batch, RedbStore, SourceState, Store};
 use doc::reader_text;
 use pipeline::{stat, tail_hash, Outcome};
 
@@ -41,6 +41,9 @@ const SCAN_CHUNK: usize = 8192;
 
 /// Messages between two commits to the store while indexing.
 const BATCH: usize = 2000;
+
+/// Commits while indexing of which every this many is durable.
+const DURABLE_EVERY: usize = 8;
 
 /// Progress of indexing, readable while it runs.
 #[derive(Debug, Default)]
@@ -61,7 +64,7 @@ pub struct Archive {
     index: RwLock<Index>,
     /// Parsed top-level messages recently read.
     cache: quick_cache::sync::Cache<EntryId, Arc<Message>>,
-    store: Store,
+    store: Arc<dyn Store>,
     /// The full-text index; `None` when search is turned off.
     search: Option<Search>,
     /// Whether the search index was checked against the index since start.
@@ -70,6 +73,17 @@ pub struct Archive {
     ingest_lock: Mutex<()>,
     uploads: PathBuf,
     pub progress: Progress,
+}
+
+/// How far a commit goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Commit {
+    /// Atomic, not yet durable: a batch in the middle of indexing.
+    Batch,
+    /// Durable in the store, so the pages copy-on-write freed can be reused.
+    Checkpoint,
+    /// Durable, and visible to searches: the end of an indexing run, an upload.
+    Done,
 }
 
 /// A source to read: the file, where to start (an appended mbox), and the entries it already gave.
@@ -97,14 +111,10 @@ impl Archive {
 
     /// As [`Archive::open`], with full-text search on or off.
     pub fn open_with(data_dir: &Path, search: bool) -> Result<Archive, Error> {
-        let store = Store::open(data_dir)?;
+        let store: Arc<dyn Store> = Arc::new(RedbStore::open(data_dir)?);
         let t = std::time::Instant::now();
-        let mut index = Index::default();
-        index.reserve(usize::try_from(store.entry_count()?).unwrap_or(0));
-        store.load(|id, e| index.restore(id, e))?;
-        tracing::debug!(seconds = t.elapsed().as_secs_f64(), "entries read");
-        index.sort();
-        let _ = index.take_changes();
+        let index = Index::open(Arc::clone(&store))?;
+        tracing::debug!(seconds = t.elapsed().as_secs_f64(), messages = index.listed_count(), "index opened");
         Ok(Archive {
             index: RwLock::new(index),
             cache: quick_cache::sync::Cache::new(CACHE_SIZE),
@@ -197,7 +207,7 @@ impl Archive {
             }
         }
         // Sources that are gone, and the entries of sources that changed.
-        let gone = self.store.source_keys_where(|k| !seen.contains(&crate::index::string_hash(k))).unwrap_or_default();
+        let gone = self.store.source_keys_where(&|k| !seen.contains(&crate::index::string_hash(k))).unwrap_or_default();
         drop(seen);
         if !gone.is_empty() {
             stale.extend(self.store.sources_of(&gone).into_iter().flatten().flat_map(|st| st.ids));
@@ -212,33 +222,38 @@ impl Archive {
         let parsed_before = self.progress.parsed.load(Ordering::Relaxed);
         tracing::debug!(seconds = started.elapsed().as_secs_f64(), to_read = todo.len(), "sources compared");
         self.run_pipeline(todo, &mut batch);
-        let (entries, removed) = self.index_mut().take_changes();
-        batch.entries.extend(entries);
-        batch.removed.extend(removed);
-        self.commit(&batch, true);
+        let _ = self.commit(std::mem::take(&mut batch), Commit::Done);
         if self.progress.parsed.load(Ordering::Relaxed) - parsed_before >= COMPACT_AFTER {
             self.store.compact();
+            for (table, rows, stored, total) in self.store.table_sizes().unwrap_or_default() {
+                tracing::debug!(table, rows, stored, total, "index table");
+            }
         }
         self.index_mut().sort();
         self.cache.clear();
         self.progress.ready.store(true, Ordering::Release);
     }
 
-    /// Writes a batch to the store, then (on durable commits: a search commit costs a segment)
-    /// the search index. The store is the reference; a search index behind it is caught up at the
-    /// next start ([`Archive::reconcile_search`]).
-    fn commit(&self, batch: &Batch, durable: bool) {
-        if let Err(e) = self.store.commit(batch, durable) {
-            tracing::error!(error = %e, "could not save the index; it will be rebuilt from sources");
+    /// Writes a batch, with every change the index holds, to the store, then (when done: a search
+    /// commit costs a segment) the search index. The store is the reference; a search index behind
+    /// it is caught up at the next start ([`Archive::reconcile_search`]).
+    fn commit(&self, mut batch: Batch, how: Commit) -> Result<(), Error> {
+        self.index().take_changes(&mut batch);
+        let durable = matches!(how, Commit::Checkpoint | Commit::Done);
+        let result = self.store.commit(&batch, durable);
+        match &result {
+            Ok(()) => self.index_mut().committed(&batch),
+            Err(e) => tracing::error!(error = %e, "could not save the index; it will be rebuilt from sources"),
         }
         if let Some(search) = &self.search {
-            for &id in &batch.removed {
-                search.delete(id);
+            for (id, _) in &batch.removed {
+                search.delete(*id);
             }
-            if durable {
+            if matches!(how, Commit::Done) {
                 search.commit();
             }
         }
+        result
     }
 
     /// Brings the search index in line with the index after a crash between the two commits.
@@ -274,7 +289,7 @@ impl Archive {
     /// The folder a listed entry is filed in, for its search document.
     fn folder_of(&self, id: EntryId) -> String {
         let index = self.index();
-        index.get(id).map(|e| index.folder_path(e.folder).to_string()).unwrap_or_default()
+        index.folder_path(index.folder_of(id)).to_string()
     }
 
     /// Runs a search; ids of listed messages, best first.
@@ -304,6 +319,7 @@ impl Archive {
     /// The indexing thread: adds parsed messages, finishes sources, commits in batches.
     fn collect(&self, out_rx: Receiver<Outcome>, pending: &mut [Option<Pending>], batch: &mut Batch) {
         let mut since_commit = 0;
+        let mut commits = 0usize;
         for outcome in out_rx {
             let src = match outcome {
                 Outcome::Parsed { src, msg, location, doc } => {
@@ -352,11 +368,10 @@ impl Archive {
                 self.progress.indexed.fetch_add(1, Ordering::Relaxed);
             }
             if since_commit >= BATCH {
-                let (entries, removed) = self.index_mut().take_changes();
-                batch.entries.extend(entries);
-                batch.removed.extend(removed);
-                self.commit(batch, false);
-                *batch = Batch::default();
+                // Every few batches durably: pages freed by copy-on-write are reused only after one.
+                commits += 1;
+                let how = if commits % DURABLE_EVERY == 0 { Commit::Checkpoint } else { Commit::Batch };
+                let _ = self.commit(std::mem::take(batch), how);
                 since_commit = 0;
             }
         }

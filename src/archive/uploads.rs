@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::pipeline::{relative_start, stat};
 use super::Archive;
+use super::Commit;
 use crate::error::Error;
 use crate::index::{content_hash, Added, EntryId, Location};
 use crate::ingest::{self, Kind, MboxReader, Source};
@@ -72,13 +73,7 @@ impl Archive {
             batch.sources.push((key, state));
             ids.push(added.id());
         }
-        let (entries, removed) = self.index_mut().take_changes();
-        batch.entries = entries;
-        batch.removed = removed;
-        self.store.commit(&batch, true)?;
-        if let Some(search) = &self.search {
-            search.commit();
-        }
+        self.commit(batch, Commit::Done)?;
         Ok(ids)
     }
 
@@ -95,20 +90,13 @@ impl Archive {
             Err(e) => return Err(e.into()),
         }
         let key = path.to_string_lossy().into_owned();
-        let (_, removed) = {
+        {
             let mut index = self.index_mut();
             index.remove(id);
-            index.take_changes()
-        };
-        self.cache.remove(&id);
-        self.store.commit(&Batch { removed: removed.clone(), removed_sources: vec![key], ..Batch::default() }, true)?;
-        if let Some(search) = &self.search {
-            for id in removed {
-                search.delete(id);
-            }
-            search.commit();
+            index.sort();
         }
-        Ok(())
+        self.cache.remove(&id);
+        self.commit(Batch { removed_sources: vec![key], ..Batch::default() }, Commit::Done)
     }
 }
 

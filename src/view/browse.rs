@@ -3,10 +3,11 @@
 //! per thread: its first subject, who took part, how many messages, the latest date). HTTP-free;
 //! the pages and the API both call it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::folders::{self, FolderNode};
-use crate::index::{Entry, EntryId, Index, NO_ENTRY};
+use crate::index::{Entry, EntryId, Index, Location, NO_ENTRY};
 
 /// Which listed messages a list, its conversations or an overview covers.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -39,6 +40,27 @@ impl Scope {
         }
     }
 
+    /// The listed messages of this scope, in list order.
+    pub fn ids(&self, index: &Index) -> Vec<EntryId> {
+        match self {
+            Scope::All => index.listed().to_vec(),
+            Scope::Folder(path) => match index.folder_id(path.trim_matches('/')) {
+                Some(f) => index.folder_page(f, 0, usize::MAX).0,
+                None => Vec::new(),
+            },
+            Scope::Label(_) => {
+                let keep = self.filter(index);
+                let mut kept = HashSet::new();
+                index.each_listed_entry(|id, e| {
+                    if keep(e) {
+                        kept.insert(id);
+                    }
+                });
+                index.listed().iter().copied().filter(|id| kept.contains(id)).collect()
+            }
+        }
+    }
+
     /// A test for entries of this scope, resolved once against the index.
     pub fn filter(&self, index: &Index) -> impl Fn(&Entry) -> bool {
         enum Test {
@@ -63,9 +85,9 @@ impl Scope {
 #[derive(Debug, Clone)]
 pub struct Conversation {
     /// Its first message here (the oldest), whose subject names it.
-    pub first: Entry,
+    pub first: Arc<Entry>,
     /// Its newest message here.
-    pub latest: Entry,
+    pub latest: Arc<Entry>,
     /// Messages of it in the scope.
     pub count: usize,
     /// Who wrote them, each once, in the order they first wrote (at most [`PARTICIPANTS`]).
@@ -78,11 +100,18 @@ pub struct Conversation {
 pub const PARTICIPANTS: usize = 4;
 
 /// A page of the messages in `scope`, newest first, and how many there are: the whole list is
-/// paged directly, a folder or label by one pass over it.
-pub fn page<'a>(index: &'a Index, scope: &Scope, offset: usize, limit: usize) -> (Vec<(EntryId, &'a Entry)>, usize) {
+/// paged directly, a folder by one pass over the list in memory, a label by one over the store.
+pub fn page(index: &Index, scope: &Scope, offset: usize, limit: usize) -> (Vec<(EntryId, Arc<Entry>)>, usize) {
     match scope {
-        Scope::All => (index.page(offset, limit).collect(), index.listed_count()),
-        _ => index.page_where(offset, limit, scope.filter(index)),
+        Scope::All => (index.page(offset, limit), index.listed_count()),
+        Scope::Folder(path) => match index.folder_id(path.trim_matches('/')) {
+            Some(f) => {
+                let (ids, total) = index.folder_page(f, offset, limit);
+                (ids.into_iter().filter_map(|id| Some((id, index.get(id)?))).collect(), total)
+            }
+            None => (Vec::new(), 0),
+        },
+        Scope::Label(_) => index.page_where(offset, limit, scope.filter(index)),
     }
 }
 
@@ -116,22 +145,48 @@ pub fn labels(index: &Index) -> Vec<(String, usize)> {
 }
 
 /// The messages of `scope` grouped into conversations, newest conversation first. One pass over
-/// the list; [`crate::view::View`] keeps the result until the index changes, so paging through it
-/// costs only the page.
+/// the store finds every message's parent; [`crate::view::View`] keeps the result until the index
+/// changes, so paging through it costs only the page.
 pub fn group(index: &Index, scope: &Scope) -> Vec<Thread> {
     let keep = scope.filter(index);
-    let mut memo = vec![NO_ENTRY; index.id_bound()];
+    let bound = index.id_bound();
+    // The first entry with each Message-ID, and each entry's parent by the hash of its Message-ID:
+    // the lookups a walk up a conversation needs, in memory only while grouping.
+    let mut first_with: HashMap<u64, EntryId> = HashMap::new();
+    let mut parent_hash: Vec<u64> = vec![0; bound];
+    let mut kept = vec![false; bound];
+    index.each_entry(|id, e| {
+        if let Some(mid) = e.message_id() {
+            let h = crate::index::string_hash(mid) | 1;
+            let slot = first_with.entry(h).or_insert(id);
+            *slot = (*slot).min(id);
+        }
+        if let (Some(p), Some(slot)) = (&e.parent, parent_hash.get_mut(id as usize)) {
+            *slot = crate::index::string_hash(p) | 1;
+        }
+        if let (Location::Top { .. }, Some(k)) = (&e.location, kept.get_mut(id as usize)) {
+            *k = keep(e);
+        }
+    });
+    let parent = |id: EntryId| -> Option<EntryId> {
+        let h = *parent_hash.get(id as usize)?;
+        if h == 0 {
+            return None;
+        }
+        // Hashes are kept with the low bit set, so that 0 means none.
+        first_with.get(&h).copied()
+    };
+    let mut memo = vec![NO_ENTRY; bound];
     // Where each conversation sits in `out`, by its root (the same table trick as `memo`).
-    let mut slot = vec![NO_ENTRY; index.id_bound()];
+    let mut slot = vec![NO_ENTRY; bound];
     let mut out: Vec<Thread> = Vec::new();
     // The list is newest first, so a conversation's first row is its latest message, and each
     // later row is older than (or as old as) the one before it.
     for &id in index.listed() {
-        let Some(e) = index.get(id) else { continue };
-        if !keep(e) {
+        if !kept.get(id as usize).copied().unwrap_or(false) {
             continue;
         }
-        let root = index.thread_root(id, &mut memo) as usize;
+        let root = thread_root(id, &parent, &mut memo) as usize;
         match slot.get(root).copied() {
             Some(i) if i != NO_ENTRY => {
                 if let Some(t) = out.get_mut(i as usize) {
@@ -149,6 +204,34 @@ pub fn group(index: &Index, scope: &Scope) -> Vec<Thread> {
     out
 }
 
+/// The first message of the conversation `id` is in: up through its parents as far as they are
+/// here (a loop or a missing parent ends the walk). `memo`, indexed by entry id, keeps what earlier
+/// walks found ([`NO_ENTRY`] where nothing yet), so grouping a whole list walks each chain once.
+fn thread_root(id: EntryId, parent: &impl Fn(EntryId) -> Option<EntryId>, memo: &mut [EntryId]) -> EntryId {
+    const MAX: usize = 500;
+    let known = |memo: &[EntryId], at: EntryId| memo.get(at as usize).copied().filter(|&r| r != NO_ENTRY);
+    let mut path = vec![id];
+    let mut at = id;
+    let root = loop {
+        if let Some(r) = known(memo, at) {
+            break r;
+        }
+        match parent(at) {
+            Some(p) if path.len() < MAX && !path.contains(&p) => {
+                path.push(p);
+                at = p;
+            }
+            _ => break at,
+        }
+    };
+    for p in path {
+        if let Some(slot) = memo.get_mut(p as usize) {
+            *slot = root;
+        }
+    }
+    root
+}
+
 /// One conversation of a list: its messages there, newest first.
 #[derive(Debug, Clone)]
 pub struct Thread {
@@ -162,12 +245,12 @@ pub fn conversations(index: &Index, threads: &[Thread], offset: usize, limit: us
         .skip(offset)
         .take(limit)
         .filter_map(|t| {
-            let first = index.get(*t.members.last()?)?.clone();
-            let latest = index.get(*t.members.first()?)?.clone();
+            let first = index.get(*t.members.last()?)?;
+            let latest = index.get(*t.members.first()?)?;
             // Who started it first, as a reader expects.
             let mut participants: Vec<String> = Vec::new();
-            for from in t.members.iter().rev().filter_map(|&id| index.get(id)?.summary.from.as_deref()) {
-                let name = display_name(from);
+            for from in t.members.iter().rev().filter_map(|&id| index.get(id)?.summary.from.clone()) {
+                let name = display_name(&from);
                 if !participants.contains(&name) {
                     participants.push(name);
                     if participants.len() == PARTICIPANTS {

@@ -58,7 +58,7 @@ pub struct Rendered {
 
 /// One result of a search, with its highlighted excerpt.
 pub struct Hit {
-    pub entry: Entry,
+    pub entry: Arc<Entry>,
     pub snippet: Option<String>,
 }
 
@@ -72,7 +72,7 @@ pub struct Found {
 pub struct ThreadMessage {
     pub depth: usize,
     pub id: EntryId,
-    pub entry: Entry,
+    pub entry: Arc<Entry>,
 }
 
 impl View {
@@ -166,7 +166,7 @@ impl View {
             .ids
             .iter()
             .zip(snippets)
-            .filter_map(|(&id, snippet)| Some(Hit { entry: index.get(id)?.clone(), snippet }))
+            .filter_map(|(&id, snippet)| Some(Hit { entry: index.get(id)?, snippet }))
             .collect();
         Ok(Found { total: found.total, hits })
     }
@@ -177,17 +177,18 @@ impl View {
         if let Some(hit) = self.overviews.get(&key) {
             return Ok(hit);
         }
-        let counted = if query.trim().is_empty() {
-            let index = self.archive.index();
-            let keep = scope.filter(&index);
-            stats::stats(index.listed().iter().filter_map(|&id| index.get(id)).filter(|e| keep(e)))
-        } else {
-            let ids = self.archive.search_ids(query)?;
-            let index = self.archive.index();
-            let keep = scope.filter(&index);
-            stats::stats(ids.iter().filter_map(|&id| index.get(id)).filter(|e| keep(e)))
-        };
-        let counted = Arc::new(counted);
+        let matched = if query.trim().is_empty() { None } else { Some(self.archive.search_ids(query)?) };
+        // One pass over the store: at a million messages, reading each by id would take far longer.
+        let mut tally = stats::Tally::default();
+        let index = self.archive.index();
+        let keep = scope.filter(&index);
+        index.each_listed_entry(|id, e| {
+            if matched.as_ref().is_none_or(|m| m.contains(&id)) && keep(e) {
+                tally.add(e);
+            }
+        });
+        drop(index);
+        let counted = Arc::new(tally.finish());
         self.overviews.insert(key, counted.clone());
         Ok(counted)
     }
@@ -229,7 +230,7 @@ impl View {
         index
             .thread(id)
             .into_iter()
-            .filter_map(|(depth, id)| Some(ThreadMessage { depth, id, entry: index.get(id)?.clone() }))
+            .filter_map(|(depth, id)| Some(ThreadMessage { depth, id, entry: index.get(id)? }))
             .collect()
     }
 }

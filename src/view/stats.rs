@@ -74,68 +74,99 @@ const SIZE_BUCKETS: [(u64, &str); 5] = [
 
 /// Counts the entries given.
 pub fn stats<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Stats {
-    let mut s = Stats::default();
-    let mut months: HashMap<i64, usize> = HashMap::new();
-    // Keyed by the strings the entries hold, so counting allocates nothing per message; spellings
-    // that differ only in case are merged once, at the end.
-    let mut senders: HashMap<&str, (&str, usize)> = HashMap::new();
-    let mut lists: HashMap<&str, usize> = HashMap::new();
-    let mut types: HashMap<&str, (usize, u64)> = HashMap::new();
-    let mut sizes = [0usize; SIZE_BUCKETS.len()];
+    let mut t = Tally::default();
     for e in entries {
+        t.add(e);
+    }
+    t.finish()
+}
+
+/// Counts entries one at a time (as a pass over the store hands them over): each sender, list and
+/// type is allocated once, when first seen; spellings that differ only in case are merged at the end.
+#[derive(Default)]
+pub struct Tally {
+    s: Stats,
+    months: HashMap<i64, usize>,
+    senders: HashMap<String, (String, usize)>,
+    lists: HashMap<String, usize>,
+    types: HashMap<String, (usize, u64)>,
+    sizes: [usize; SIZE_BUCKETS.len()],
+}
+
+/// Updates the count of `key`, allocating the key only the first time it is seen.
+fn bump<V: Default>(map: &mut HashMap<String, V>, key: &str, update: impl FnOnce(&mut V)) {
+    match map.get_mut(key) {
+        Some(v) => update(v),
+        None => update(map.entry(key.to_string()).or_default()),
+    }
+}
+
+impl Tally {
+    pub fn add(&mut self, e: &Entry) {
+        let s = &mut self.s;
         s.messages += 1;
         match e.summary.timestamp {
-            Some(ts) => *months.entry(month_number(ts)).or_default() += 1,
+            Some(ts) => *self.months.entry(month_number(ts)).or_default() += 1,
             None => s.undated += 1,
         }
         if let Some(from) = &e.summary.from {
-            senders.entry(address(from)).or_insert((from, 0)).1 += 1;
+            bump(&mut self.senders, address(from), |slot: &mut (String, usize)| {
+                if slot.0.is_empty() {
+                    slot.0 = from.clone();
+                }
+                slot.1 += 1;
+            });
         }
         if let Some(list) = &e.list {
-            *lists.entry(list).or_default() += 1;
+            bump(&mut self.lists, list, |n| *n += 1);
         }
         for a in &e.attachments {
-            let t = types.entry(a.content_type.as_str()).or_default();
-            t.0 += 1;
-            t.1 += a.size;
+            bump(&mut self.types, &a.content_type, |t| {
+                t.0 += 1;
+                t.1 += a.size;
+            });
             s.attachments.count += 1;
             s.attachments.bytes += a.size;
             let bucket = SIZE_BUCKETS.iter().position(|(max, _)| a.size < *max).unwrap_or(SIZE_BUCKETS.len() - 1);
-            sizes[bucket] += 1;
+            self.sizes[bucket] += 1;
         }
     }
-    (s.period, s.periods) = periods(&months);
-    // The name shown is that of the most frequent spelling (then the first in order): stable.
-    let mut senders: Vec<(&str, (&str, usize))> = senders.into_iter().collect();
-    senders.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then_with(|| a.1 .0.cmp(b.1 .0)));
-    let mut by_address: HashMap<String, (&str, usize)> = HashMap::new();
-    for (addr, (from, n)) in senders {
-        by_address.entry(addr.to_lowercase()).or_insert((from, 0)).1 += n;
+
+    pub fn finish(self) -> Stats {
+        let Tally { mut s, months, senders, lists, types, sizes } = self;
+        (s.period, s.periods) = periods(&months);
+        // The name shown is that of the most frequent spelling (then the first in order): stable.
+        let mut senders: Vec<(String, (String, usize))> = senders.into_iter().collect();
+        senders.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then_with(|| a.1 .0.cmp(&b.1 .0)));
+        let mut by_address: HashMap<String, (String, usize)> = HashMap::new();
+        for (addr, (from, n)) in senders {
+            by_address.entry(addr.to_lowercase()).or_insert((from, 0)).1 += n;
+        }
+        s.senders = top(by_address.into_iter().map(|(addr, (from, n))| {
+            let query = (!addr.is_empty()).then(|| format!("from:{}", quote(&addr)));
+            Count { name: display_name(&from), messages: n, query }
+        }));
+        let mut by_list: HashMap<String, usize> = HashMap::new();
+        for (l, n) in lists {
+            *by_list.entry(l.to_lowercase()).or_default() += n;
+        }
+        s.lists = top(by_list.into_iter().map(|(l, n)| Count {
+            query: Some(format!("list:{}", quote(&l))),
+            name: l,
+            messages: n,
+        }));
+        let mut types: Vec<TypeCount> =
+            types.into_iter().map(|(t, (count, bytes))| TypeCount { content_type: t, count, bytes }).collect();
+        types.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.content_type.cmp(&b.content_type)));
+        types.truncate(TOP);
+        s.attachments.types = types;
+        s.attachments.sizes = SIZE_BUCKETS
+            .iter()
+            .zip(sizes)
+            .map(|((_, label), n)| Count { name: (*label).to_string(), messages: n, query: None })
+            .collect();
+        s
     }
-    s.senders = top(by_address.into_iter().map(|(addr, (from, n))| {
-        let query = (!addr.is_empty()).then(|| format!("from:{}", quote(&addr)));
-        Count { name: display_name(from), messages: n, query }
-    }));
-    let mut by_list: HashMap<String, usize> = HashMap::new();
-    for (l, n) in lists {
-        *by_list.entry(l.to_lowercase()).or_default() += n;
-    }
-    s.lists = top(by_list.into_iter().map(|(l, n)| Count {
-        query: Some(format!("list:{}", quote(&l))),
-        name: l,
-        messages: n,
-    }));
-    let mut types: Vec<TypeCount> =
-        types.into_iter().map(|(t, (count, bytes))| TypeCount { content_type: t.to_string(), count, bytes }).collect();
-    types.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.content_type.cmp(&b.content_type)));
-    types.truncate(TOP);
-    s.attachments.types = types;
-    s.attachments.sizes = SIZE_BUCKETS
-        .iter()
-        .zip(sizes)
-        .map(|((_, label), n)| Count { name: (*label).to_string(), messages: n, query: None })
-        .collect();
-    s
 }
 
 /// The most frequent first, then by name; at most [`TOP`].
@@ -229,7 +260,7 @@ mod tests {
             "summary": {"subject": null, "from": null, "timestamp": null, "zone": null},
             "location": {"Nested": {"parent": 0, "part": 0}}, "size": 1, "hash": vec![0u8; 16],
             "content_ids": [], "has_attachments": false, "parent": null,
-            "labels": [], "list": null, "attachments": [],
+            "labels": [], "list": null, "attachments": [], "folder": 0,
         }))
         .unwrap();
         e.summary = Listing { from: Some(from.into()), timestamp: ts, ..Listing::default() };

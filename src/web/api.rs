@@ -157,7 +157,7 @@ pub async fn list_messages(
         None => {
             let index = state.archive().index();
             let (page, total) = browse::page(&index, &scope, offset, limit);
-            let messages = page.into_iter().map(|(_, e)| MessageSummary::of(e)).collect();
+            let messages = page.into_iter().map(|(_, e)| MessageSummary::of(&e)).collect();
             Ok(Json(MessageList { total, messages, threads: None }))
         }
         Some(query) => {

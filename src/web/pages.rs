@@ -233,7 +233,7 @@ async fn list_of(state: AppState, scope: Scope, q: ListQuery) -> Result<Response
     } else if query.trim().is_empty() {
         let index = state.archive().index();
         let (page, total) = browse::page(&index, &scope, offset, PAGE_SIZE);
-        (page.into_iter().map(|(_, e)| row(e, None)).collect::<Vec<_>>(), total)
+        (page.into_iter().map(|(_, e)| row(&e, None)).collect::<Vec<_>>(), total)
     } else {
         let view = state.view.clone();
         let qs = scope.restrict(&query);

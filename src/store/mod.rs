@@ -1,0 +1,151 @@
+//! The persistent index, behind one narrow interface: [`Store`] is everything the index (and so
+//! the web layer and the indexer above it) asks of storage. [`redb::RedbStore`] is the embedded
+//! default: one file in `--data-dir`. A server engine backing several replicas would implement the
+//! same trait (see the README's architecture section for what it must guarantee).
+//!
+//! What is stored: every index entry by id; links from names (keys, Message-IDs, Content-IDs, the
+//! Message-ID replied to, the enclosing entry) to entries, by a keyed hash of the name; content
+//! hashes; the list order with each listed message's folder; folder paths; label counts; and, per
+//! source file, what was indexed from it, so a restart re-reads only what changed.
+
+pub mod redb;
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::index::{ContentHash, Entry, EntryId, FolderId, Location};
+
+pub use self::redb::RedbStore;
+
+/// What the index asks of storage. Reads see the last commit; [`Store::commit`] applies a batch
+/// atomically (all of it or none, also across a crash).
+pub trait Store: Send + Sync {
+    /// The keyed hash names are linked under (the key is drawn when the store is made and kept).
+    fn names(&self) -> &NameHasher;
+    /// One entry.
+    fn entry(&self, id: EntryId) -> Result<Option<Entry>, Error>;
+    /// The entries linked to a name by `link` (candidates: the caller checks the name), at most
+    /// [`crate::limits::MAX_SHARED_NAME`].
+    fn linked(&self, link: Link, hash: u64) -> Result<Vec<EntryId>, Error>;
+    /// The entry of a message with these bytes.
+    fn by_hash(&self, hash: &ContentHash) -> Result<Option<EntryId>, Error>;
+    /// Every listed message, newest first ([`rank`], then id), with its folder.
+    fn each_listed(&self, f: &mut dyn FnMut(EntryId, FolderId)) -> Result<(), Error>;
+    /// Every entry, in id order: one sequential pass, for what counts or groups them all.
+    fn each_entry(&self, f: &mut dyn FnMut(EntryId, Entry)) -> Result<(), Error>;
+    /// One more than the largest entry id stored.
+    fn next_id(&self) -> Result<EntryId, Error>;
+    /// Every folder path by id.
+    fn folders(&self) -> Result<Vec<(FolderId, String)>, Error>;
+    /// Every label on a listed message, with how many carry it.
+    fn labels(&self) -> Result<Vec<(String, u64)>, Error>;
+    /// The stored state of each of `keys` (`None`: nothing known, the source is read again).
+    fn sources_of(&self, keys: &[String]) -> Vec<Option<SourceState>>;
+    /// The stored source paths that `keep` accepts.
+    fn source_keys_where(&self, keep: &dyn Fn(&str) -> bool) -> Result<Vec<String>, Error>;
+    /// Writes a batch atomically. `durable` waits for the disk; otherwise the batch becomes durable
+    /// with the next durable commit (and a crash before that loses it whole, never in part).
+    fn commit(&self, batch: &Batch, durable: bool) -> Result<(), Error>;
+    /// Gives back space after a large indexing run (an engine that manages its own may do nothing).
+    fn compact(&self);
+    /// Rows and bytes in each table: name, rows, bytes of data, bytes in all (for the log).
+    fn table_sizes(&self) -> Result<Vec<(&'static str, u64, u64, u64)>, Error>;
+
+    /// One source's state.
+    fn source(&self, key: &str) -> Option<SourceState> {
+        self.sources_of(std::slice::from_ref(&key.to_string())).pop().flatten()
+    }
+}
+
+/// What a link row links an entry by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Link {
+    /// Its key or its Message-ID.
+    Name = 1,
+    /// A Content-ID of one of its parts.
+    ContentId = 2,
+    /// The Message-ID it replies to.
+    ReplyTo = 3,
+    /// The entry it is enclosed in (the hash is the parent's id).
+    EnclosedIn = 4,
+}
+
+/// What was indexed from one source file.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SourceState {
+    pub size: u64,
+    pub mtime_ns: i64,
+    /// Top-level entries read from it.
+    pub ids: Vec<EntryId>,
+    /// For an mbox: where its last indexed message ended, and a hash of the bytes before that
+    /// point, so an appended mbox is read only from there.
+    pub mbox_end: u64,
+    pub mbox_tail: Option<[u8; 16]>,
+}
+
+/// Changes to write in one transaction.
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// Entries added or changed: the id, what was stored before (its rows are replaced), the new entry.
+    pub entries: Vec<(EntryId, Option<Arc<Entry>>, Arc<Entry>)>,
+    /// Entries removed, as they were stored.
+    pub removed: Vec<(EntryId, Arc<Entry>)>,
+    /// Folders first used since the last commit.
+    pub folders: Vec<(FolderId, String)>,
+    /// Labels whose counts changed, with their counts now.
+    pub labels: Vec<(String, u64)>,
+    pub sources: Vec<(String, SourceState)>,
+    pub removed_sources: Vec<String>,
+}
+
+impl Batch {
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+            && self.removed.is_empty()
+            && self.sources.is_empty()
+            && self.removed_sources.is_empty()
+            && self.folders.is_empty()
+            && self.labels.is_empty()
+    }
+}
+
+/// The place of a listed message in the list: newest first, undated last.
+pub fn rank(timestamp: Option<i64>) -> u64 {
+    // Order-preserving map of i64 onto u64, then reversed.
+    !((timestamp.unwrap_or(i64::MIN) as u64) ^ (1 << 63))
+}
+
+/// The [`LINKS`] rows of an entry.
+pub fn links_of(e: &Entry, hash: &NameHasher) -> Vec<(Link, u64)> {
+    let mut out = vec![(Link::Name, hash.of(&e.key))];
+    if let Some(mid) = e.message_id().filter(|m| *m != e.key) {
+        out.push((Link::Name, hash.of(mid)));
+    }
+    out.extend(e.content_ids.iter().map(|c| (Link::ContentId, hash.of(c))));
+    if let Some(p) = &e.parent {
+        out.push((Link::ReplyTo, hash.of(p)));
+    }
+    if let Location::Nested { parent, .. } = e.location {
+        out.push((Link::EnclosedIn, u64::from(parent)));
+    }
+    out.sort_unstable_by_key(|&(k, h)| (k as u8, h));
+    out.dedup();
+    out
+}
+
+/// The keyed hash names are stored under: BLAKE3 under a key drawn when the store was made, so a
+/// message cannot be crafted to pile its names onto one row (which would make lookups scans).
+#[derive(Clone)]
+pub struct NameHasher([u8; 32]);
+
+impl NameHasher {
+    pub fn of(&self, name: &str) -> u64 {
+        let h = blake3::keyed_hash(&self.0, name.as_bytes());
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&h.as_bytes()[..8]);
+        u64::from_le_bytes(b)
+    }
+}

@@ -1,0 +1,367 @@
+//! The embedded store: `index.redb` in `--data-dir`. redb is a pure-Rust, copy-on-write B-tree
+//! store with atomic commits, so a `kill -9` at any moment leaves the last committed state, never a
+//! torn one. One table per kind of row (see [`super`]); names are linked by `(kind, hash, entry)`
+//! keys, so a lookup is one range read and a name shared by many entries costs a row each.
+
+use std::path::Path;
+
+use ::redb::{Database, Durability, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
+use serde::Serialize;
+
+use super::{links_of, rank, Batch, Link, NameHasher, SourceState, Store};
+use crate::error::Error;
+use crate::index::{ContentHash, Entry, EntryId, FolderId, Location};
+
+const ENTRIES: TableDefinition<u32, &[u8]> = TableDefinition::new("entries");
+const SOURCES: TableDefinition<&str, &[u8]> = TableDefinition::new("sources");
+const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+/// `(kind, hash of a name, entry)`: every lookup of a name to entries, one row per pair (see
+/// [`Link`]). Checked against the entry on reading, so a collision costs a read, never a wrong answer.
+const LINKS: TableDefinition<(u8, u64, u32), ()> = TableDefinition::new("links");
+/// The first 128 bits of BLAKE3 over a message's bytes → its entry: the same bytes are one message.
+const HASHES: TableDefinition<u128, u32> = TableDefinition::new("hashes");
+/// `(rank, entry)` → folder, for every listed message: the list, newest first, in key order.
+const ORDER: TableDefinition<(u64, u32), u32> = TableDefinition::new("order");
+const FOLDERS: TableDefinition<u32, &str> = TableDefinition::new("folders");
+const LABELS: TableDefinition<&str, u64> = TableDefinition::new("labels");
+
+/// Bumped whenever the stored form changes, or what parsing puts in it (6: the Content-IDs of
+/// external bodies' phantom headers; 7: labels, list ids and attachment types; 8: the items of
+/// Outlook data files, which earlier versions skipped; 9: lookups, order, folders and labels kept
+/// in the store rather than rebuilt in memory); an index of another version is rebuilt from sources.
+const SCHEMA: u64 = 9;
+
+pub struct RedbStore {
+    /// Read and write transactions share the database; [`Store::compact`] needs it alone.
+    db: std::sync::RwLock<Database>,
+    names: NameHasher,
+}
+
+/// redb's page cache. Its default (1 GiB) would let the cache, not the archive's size, set the
+/// memory mailshelf takes; the index keeps its own small cache of decoded entries.
+const CACHE_BYTES: usize = 16 * 1024 * 1024;
+
+fn fail<E: Into<::redb::Error>>(what: &'static str) -> impl Fn(E) -> Error {
+    move |e| Error::internal(what, e.into())
+}
+
+fn encode<T: Serialize>(v: &T) -> Result<Vec<u8>, Error> {
+    postcard::to_stdvec(v).map_err(|e| Error::internal("index store: encode", e))
+}
+
+/// Opens a table for reading; a table never written reads as empty (`None`).
+macro_rules! read_table {
+    ($txn:expr, $def:expr) => {
+        match $txn.open_table($def) {
+            Ok(t) => Some(t),
+            Err(::redb::TableError::TableDoesNotExist(_)) => None,
+            Err(e) => return Err(fail("index store: read")(e)),
+        }
+    };
+}
+
+impl RedbStore {
+    /// Opens (or creates) the store in `dir`. A store of another schema is emptied, to be rebuilt.
+    pub fn open(dir: &Path) -> Result<RedbStore, Error> {
+        std::fs::create_dir_all(dir)?;
+        let path = dir.join("index.redb");
+        let db = Database::builder().set_cache_size(CACHE_BYTES).create(&path).map_err(|e| match e {
+            ::redb::DatabaseError::DatabaseAlreadyOpen => Error::BadPath {
+                path: dir.to_path_buf(),
+                reason: "this data folder is in use by another mailshelf".into(),
+            },
+            e => fail("index store: open")(e),
+        })?;
+        let meta = |db: &Database, key: &str| -> Result<Option<u64>, Error> {
+            let txn = db.begin_read().map_err(fail("index store: read"))?;
+            let Some(t) = read_table!(txn, META) else { return Ok(None) };
+            Ok(t.get(key).map_err(fail("index store: read"))?.map(|v| v.value()))
+        };
+        if meta(&db, "schema")? != Some(SCHEMA) {
+            reset(&db)?;
+        }
+        let mut key = [0u8; 32];
+        for (i, chunk) in key.chunks_mut(8).enumerate() {
+            chunk.copy_from_slice(&meta(&db, &format!("name_key{i}"))?.unwrap_or(0).to_le_bytes());
+        }
+        Ok(RedbStore { db: std::sync::RwLock::new(db), names: NameHasher(key) })
+    }
+
+    fn db(&self) -> std::sync::RwLockReadGuard<'_, Database> {
+        self.db.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn read(&self) -> Result<::redb::ReadTransaction, Error> {
+        self.db().begin_read().map_err(fail("index store: read"))
+    }
+}
+
+impl Store for RedbStore {
+    fn names(&self) -> &NameHasher {
+        &self.names
+    }
+
+    /// One entry.
+    fn entry(&self, id: EntryId) -> Result<Option<Entry>, Error> {
+        let txn = self.read()?;
+        let Some(t) = read_table!(txn, ENTRIES) else { return Ok(None) };
+        let Some(v) = t.get(id).map_err(fail("index store: read"))? else { return Ok(None) };
+        Ok(decode_entry(id, v.value()))
+    }
+
+    /// The entries linked to a name by `link` (candidates: the caller checks the name).
+    fn linked(&self, link: Link, hash: u64) -> Result<Vec<EntryId>, Error> {
+        let txn = self.read()?;
+        let Some(t) = read_table!(txn, LINKS) else { return Ok(Vec::new()) };
+        let k = link as u8;
+        let mut out = Vec::new();
+        for row in t.range((k, hash, 0)..=(k, hash, u32::MAX)).map_err(fail("index store: read"))? {
+            let (key, _) = row.map_err(fail("index store: read"))?;
+            out.push(key.value().2);
+            if out.len() >= crate::limits::MAX_SHARED_NAME {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The entry of a message with these bytes.
+    fn by_hash(&self, hash: &ContentHash) -> Result<Option<EntryId>, Error> {
+        let txn = self.read()?;
+        let Some(t) = read_table!(txn, HASHES) else { return Ok(None) };
+        Ok(t.get(u128::from_le_bytes(hash.0)).map_err(fail("index store: read"))?.map(|v| v.value()))
+    }
+
+    /// Every listed message, newest first, with its folder.
+    fn each_listed(&self, f: &mut dyn FnMut(EntryId, FolderId)) -> Result<(), Error> {
+        let txn = self.read()?;
+        let Some(t) = read_table!(txn, ORDER) else { return Ok(()) };
+        for row in t.iter().map_err(fail("index store: read"))? {
+            let (k, v) = row.map_err(fail("index store: read"))?;
+            f(k.value().1, v.value());
+        }
+        Ok(())
+    }
+
+    /// Every stored entry, in id order: one sequential pass, for what counts or groups them all.
+    fn each_entry(&self, f: &mut dyn FnMut(EntryId, Entry)) -> Result<(), Error> {
+        let txn = self.read()?;
+        let Some(t) = read_table!(txn, ENTRIES) else { return Ok(()) };
+        for row in t.iter().map_err(fail("index store: read"))? {
+            let (k, v) = row.map_err(fail("index store: read"))?;
+            if let Some(e) = decode_entry(k.value(), v.value()) {
+                f(k.value(), e);
+            }
+        }
+        Ok(())
+    }
+
+    /// One more than the largest entry id stored.
+    fn next_id(&self) -> Result<EntryId, Error> {
+        let txn = self.read()?;
+        let Some(t) = read_table!(txn, ENTRIES) else { return Ok(0) };
+        let last = t.last().map_err(fail("index store: read"))?;
+        Ok(last.map_or(0, |(k, _)| k.value().saturating_add(1)))
+    }
+
+    /// Every folder path by id.
+    fn folders(&self) -> Result<Vec<(FolderId, String)>, Error> {
+        let txn = self.read()?;
+        let Some(t) = read_table!(txn, FOLDERS) else { return Ok(Vec::new()) };
+        let mut out = Vec::new();
+        for row in t.iter().map_err(fail("index store: read"))? {
+            let (k, v) = row.map_err(fail("index store: read"))?;
+            out.push((k.value(), v.value().to_string()));
+        }
+        Ok(out)
+    }
+
+    /// Every label on a listed message, with how many carry it.
+    fn labels(&self) -> Result<Vec<(String, u64)>, Error> {
+        let txn = self.read()?;
+        let Some(t) = read_table!(txn, LABELS) else { return Ok(Vec::new()) };
+        let mut out = Vec::new();
+        for row in t.iter().map_err(fail("index store: read"))? {
+            let (k, v) = row.map_err(fail("index store: read"))?;
+            out.push((k.value().to_string(), v.value()));
+        }
+        Ok(out)
+    }
+
+    /// The stored state of each of `keys`, looked up on every core (a warm start compares every
+    /// source file with what was indexed from it).
+    fn sources_of(&self, keys: &[String]) -> Vec<Option<SourceState>> {
+        crate::par::map_slices(keys, |part| {
+            // A missing table or a failed read means "nothing known": the source is read again.
+            let txn = self.db().begin_read().ok();
+            let table = txn.as_ref().and_then(|t| t.open_table(SOURCES).ok());
+            part.iter()
+                .map(|k| {
+                    let v = table.as_ref()?.get(k.as_str()).ok()??;
+                    postcard::from_bytes(v.value()).ok()
+                })
+                .collect()
+        })
+    }
+
+    /// The stored source paths that `keep` accepts.
+    fn source_keys_where(&self, keep: &dyn Fn(&str) -> bool) -> Result<Vec<String>, Error> {
+        let txn = self.read()?;
+        let Some(t) = read_table!(txn, SOURCES) else { return Ok(Vec::new()) };
+        let mut keys = Vec::new();
+        for row in t.iter().map_err(fail("index store: read"))? {
+            let (k, _) = row.map_err(fail("index store: read"))?;
+            if keep(k.value()) {
+                keys.push(k.value().to_string());
+            }
+        }
+        Ok(keys)
+    }
+
+    /// Rows and bytes stored in each table (for the log, and for sizing the index).
+    fn table_sizes(&self) -> Result<Vec<(&'static str, u64, u64, u64)>, Error> {
+        let txn = self.read()?;
+        let mut out = Vec::new();
+        macro_rules! size {
+            ($name:literal, $def:expr) => {
+                if let Some(t) = read_table!(txn, $def) {
+                    let s = t.stats().map_err(fail("index store: read"))?;
+                    let n = t.len().map_err(fail("index store: read"))?;
+                    out.push((
+                        $name,
+                        n,
+                        s.stored_bytes(),
+                        s.stored_bytes() + s.metadata_bytes() + s.fragmented_bytes(),
+                    ));
+                }
+            };
+        }
+        size!("entries", ENTRIES);
+        size!("links", LINKS);
+        size!("hashes", HASHES);
+        size!("order", ORDER);
+        size!("sources", SOURCES);
+        Ok(out)
+    }
+
+    /// Gives back the space that copy-on-write commits leave behind (after a large indexing run).
+    fn compact(&self) {
+        let mut db = self.db.write().unwrap_or_else(|e| e.into_inner());
+        // Each pass moves what it can towards the start of the file; a few reach the end of it.
+        for _ in 0..4 {
+            match db.compact() {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => {
+                    tracing::debug!(error = %e, "index not compacted");
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Writes a batch atomically. `durable` waits for the disk; otherwise the batch becomes durable
+    /// with the next durable commit (and a crash before that loses it whole, never in part).
+    fn commit(&self, batch: &Batch, durable: bool) -> Result<(), Error> {
+        if batch.is_empty() && !durable {
+            return Ok(());
+        }
+        let w = fail::<::redb::TableError>("index store: write");
+        let db = self.db();
+        let mut txn = db.begin_write().map_err(fail("index store: write"))?;
+        txn.set_durability(if durable { Durability::Immediate } else { Durability::None })
+            .map_err(fail("index store: write"))?;
+        {
+            let mut entries = txn.open_table(ENTRIES).map_err(&w)?;
+            let mut links = txn.open_table(LINKS).map_err(&w)?;
+            let mut hashes = txn.open_table(HASHES).map_err(&w)?;
+            let mut order = txn.open_table(ORDER).map_err(&w)?;
+            let s = fail::<::redb::StorageError>("index store: write");
+            let mut unlink = |id: EntryId, e: &Entry| -> Result<(), Error> {
+                for (link, h) in links_of(e, &self.names) {
+                    links.remove((link as u8, h, id)).map_err(&s)?;
+                }
+                if hashes.get(u128::from_le_bytes(e.hash.0)).map_err(&s)?.is_some_and(|v| v.value() == id) {
+                    hashes.remove(u128::from_le_bytes(e.hash.0)).map_err(&s)?;
+                }
+                if matches!(e.location, Location::Top { .. }) {
+                    order.remove((rank(e.summary.timestamp), id)).map_err(&s)?;
+                }
+                Ok(())
+            };
+            for (id, old) in &batch.removed {
+                unlink(*id, old)?;
+                entries.remove(id).map_err(&s)?;
+            }
+            for (id, old, _) in &batch.entries {
+                if let Some(old) = old {
+                    unlink(*id, old)?;
+                }
+            }
+            for (id, _, e) in &batch.entries {
+                for (link, h) in links_of(e, &self.names) {
+                    links.insert((link as u8, h, *id), ()).map_err(&s)?;
+                }
+                hashes.insert(u128::from_le_bytes(e.hash.0), id).map_err(&s)?;
+                if matches!(e.location, Location::Top { .. }) {
+                    order.insert((rank(e.summary.timestamp), *id), e.folder).map_err(&s)?;
+                }
+                entries.insert(id, encode(&**e)?.as_slice()).map_err(&s)?;
+            }
+            let mut folders = txn.open_table(FOLDERS).map_err(&w)?;
+            for (id, path) in &batch.folders {
+                folders.insert(id, path.as_str()).map_err(&s)?;
+            }
+            let mut labels = txn.open_table(LABELS).map_err(&w)?;
+            for (label, n) in &batch.labels {
+                if *n == 0 {
+                    labels.remove(label.as_str()).map_err(&s)?;
+                } else {
+                    labels.insert(label.as_str(), n).map_err(&s)?;
+                }
+            }
+            let mut sources = txn.open_table(SOURCES).map_err(&w)?;
+            for k in &batch.removed_sources {
+                sources.remove(k.as_str()).map_err(&s)?;
+            }
+            for (k, st) in &batch.sources {
+                sources.insert(k.as_str(), encode(st)?.as_slice()).map_err(&s)?;
+            }
+        }
+        txn.commit().map_err(fail("index store: commit"))
+    }
+}
+
+fn decode_entry(id: EntryId, bytes: &[u8]) -> Option<Entry> {
+    match postcard::from_bytes::<Entry>(bytes) {
+        Ok(e) => Some(e),
+        Err(e) => {
+            tracing::warn!(id, error = %e, "unreadable index entry skipped");
+            None
+        }
+    }
+}
+
+/// Empties a store of another schema, and draws the key names are hashed under.
+fn reset(db: &Database) -> Result<(), Error> {
+    let r = fail::<::redb::TableError>("index store: reset");
+    let txn = db.begin_write().map_err(fail("index store: write"))?;
+    txn.delete_table(ENTRIES).map_err(&r)?;
+    txn.delete_table(SOURCES).map_err(&r)?;
+    txn.delete_table(LINKS).map_err(&r)?;
+    txn.delete_table(HASHES).map_err(&r)?;
+    txn.delete_table(ORDER).map_err(&r)?;
+    txn.delete_table(FOLDERS).map_err(&r)?;
+    txn.delete_table(LABELS).map_err(&r)?;
+    {
+        let s = fail::<::redb::StorageError>("index store: reset");
+        let mut meta = txn.open_table(META).map_err(&r)?;
+        meta.insert("schema", SCHEMA).map_err(&s)?;
+        let random = std::collections::hash_map::RandomState::new();
+        for i in 0..4u64 {
+            use std::hash::BuildHasher;
+            meta.insert(format!("name_key{i}").as_str(), random.hash_one(i)).map_err(&s)?;
+        }
+    }
+    txn.commit().map_err(fail("index store: commit"))
+}
