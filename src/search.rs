@@ -194,18 +194,20 @@ impl Search {
         }
     }
 
-    /// Every id in the index (to reconcile with the main index after a crash).
-    pub fn ids(&self) -> HashSet<u32> {
+    /// Every id in the index, sorted (to reconcile with the main index after a crash).
+    pub fn ids(&self) -> Vec<u32> {
         let searcher = self.reader.searcher();
-        let mut out = HashSet::new();
+        let mut out = Vec::new();
         for seg in searcher.segment_readers() {
             let Ok(col) = seg.fast_fields().u64("id") else { continue };
             for doc in seg.doc_ids_alive() {
                 if let Some(v) = col.first(doc) {
-                    out.insert(v as u32);
+                    out.push(v as u32);
                 }
             }
         }
+        out.sort_unstable();
+        out.dedup();
         out
     }
 

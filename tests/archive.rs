@@ -157,6 +157,45 @@ async fn restarts_read_only_what_changed() {
     assert_eq!(app.get("/message/m26@x").await.status, 200);
 }
 
+/// A mail client that deletes a message rewrites the whole mbox: everything after it moves. The
+/// messages still there keep their entries (found again by their bytes, now at their new places),
+/// only the deleted one goes, and each opens with its own text.
+#[tokio::test]
+async fn a_rewritten_mbox_keeps_the_messages_still_in_it() {
+    let mail = tempfile::tempdir().expect("dir");
+    let mbox = mail.path().join("inbox.mbox");
+    let write = |ns: &[usize]| {
+        let text: String = ns
+            .iter()
+            .map(|&n| {
+                format!(
+                    "From x Mon Nov  2 10:00:00 2026\n{}\n",
+                    message(n, Some(&format!("r{n}@x")), &format!("text of {n}"))
+                )
+            })
+            .collect();
+        std::fs::write(&mbox, text).expect("write");
+    };
+    write(&[1, 2, 3, 4, 5, 6]);
+    let paths = [mail.path().to_path_buf()];
+    let app = TestApp::new(&paths);
+    let before: Vec<Option<u32>> = (1..=6).map(|n| app.archive.find(&format!("r{n}@x"))).collect();
+    assert!(before.iter().all(Option::is_some));
+
+    write(&[1, 2, 4, 5, 6]);
+    let app = app.restart(&paths);
+    assert_eq!(app.archive.index().listed_count(), 5);
+    assert!(app.archive.find("r3@x").is_none(), "the deleted message is gone");
+    for n in [1, 2, 4, 5, 6] {
+        assert_eq!(app.archive.find(&format!("r{n}@x")), before[n - 1], "message {n} keeps its entry");
+        let page = app.get(&format!("/message/r{n}@x")).await;
+        assert_eq!(page.status, 200);
+        assert!(page.text().contains(&format!("text of {n}")), "message {n} is read from its new place");
+    }
+    let search = app.json("/api/messages?q=text").await;
+    assert_eq!(search["total"], 5, "the search index lost only the deleted message: {search}");
+}
+
 #[tokio::test]
 async fn duplicate_and_missing_message_ids() {
     let mail = tempfile::tempdir().expect("dir");

@@ -64,7 +64,14 @@ impl Archive {
         let mut pending: Vec<Option<Pending>> = Vec::with_capacity(todo.len());
         let mut files = Vec::with_capacity(todo.len());
         for t in todo {
-            pending.push(Some(Pending { key: t.key, ids: t.ids, received: 0, done: None }));
+            pending.push(Some(Pending {
+                key: t.key,
+                path: t.found.path.clone(),
+                ids: t.ids,
+                replaced: t.replaced,
+                received: 0,
+                done: None,
+            }));
             files.push((t.found, t.start));
         }
         std::thread::scope(|scope| {

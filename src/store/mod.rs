@@ -89,10 +89,10 @@ pub struct SourceState {
 /// Changes to write in one transaction.
 #[derive(Debug, Default)]
 pub struct Batch {
-    /// Entries added or changed: the id, what was stored before (its rows are replaced), the new entry.
-    pub entries: Vec<(EntryId, Option<Arc<Entry>>, Arc<Entry>)>,
-    /// Entries removed, as they were stored.
-    pub removed: Vec<(EntryId, Arc<Entry>)>,
+    /// Entries added or changed (the rows of what was stored under the id are replaced).
+    pub entries: Vec<(EntryId, Arc<Entry>)>,
+    /// Entries removed, with their rows.
+    pub removed: Vec<EntryId>,
     /// Folders first used since the last commit.
     pub folders: Vec<(FolderId, String)>,
     /// Labels whose counts changed, with their counts now.

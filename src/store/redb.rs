@@ -35,6 +35,7 @@ pub struct RedbStore {
     /// Read and write transactions share the database; [`Store::compact`] needs it alone.
     db: std::sync::RwLock<Database>,
     names: NameHasher,
+    path: std::path::PathBuf,
 }
 
 /// redb's page cache. Its default (1 GiB) would let the cache, not the archive's size, set the
@@ -84,7 +85,7 @@ impl RedbStore {
         for (i, chunk) in key.chunks_mut(8).enumerate() {
             chunk.copy_from_slice(&meta(&db, &format!("name_key{i}"))?.unwrap_or(0).to_le_bytes());
         }
-        Ok(RedbStore { db: std::sync::RwLock::new(db), names: NameHasher(key) })
+        Ok(RedbStore { db: std::sync::RwLock::new(db), names: NameHasher(key), path })
     }
 
     fn db(&self) -> std::sync::RwLockReadGuard<'_, Database> {
@@ -244,8 +245,25 @@ impl Store for RedbStore {
         Ok(out)
     }
 
-    /// Gives back the space that copy-on-write commits leave behind (after a large indexing run).
+    /// Gives back the space that copy-on-write commits leave behind (after a large indexing run),
+    /// when there is enough of it to be worth rewriting the file for (at a million messages a
+    /// compaction takes seconds, during which nothing can be read).
     fn compact(&self) {
+        let in_use = self
+            .db()
+            .begin_write()
+            .ok()
+            .and_then(|txn| {
+                let stats = txn.stats().ok()?;
+                let _ = txn.abort();
+                Some(stats.allocated_pages() * stats.page_size() as u64)
+            })
+            .unwrap_or(0);
+        let file = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
+        if file < in_use + in_use / 4 + (8 << 20) {
+            tracing::debug!(file, in_use, "index not compacted: little to gain");
+            return;
+        }
         let mut db = self.db.write().unwrap_or_else(|e| e.into_inner());
         // Each pass moves what it can towards the start of the file; a few reach the end of it.
         for _ in 0..4 {
@@ -277,34 +295,50 @@ impl Store for RedbStore {
             let mut hashes = txn.open_table(HASHES).map_err(&w)?;
             let mut order = txn.open_table(ORDER).map_err(&w)?;
             let s = fail::<::redb::StorageError>("index store: write");
-            let mut unlink = |id: EntryId, e: &Entry| -> Result<(), Error> {
-                for (link, h) in links_of(e, &self.names) {
+            // The rows of what is stored under an id come from the stored entry itself, so a
+            // removal costs the caller only the id.
+            for &id in &batch.removed {
+                let old = entries.remove(id).map_err(&s)?.and_then(|v| decode_entry(id, v.value()));
+                let Some(old) = old else { continue };
+                for (link, h) in links_of(&old, &self.names) {
                     links.remove((link as u8, h, id)).map_err(&s)?;
                 }
-                if hashes.get(u128::from_le_bytes(e.hash.0)).map_err(&s)?.is_some_and(|v| v.value() == id) {
-                    hashes.remove(u128::from_le_bytes(e.hash.0)).map_err(&s)?;
+                let hash = u128::from_le_bytes(old.hash.0);
+                if hashes.get(hash).map_err(&s)?.is_some_and(|v| v.value() == id) {
+                    hashes.remove(hash).map_err(&s)?;
                 }
-                if matches!(e.location, Location::Top { .. }) {
-                    order.remove((rank(e.summary.timestamp), id)).map_err(&s)?;
-                }
-                Ok(())
-            };
-            for (id, old) in &batch.removed {
-                unlink(*id, old)?;
-                entries.remove(id).map_err(&s)?;
-            }
-            for (id, old, _) in &batch.entries {
-                if let Some(old) = old {
-                    unlink(*id, old)?;
+                if matches!(old.location, Location::Top { .. }) {
+                    order.remove((rank(old.summary.timestamp), id)).map_err(&s)?;
                 }
             }
-            for (id, _, e) in &batch.entries {
-                for (link, h) in links_of(e, &self.names) {
-                    links.insert((link as u8, h, *id), ()).map_err(&s)?;
+            for (id, e) in &batch.entries {
+                let id = *id;
+                let old = entries.get(id).map_err(&s)?.and_then(|v| decode_entry(id, v.value()));
+                let new_links = links_of(e, &self.names);
+                let old_links = old.as_ref().map(|o| links_of(o, &self.names)).unwrap_or_default();
+                // Only the rows that differ are written: a re-read message that moved within its
+                // file changes its entry, not its lookups.
+                for row in old_links.iter().filter(|r| !new_links.contains(r)) {
+                    links.remove((row.0 as u8, row.1, id)).map_err(&s)?;
                 }
-                hashes.insert(u128::from_le_bytes(e.hash.0), id).map_err(&s)?;
-                if matches!(e.location, Location::Top { .. }) {
-                    order.insert((rank(e.summary.timestamp), *id), e.folder).map_err(&s)?;
+                for row in new_links.iter().filter(|r| !old_links.contains(r)) {
+                    links.insert((row.0 as u8, row.1, id), ()).map_err(&s)?;
+                }
+                let hash = u128::from_le_bytes(e.hash.0);
+                if old.as_ref().is_none_or(|o| o.hash != e.hash) {
+                    hashes.insert(hash, id).map_err(&s)?;
+                }
+                let was_listed = old.as_ref().filter(|o| matches!(o.location, Location::Top { .. }));
+                let listed = matches!(e.location, Location::Top { .. });
+                if let Some(o) = was_listed {
+                    if !listed || rank(o.summary.timestamp) != rank(e.summary.timestamp) {
+                        order.remove((rank(o.summary.timestamp), id)).map_err(&s)?;
+                    }
+                }
+                if listed
+                    && was_listed.is_none_or(|o| o.folder != e.folder || o.summary.timestamp != e.summary.timestamp)
+                {
+                    order.insert((rank(e.summary.timestamp), id), e.folder).map_err(&s)?;
                 }
                 entries.insert(id, encode(&**e)?.as_slice()).map_err(&s)?;
             }
