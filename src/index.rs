@@ -173,11 +173,9 @@ pub struct Index {
     overlay: HashMap<(Link, u64), Vec<EntryId>>,
     overlay_hashes: HashMap<ContentHash, EntryId>,
     next_id: EntryId,
-    /// Listed (top-level) entries: newest first up to `sorted`, then in the order found, each of
-    /// those with its rank in `tail_ranks`.
+    /// Listed (top-level) entries: newest first up to `sorted`, then in the order found.
     listed: Vec<EntryId>,
     sorted: usize,
-    tail_ranks: Vec<u64>,
     /// Listed entries removed since the list was last sorted.
     unlisted: HashSet<EntryId>,
     /// The folder of every listed entry, by entry id ([`NO_FOLDER`] for others).
@@ -216,7 +214,6 @@ impl Index {
             next_id,
             listed: Vec::new(),
             sorted: 0,
-            tail_ranks: Vec::new(),
             unlisted: HashSet::new(),
             folder_of: Vec::new(),
             folders: Vec::new(),
@@ -261,7 +258,6 @@ impl Index {
         self.listed = listed;
         self.folder_of = folder_of;
         self.folder_counts = counts;
-        self.tail_ranks.clear();
         self.unlisted.clear();
         Ok(())
     }
@@ -463,7 +459,6 @@ impl Index {
     /// Puts a listed entry at the end of the list, counted in its folder and labels.
     fn list(&mut self, id: EntryId, e: &Entry) {
         self.listed.push(id);
-        self.tail_ranks.push(rank(e.summary.timestamp));
         let slot = id as usize;
         if self.folder_of.len() <= slot {
             self.folder_of.resize(slot + 1, NO_FOLDER);
@@ -650,40 +645,35 @@ impl Index {
         if !self.unlisted.is_empty() {
             let unlisted = std::mem::take(&mut self.unlisted);
             let mut head = 0;
-            let mut kept_ranks = Vec::with_capacity(self.tail_ranks.len());
             let mut i = 0;
             let sorted = self.sorted;
-            let tail_ranks = std::mem::take(&mut self.tail_ranks);
             self.listed.retain(|id| {
                 let keep = !unlisted.contains(id);
                 if i < sorted {
                     head += usize::from(keep);
-                } else if keep {
-                    kept_ranks.push(tail_ranks.get(i - sorted).copied().unwrap_or(u64::MAX));
                 }
                 i += 1;
                 keep
             });
             self.sorted = head;
-            self.tail_ranks = kept_ranks;
         }
         if self.sorted == self.listed.len() {
             return;
         }
+        // Once everything is committed, the order table has the whole list in order.
         let tail_len = self.listed.len() - self.sorted;
-        if self.sorted > 0 && tail_len > RELOAD_ORDER_AFTER && self.pending.is_empty() {
+        if tail_len > RELOAD_ORDER_AFTER && self.pending.is_empty() {
             match self.reload_order() {
                 Ok(()) => return,
                 Err(e) => tracing::warn!(error = %e, "list order not read back; sorting in memory"),
             }
         }
-        let mut tail: Vec<(u64, EntryId)> =
-            self.tail_ranks.drain(..).zip(self.listed[self.sorted..].iter().copied()).collect();
+        let rank_of = |id: EntryId| (self.get(id).map_or(u64::MAX, |e| rank(e.summary.timestamp)), id);
+        let mut tail: Vec<(u64, EntryId)> = self.listed[self.sorted..].iter().map(|&id| rank_of(id)).collect();
         tail.sort_unstable();
         let head = &self.listed[..self.sorted];
         // Where each new message goes among the sorted ones: a binary search reading the entries
         // it passes (the first levels are the same for every search, so they come from the cache).
-        let rank_of = |id: EntryId| (self.get(id).map_or(u64::MAX, |e| rank(e.summary.timestamp)), id);
         let mut merged = Vec::with_capacity(self.listed.len());
         let mut from = 0;
         for &(r, id) in &tail {

@@ -31,7 +31,6 @@ pub struct Doc {
     pub cc: String,
     pub body: String,
     pub filenames: String,
-    pub message_id: Option<String>,
     pub timestamp: Option<i64>,
     pub size: u64,
     pub has_attachment: bool,
@@ -42,6 +41,9 @@ pub struct Doc {
     /// The List-Id it came through, found by `list:`.
     pub list: Option<String>,
 }
+
+/// The entries carrying a Message-ID, for `message-id:` terms.
+pub type IdsOf<'a> = dyn Fn(&str) -> Vec<u32> + 'a;
 
 /// A page of results: entry ids, best first (newest first among equals), and how many matched.
 #[derive(Debug, Default)]
@@ -59,7 +61,6 @@ struct Fields {
     cc: Field,
     body: Field,
     filename: Field,
-    message_id: Field,
     date: Field,
     size: Field,
     attachment: Field,
@@ -98,7 +99,6 @@ fn schema() -> (Schema, Fields) {
         cc: b.add_text_field("cc", text.clone()),
         body: b.add_text_field("body", text.clone()),
         filename: b.add_text_field("filename", text),
-        message_id: b.add_text_field("message_id", STRING),
         date: b.add_i64_field("date", INDEXED | FAST),
         size: b.add_u64_field("size", INDEXED | FAST),
         attachment: b.add_u64_field("attachment", INDEXED),
@@ -161,9 +161,6 @@ impl Search {
         doc.add_text(f.cc, &d.cc);
         doc.add_text(f.body, &d.body);
         doc.add_text(f.filename, &d.filenames);
-        if let Some(m) = &d.message_id {
-            doc.add_text(f.message_id, m);
-        }
         doc.add_i64(f.date, d.timestamp.unwrap_or(i64::MIN));
         doc.add_u64(f.size, d.size);
         doc.add_u64(f.attachment, u64::from(d.has_attachment));
@@ -212,9 +209,11 @@ impl Search {
     }
 
     /// Runs a query in the mail search language; `Error::BadQuery` explains what is wrong.
-    pub fn search(&self, q: &str, offset: usize, limit: usize) -> Result<Hits, Error> {
+    /// `message-id:` terms are answered by `ids_of` (the index has every Message-ID already; the
+    /// search index does not keep a second copy).
+    pub fn search(&self, q: &str, offset: usize, limit: usize, ids_of: &IdsOf<'_>) -> Result<Hits, Error> {
         let parsed = query::parse(q)?;
-        let query = self.build(&parsed)?;
+        let query = self.build(&parsed, ids_of)?;
         let searcher = self.reader.searcher();
         let top =
             TopDocs::with_limit(limit.max(1)).and_offset(offset).tweak_score(move |seg: &tantivy::SegmentReader| {
@@ -237,9 +236,9 @@ impl Search {
     /// Every id a query matches, unranked: for exports, which want all of them and no order of
     /// relevance (one pass over the matches, where paging ranked results would cost the whole
     /// depth again on every page).
-    pub fn matching(&self, q: &str) -> Result<HashSet<u32>, Error> {
+    pub fn matching(&self, q: &str, ids_of: &IdsOf<'_>) -> Result<HashSet<u32>, Error> {
         let parsed = query::parse(q)?;
-        let query = self.build(&parsed)?;
+        let query = self.build(&parsed, ids_of)?;
         let searcher = self.reader.searcher();
         let docs = searcher.search(&*query, &tantivy::collector::DocSetCollector).map_err(fail)?;
         let mut ids = HashSet::with_capacity(docs.len());
@@ -257,7 +256,7 @@ impl Search {
     pub fn snippets(&self, q: &str, texts: &[String]) -> Vec<Option<String>> {
         let generator = query::parse(q)
             .ok()
-            .and_then(|parsed| self.build(&parsed).ok())
+            .and_then(|parsed| self.build(&parsed, &|_| Vec::new()).ok())
             .and_then(|query| SnippetGenerator::create(&self.reader.searcher(), &*query, self.fields.body).ok());
         let Some(mut generator) = generator else { return vec![None; texts.len()] };
         generator.set_max_num_chars(240);
@@ -293,7 +292,7 @@ impl Search {
         }
     }
 
-    fn build(&self, q: &Query) -> Result<Box<dyn TQuery>, Error> {
+    fn build(&self, q: &Query, ids_of: &IdsOf<'_>) -> Result<Box<dyn TQuery>, Error> {
         let f = self.fields;
         Ok(match q {
             Query::All => Box::new(AllQuery),
@@ -316,7 +315,14 @@ impl Search {
                 Box::new(BooleanQuery::new(any))
             }
             Query::MessageId(m) => {
-                Box::new(TermQuery::new(Term::from_field_text(f.message_id, m), IndexRecordOption::Basic))
+                let any: Vec<(Occur, Box<dyn TQuery>)> = ids_of(m)
+                    .into_iter()
+                    .map(|id| {
+                        let term = Term::from_field_u64(f.id, u64::from(id));
+                        (Occur::Should, Box::new(TermQuery::new(term, IndexRecordOption::Basic)) as Box<dyn TQuery>)
+                    })
+                    .collect();
+                Box::new(BooleanQuery::new(any))
             }
             Query::Folder(path) => Box::new(TermQuery::new(
                 Term::from_field_text(f.folder, &crate::folders::term(path)),
@@ -343,13 +349,13 @@ impl Search {
             )),
             Query::Not(inner) => Box::new(BooleanQuery::new(vec![
                 (Occur::Must, Box::new(AllQuery) as Box<dyn TQuery>),
-                (Occur::MustNot, self.build(inner)?),
+                (Occur::MustNot, self.build(inner, ids_of)?),
             ])),
             Query::And(all) => Box::new(BooleanQuery::new(
-                all.iter().map(|q| Ok((Occur::Must, self.build(q)?))).collect::<Result<_, Error>>()?,
+                all.iter().map(|q| Ok((Occur::Must, self.build(q, ids_of)?))).collect::<Result<_, Error>>()?,
             )),
             Query::Or(any) => Box::new(BooleanQuery::new(
-                any.iter().map(|q| Ok((Occur::Should, self.build(q)?))).collect::<Result<_, Error>>()?,
+                any.iter().map(|q| Ok((Occur::Should, self.build(q, ids_of)?))).collect::<Result<_, Error>>()?,
             )),
         })
     }

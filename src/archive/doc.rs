@@ -27,7 +27,6 @@ pub fn search_doc(id: EntryId, msg: &Message) -> Doc {
         cc: msg.summary.cc.clone().unwrap_or_default(),
         body: reader_text(msg),
         filenames: filenames.join(" "),
-        message_id: msg.message_id.clone(),
         timestamp: msg.summary.timestamp,
         size: msg.given().len() as u64,
         has_attachment: msg.has_attachments(),

@@ -233,7 +233,8 @@ impl Archive {
         tracing::debug!(seconds = started.elapsed().as_secs_f64(), to_read = todo.len(), "sources compared");
         self.run_pipeline(todo, &mut batch);
         let _ = self.commit(std::mem::take(&mut batch), Commit::Done);
-        if self.progress.parsed.load(Ordering::Relaxed) - parsed_before >= COMPACT_AFTER {
+        let large = self.progress.parsed.load(Ordering::Relaxed) - parsed_before >= COMPACT_AFTER;
+        if large {
             self.store.compact();
             for (table, rows, stored, total) in self.store.table_sizes().unwrap_or_default() {
                 tracing::debug!(table, rows, stored, total, "index table");
@@ -309,7 +310,7 @@ impl Archive {
     /// Runs a search; ids of listed messages, best first.
     pub fn search(&self, q: &str, offset: usize, limit: usize) -> Result<Hits, Error> {
         match &self.search {
-            Some(search) => search.search(q, offset, limit),
+            Some(search) => search.search(q, offset, limit, &|m| self.index().by_message_id(m)),
             None => Err(Error::BadQuery("search is turned off on this server".into())),
         }
     }
@@ -317,7 +318,7 @@ impl Archive {
     /// Every listed id a query matches, unranked (for exports).
     pub fn search_ids(&self, q: &str) -> Result<HashSet<EntryId>, Error> {
         match &self.search {
-            Some(search) => search.matching(q),
+            Some(search) => search.matching(q, &|m| self.index().by_message_id(m)),
             None => Err(Error::BadQuery("search is turned off on this server; only an empty query can run".into())),
         }
     }

@@ -264,6 +264,7 @@ impl Store for RedbStore {
             tracing::debug!(file, in_use, "index not compacted: little to gain");
             return;
         }
+        tracing::debug!(file, in_use, "compacting the index");
         let mut db = self.db.write().unwrap_or_else(|e| e.into_inner());
         // Each pass moves what it can towards the start of the file; a few reach the end of it.
         for _ in 0..4 {
@@ -276,6 +277,7 @@ impl Store for RedbStore {
                 }
             }
         }
+        tracing::debug!(file = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0), "index compacted");
     }
 
     /// Writes a batch atomically. `durable` waits for the disk; otherwise the batch becomes durable
