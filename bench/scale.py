@@ -20,8 +20,9 @@ the default). One archive run does, in order:
    (default: a new folder under --work); the URL is read from the `serving on http://…/` line and
    `GET /api/status` is polled every 50 ms until `"ready": true`. *seconds* run from spawn to that
    answer; *peak RSS* is VmHWM at that moment (VmRSS is also sampled every 50 ms while indexing);
-   *steady RSS* is VmRSS `--settle` seconds later, and again after the page and search runs below,
-   which talk to this same process.
+   *steady RSS* is VmRSS once the server has been idle for a second (at least `--settle` seconds
+   after ready: work left after ready, such as search index merges, is over), and again after the
+   page and search runs below, which talk to this same process.
 3. **Pages**: each URL is fetched once (its first answer is timed on its own: some pages compute and
    keep a grouping), then `wrk -t1 -c4 -dDURATION --latency --timeout 60s URL`; p50 and p99 come
    from wrk's latency distribution. The URLs: `/`, `/api/messages?offset=0&limit=50`, the middle
@@ -204,6 +205,20 @@ class Server:
         return {"seconds": round(seconds, 3), "url_seconds": round(url_seconds, 3), "status": status,
                 "cpu_seconds": cpu_seconds(self.p.pid), "mem_at_ready_kb": mem,
                 "vmhwm_kb": mem.get("VmHWM"), "vmrss_max_sampled_kb": self.rss_max_sampled}
+
+    def settle(self, least: float, most: float) -> dict:
+        """Waits `least` seconds, then until the process is idle (under 5 % of a core over one
+        second: background work after ready, such as search index merges, is done), at most `most`
+        seconds in all. Returns how long that took and the CPU seconds spent meanwhile."""
+        start, cpu0 = time.monotonic(), cpu_seconds(self.p.pid) or 0
+        time.sleep(least)
+        while time.monotonic() - start < most:
+            a = cpu_seconds(self.p.pid) or 0
+            time.sleep(1)
+            if (cpu_seconds(self.p.pid) or 0) - a < 0.05:
+                break
+        return {"settled_seconds": round(time.monotonic() - start, 1),
+                "settle_cpu_seconds": round((cpu_seconds(self.p.pid) or 0) - cpu0, 2)}
 
     def mem(self) -> dict:
         return proc_mem(self.p.pid)
@@ -437,9 +452,9 @@ def run_archive(args) -> dict:
     try:
         cold = s.wait_ready()
         say(f"  ready in {cold['seconds']} s, {cold['status']}, VmHWM {cold['vmhwm_kb'] // 1024} MB")
-        time.sleep(args.settle)
+        cold.update(s.settle(args.settle, args.idle_timeout))
         cold["mem_settled_kb"] = s.mem()
-        say(f"  after {args.settle} s: {cold['mem_settled_kb']}")
+        say(f"  quiet {cold['settled_seconds']} s after ready: {cold['mem_settled_kb']}")
         res["cold"] = cold
         save()
         res["load"]["pages"] = load()
@@ -468,7 +483,7 @@ def run_archive(args) -> dict:
     s = Server(args.bin, archive, data, os.path.join(work, f"{label}-warm.log"), args.timeout)
     try:
         warm = s.wait_ready()
-        time.sleep(args.settle)
+        warm.update(s.settle(args.settle, args.idle_timeout))
         warm["mem_settled_kb"] = s.mem()
         res["warm"] = warm
         say(f"  ready in {warm['seconds']} s, {warm['mem_settled_kb']}")
@@ -586,6 +601,7 @@ def rows_of(r: dict) -> list[tuple[str, object, str]]:
         ("load average at start (1 min)", (r.get("load") or {}).get("start", [None])[0], "{}"),
         ("**memory**", None, ""),
         ("peak RSS while cold-indexing (VmHWM), MB", mb(cold.get("vmhwm_kb")), "{:,.0f}"),
+        ("server busy after ready (CPU s until idle)", cold.get("settle_cpu_seconds"), "{:,.1f}"),
         ("steady RSS after indexing (VmRSS), MB", mb((cold.get("mem_settled_kb") or {}).get("VmRSS")), "{:,.0f}"),
         ("  of which file-backed (RssFile), MB", mb((cold.get("mem_settled_kb") or {}).get("RssFile")), "{:,.0f}"),
         ("RSS after page and search runs, MB", mb((r.get("mem_after_search_kb") or {}).get("VmRSS")), "{:,.0f}"),
@@ -672,7 +688,10 @@ def main() -> int:
     ap.add_argument("--duration", type=int, default=10, help="seconds of wrk per page (default 10)")
     ap.add_argument("--connections", type=int, default=4, help="wrk connections (default 4)")
     ap.add_argument("--rounds", type=int, default=20, help="timed requests per search query (default 20)")
-    ap.add_argument("--settle", type=float, default=5, help="seconds after ready before steady RSS is read (default 5)")
+    ap.add_argument("--settle", type=float, default=5,
+                    help="seconds after ready, at least, before steady RSS is read and pages are timed (default 5)")
+    ap.add_argument("--idle-timeout", type=float, default=120,
+                    help="after --settle, wait until the server is idle, at most this many seconds (default 120)")
     ap.add_argument("--append", type=int, default=1000, help="messages appended for the append start (default 1000)")
     ap.add_argument("--no-append", dest="append", action="store_const", const=0, help="skip the append start")
     ap.add_argument("--keep-data", action="store_true", help="keep the data dir afterwards")
