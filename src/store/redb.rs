@@ -246,8 +246,9 @@ impl Store for RedbStore {
     }
 
     /// Gives back the space that copy-on-write commits leave behind (after a large indexing run),
-    /// when there is enough of it to be worth rewriting the file for (at a million messages a
-    /// compaction takes seconds, during which nothing can be read).
+    /// when there is enough of it to be worth rewriting the file for (an eighth: after adding a
+    /// few thousand messages to a million there is not, and the compaction would take seconds
+    /// during which nothing can be read).
     fn compact(&self) {
         let in_use = self
             .db()
@@ -260,7 +261,7 @@ impl Store for RedbStore {
             })
             .unwrap_or(0);
         let file = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
-        if file < in_use + in_use / 4 + (8 << 20) {
+        if file < in_use + in_use / 8 + (8 << 20) {
             tracing::debug!(file, in_use, "index not compacted: little to gain");
             return;
         }
