@@ -196,6 +196,8 @@ async fn gmail_labels_and_maildir_keywords() {
     assert_eq!(app.json("/api/messages?q=label:inbox").await["total"], 2);
     assert_eq!(app.json("/api/messages?q=label:%22work,%202017%22").await["total"], 1);
     assert_eq!(app.json("/api/messages?label=RECEIPTS").await["total"], 1);
+    assert_eq!(app.json("/api/messages?label=work,%202017").await["total"], 1, "a label holding a comma");
+    assert_eq!(app.json("/api/messages?label=nowhere").await["total"], 0);
     let page = app.get("/label/Inbox").await;
     assert_eq!(page.status, 200);
     assert!(page.text().contains("Label Inbox"));

@@ -38,6 +38,8 @@ pub struct View {
     /// them, or coming back, costs only the page.
     threads: Cache<(u64, browse::Scope), Arc<Vec<browse::Thread>>>,
     overviews: Cache<(u64, browse::Scope, String), Arc<stats::Stats>>,
+    /// The messages of a label, in list order, until the index changes.
+    labelled: Cache<(u64, browse::Scope), Arc<Vec<EntryId>>>,
 }
 
 /// Groupings and overviews kept (a few scopes being browsed at once).
@@ -77,7 +79,13 @@ pub struct ThreadMessage {
 
 impl View {
     pub fn new(archive: Arc<Archive>) -> View {
-        View { archive, rendered: Cache::new(RENDERED), threads: Cache::new(BROWSED), overviews: Cache::new(BROWSED) }
+        View {
+            archive,
+            rendered: Cache::new(RENDERED),
+            threads: Cache::new(BROWSED),
+            overviews: Cache::new(BROWSED),
+            labelled: Cache::new(BROWSED),
+        }
     }
 
     pub fn archive(&self) -> &Arc<Archive> {
@@ -191,6 +199,36 @@ impl View {
         let counted = Arc::new(tally.finish());
         self.overviews.insert(key, counted.clone());
         Ok(counted)
+    }
+
+    /// A page of the messages in `scope`, newest first, and how many there are. Blocking: a
+    /// label's messages are found the first time by the search index (`label:`), or without one by
+    /// a pass over the store, and kept until the index changes; the list and folders are paged in
+    /// memory.
+    pub fn page(&self, scope: &browse::Scope, offset: usize, limit: usize) -> (Vec<(EntryId, Arc<Entry>)>, usize) {
+        let browse::Scope::Label(label) = scope else {
+            return browse::page(&self.archive.index(), scope, offset, limit);
+        };
+        let key = (self.archive.index().generation(), scope.clone());
+        let ids = match self.labelled.get(&key) {
+            Some(hit) => hit,
+            None => {
+                let term = format!("label:\"{}\"", label.trim().trim_matches('/').replace('"', ""));
+                let ids = match self.archive.search_ids(&term) {
+                    Ok(found) => {
+                        let index = self.archive.index();
+                        index.listed().iter().copied().filter(|id| found.contains(id)).collect()
+                    }
+                    Err(_) => scope.ids(&self.archive.index()),
+                };
+                let ids = Arc::new(ids);
+                self.labelled.insert(key, Arc::clone(&ids));
+                ids
+            }
+        };
+        let index = self.archive.index();
+        let page = ids.iter().skip(offset).take(limit).filter_map(|&id| Some((id, index.get(id)?))).collect();
+        (page, ids.len())
     }
 
     /// A page of the messages in `scope` grouped into conversations, newest first, and how many

@@ -155,8 +155,8 @@ pub async fn list_messages(
             Ok(Json(MessageList { total, messages: Vec::new(), threads: Some(threads) }))
         }
         None => {
-            let index = state.archive().index();
-            let (page, total) = browse::page(&index, &scope, offset, limit);
+            let view = state.view.clone();
+            let (page, total) = blocking(move || Ok(view.page(&scope, offset, limit))).await?;
             let messages = page.into_iter().map(|(_, e)| MessageSummary::of(&e)).collect();
             Ok(Json(MessageList { total, messages, threads: None }))
         }

@@ -231,8 +231,8 @@ async fn list_of(state: AppState, scope: Scope, q: ListQuery) -> Result<Response
             .collect();
         (Vec::new(), total)
     } else if query.trim().is_empty() {
-        let index = state.archive().index();
-        let (page, total) = browse::page(&index, &scope, offset, PAGE_SIZE);
+        let (view, listed_scope) = (state.view.clone(), scope.clone());
+        let (page, total) = blocking(move || Ok(view.page(&listed_scope, offset, PAGE_SIZE))).await?;
         (page.into_iter().map(|(_, e)| row(&e, None)).collect::<Vec<_>>(), total)
     } else {
         let view = state.view.clone();
