@@ -476,7 +476,11 @@ impl Index {
     /// The folder a listed entry is filed in, by its location (a new folder gets an id).
     fn file(&mut self, e: &Entry) -> FolderId {
         let Location::Top { source, rel, uploaded, .. } = &e.location else { return NO_FOLDER };
-        let path = if *uploaded {
+        let path = if let (true, Source::Pst { path, folder, .. }) = (*uploaded, source) {
+            // An uploaded Outlook data file keeps its folders, under the name it came with.
+            let name = std::path::Path::new(path.file_name().unwrap_or_default());
+            format!("{}/{}", crate::folders::UPLOADS, crate::folders::pst_folder(name, folder))
+        } else if *uploaded {
             crate::folders::UPLOADS.to_string()
         } else {
             let full = source.path().to_string_lossy();

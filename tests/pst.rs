@@ -219,16 +219,45 @@ async fn pst_folders_and_items_match_an_independent_reader() {
 }
 
 #[tokio::test]
-async fn an_uploaded_pst_adds_its_items() {
+async fn an_uploaded_pst_keeps_its_folders_under_its_name() {
     let app = TestApp::new(&[]);
     let bytes = std::fs::read(corpus_dir().join("java-libpst/src/test/resources/dist-list.pst")).expect("read");
+    // From the upload form: the file's name names its folder tree.
+    let mut form =
+        b"--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"C:\\Mail\\dist-list.pst\"\r\n\r\n".to_vec();
+    form.extend_from_slice(&bytes);
+    form.extend_from_slice(b"\r\n--B--\r\n");
+    let req = axum::http::Request::post("/api/messages")
+        .header("content-type", "multipart/form-data; boundary=B")
+        .body(axum::body::Body::from(form))
+        .expect("request");
+    let r = app.request(req).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    let created: serde_json::Value = serde_json::from_slice(&r.body).expect("json");
+    assert_eq!(created.as_array().map(Vec::len), Some(3), "every item is answered");
+    let folders = app.json("/api/folders").await.to_string();
+    assert!(folders.contains("Uploads/dist-list/Contacts"), "{folders}");
+    let mut contacts = subjects(&app, "folder=Uploads/dist-list/Contacts").await;
+    contacts.sort();
+    assert_eq!(contacts, ["contact name 1", "test dist list"]);
+    assert_eq!(subjects(&app, "folder=Uploads/dist-list/Calendar").await, ["Test appointment"]);
+    assert_eq!(app.json("/api/messages?q=folder:uploads/dist-list").await["total"], 3);
+
+    // The same bytes again, without a name: the same upload, nothing added.
     let req = axum::http::Request::post("/api/messages")
         .header("content-type", "message/rfc822")
         .body(axum::body::Body::from(bytes))
         .expect("request");
-    let r = app.request(req).await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
-    let mut uploaded = subjects(&app, "folder=Uploads").await;
-    uploaded.sort();
-    assert_eq!(uploaded, ["Test appointment", "contact name 1", "test dist list"]);
+    assert_eq!(app.request(req).await.status, StatusCode::CREATED);
+    assert_eq!(app.json("/api/status").await["messages"], 3);
+
+    // Kept across a restart, read back from the stored file.
+    let app = app.restart(&[]);
+    assert_eq!(app.archive.progress.parsed.load(std::sync::atomic::Ordering::Relaxed), 0, "nothing read again");
+    assert_eq!(subjects(&app, "folder=Uploads/dist-list/Calendar").await, ["Test appointment"]);
+    let id = app.json("/api/messages?folder=Uploads/dist-list/Calendar").await["messages"][0]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert_eq!(app.get(&format!("/message/{id}")).await.status, StatusCode::OK);
 }

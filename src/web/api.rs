@@ -513,7 +513,7 @@ pub async fn upload(State(state): State<AppState>, req: Request) -> Response {
 async fn receive(state: &AppState, req: Request, form: bool) -> Result<Vec<Loaded>, Error> {
     let limit = state.config.max_upload;
     let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
-    let mut files: Vec<Vec<u8>> = Vec::new();
+    let mut files: Vec<(Option<String>, Vec<u8>)> = Vec::new();
     if ct.starts_with("multipart/form-data") {
         let mut multipart = Multipart::from_request(req, state)
             .await
@@ -521,10 +521,11 @@ async fn receive(state: &AppState, req: Request, form: bool) -> Result<Vec<Loade
         loop {
             match multipart.next_field().await {
                 Ok(Some(field)) => {
-                    let unchosen = field.file_name() == Some("");
+                    let name = field.file_name().map(str::to_string);
+                    let unchosen = name.as_deref() == Some("");
                     let bytes = field.bytes().await.map_err(|e| too_large_or_bad(e.status(), e.body_text()))?;
                     if !(unchosen && bytes.is_empty()) {
-                        files.push(bytes.to_vec());
+                        files.push((name, bytes.to_vec()));
                     }
                 }
                 Ok(None) => break,
@@ -536,16 +537,16 @@ async fn receive(state: &AppState, req: Request, form: bool) -> Result<Vec<Loade
         }
     } else {
         let bytes = Bytes::from_request(req, state).await.map_err(|e| too_large_or_bad(e.status(), e.body_text()))?;
-        files.push(bytes.to_vec());
+        files.push((None, bytes.to_vec()));
     }
-    if files.iter().map(Vec::len).sum::<usize>() > limit {
+    if files.iter().map(|(_, f)| f.len()).sum::<usize>() > limit {
         return Err(Error::TooLarge);
     }
     let archive = state.archive().clone();
     blocking(move || {
         let mut out = Vec::new();
-        for f in files {
-            for id in archive.store_upload(f)? {
+        for (name, f) in files {
+            for id in archive.store_upload(f, name.as_deref())? {
                 out.push(archive.load(id)?);
             }
         }
