@@ -734,39 +734,20 @@ impl Index {
         (page, total)
     }
 
+    /// A pass over every entry that can run without the index held (see [`EntryPass`]).
+    pub fn pass(&self) -> EntryPass {
+        EntryPass { store: Arc::clone(&self.store), pending: self.pending.clone() }
+    }
+
     /// Calls `f` with every listed entry, in no particular order: one sequential pass over the
     /// store (plus what is not committed yet), without filling the cache.
-    pub fn each_listed_entry(&self, mut f: impl FnMut(EntryId, &Entry)) {
-        let result = self.store.each_entry(&mut |id, e| {
-            if !self.pending.contains_key(&id) && matches!(e.location, Location::Top { .. }) {
-                f(id, &e);
-            }
-        });
-        if let Err(e) = result {
-            tracing::warn!(error = %e, "index entries unreadable");
-        }
-        for (&id, change) in &self.pending {
-            if let Some(e) = change.as_ref().filter(|e| matches!(e.location, Location::Top { .. })) {
-                f(id, e);
-            }
-        }
+    pub fn each_listed_entry(&self, f: impl FnMut(EntryId, &Entry)) {
+        self.pass().each_listed_entry(f);
     }
 
     /// Calls `f` with every entry, listed or enclosed, as [`Index::each_listed_entry`] does.
-    pub fn each_entry(&self, mut f: impl FnMut(EntryId, &Entry)) {
-        let result = self.store.each_entry(&mut |id, e| {
-            if !self.pending.contains_key(&id) {
-                f(id, &e);
-            }
-        });
-        if let Err(e) = result {
-            tracing::warn!(error = %e, "index entries unreadable");
-        }
-        for (&id, change) in &self.pending {
-            if let Some(e) = change {
-                f(id, e);
-            }
-        }
+    pub fn each_entry(&self, f: impl FnMut(EntryId, &Entry)) {
+        self.pass().each_entry(f);
     }
 
     /// Every entry, listed or enclosed, in id order, read into memory at once: for tools and tests
@@ -796,6 +777,43 @@ impl Index {
             self.listed.iter().filter(|id| !self.unlisted.contains(id)).skip(offset).take(limit).copied().collect()
         };
         ids.into_iter().filter_map(|id| self.get(id).map(|e| (id, e))).collect()
+    }
+}
+
+/// One sequential pass over every stored entry, with the changes not yet committed in their place:
+/// taken while the index is held (the store and a copy of what is pending, at most a commit's
+/// worth), run after it is let go, so that counting a million entries keeps neither indexing nor
+/// any page waiting. A commit in between is seen or not, entry by entry; each entry is whole.
+pub struct EntryPass {
+    store: Arc<dyn Store>,
+    pending: HashMap<EntryId, Option<Arc<Entry>>>,
+}
+
+impl EntryPass {
+    /// Calls `f` with every entry, listed or enclosed, in no particular order.
+    pub fn each_entry(&self, mut f: impl FnMut(EntryId, &Entry)) {
+        let result = self.store.each_entry(&mut |id, e| {
+            if !self.pending.contains_key(&id) {
+                f(id, &e);
+            }
+        });
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "index entries unreadable");
+        }
+        for (&id, change) in &self.pending {
+            if let Some(e) = change {
+                f(id, e);
+            }
+        }
+    }
+
+    /// Calls `f` with every listed entry, in no particular order.
+    pub fn each_listed_entry(&self, mut f: impl FnMut(EntryId, &Entry)) {
+        self.each_entry(|id, e| {
+            if matches!(e.location, Location::Top { .. }) {
+                f(id, e);
+            }
+        });
     }
 }
 

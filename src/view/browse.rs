@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::folders::{self, FolderNode};
-use crate::index::{Entry, EntryId, Index, Location, NO_ENTRY};
+use crate::index::{Entry, EntryId, EntryPass, Index, Location, NO_ENTRY};
 
 /// Which listed messages a list, its conversations or an overview covers.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -147,15 +147,16 @@ pub fn labels(index: &Index) -> Vec<(String, usize)> {
 /// The messages of `scope` grouped into conversations, newest conversation first. One pass over
 /// the store finds every message's parent; [`crate::view::View`] keeps the result until the index
 /// changes, so paging through it costs only the page.
-pub fn group(index: &Index, scope: &Scope) -> Vec<Thread> {
-    let keep = scope.filter(index);
-    let bound = index.id_bound();
+///
+/// `listed` is the list (newest first), `bound` one more than its largest id, `keep` the scope's
+/// test: taken from the index, which need not be held while this runs.
+pub fn group(pass: &EntryPass, listed: &[EntryId], bound: usize, keep: impl Fn(&Entry) -> bool) -> Vec<Thread> {
     // The first entry with each Message-ID, and each entry's parent by the hash of its Message-ID:
     // the lookups a walk up a conversation needs, in memory only while grouping.
     let mut first_with: HashMap<u64, EntryId> = HashMap::new();
     let mut parent_hash: Vec<u64> = vec![0; bound];
     let mut kept = vec![false; bound];
-    index.each_entry(|id, e| {
+    pass.each_entry(|id, e| {
         if let Some(mid) = e.message_id() {
             let h = crate::index::string_hash(mid) | 1;
             let slot = first_with.entry(h).or_insert(id);
@@ -182,7 +183,7 @@ pub fn group(index: &Index, scope: &Scope) -> Vec<Thread> {
     let mut out: Vec<Thread> = Vec::new();
     // The list is newest first, so a conversation's first row is its latest message, and each
     // later row is older than (or as old as) the one before it.
-    for &id in index.listed() {
+    for &id in listed {
         if !kept.get(id as usize).copied().unwrap_or(false) {
             continue;
         }

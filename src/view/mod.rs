@@ -186,16 +186,18 @@ impl View {
             return Ok(hit);
         }
         let matched = if query.trim().is_empty() { None } else { Some(self.archive.search_ids(query)?) };
-        // One pass over the store: at a million messages, reading each by id would take far longer.
+        // One pass over the store (at a million messages, reading each by id would take far longer),
+        // with the index let go meanwhile.
         let mut tally = stats::Tally::default();
-        let index = self.archive.index();
-        let keep = scope.filter(&index);
-        index.each_listed_entry(|id, e| {
+        let (pass, keep) = {
+            let index = self.archive.index();
+            (index.pass(), scope.filter(&index))
+        };
+        pass.each_listed_entry(|id, e| {
             if matched.as_ref().is_none_or(|m| m.contains(&id)) && keep(e) {
                 tally.add(e);
             }
         });
-        drop(index);
         let counted = Arc::new(tally.finish());
         self.overviews.insert(key, counted.clone());
         Ok(counted)
@@ -243,7 +245,11 @@ impl View {
         let threads = match self.threads.get(&key) {
             Some(hit) => hit,
             None => {
-                let grouped = Arc::new(browse::group(&self.archive.index(), scope));
+                let (pass, listed, keep, bound) = {
+                    let index = self.archive.index();
+                    (index.pass(), index.listed().to_vec(), scope.filter(&index), index.id_bound())
+                };
+                let grouped = Arc::new(browse::group(&pass, &listed, bound, keep));
                 self.threads.insert(key, grouped.clone());
                 grouped
             }
