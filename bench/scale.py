@@ -77,6 +77,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from measure import cpu_seconds  # noqa: E402  (user + system CPU time of a running process)
+
 BENCH = os.path.dirname(os.path.abspath(__file__))
 POLL = 0.05
 # mailshelf's info lines, and the debug lines of the indexing steps (a handful per start).
@@ -105,15 +108,6 @@ def proc_mem(pid: int) -> dict:
     except OSError:
         pass
     return out
-
-
-def cpu_seconds(pid: int) -> float | None:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 2)
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def du(path: str) -> int:
