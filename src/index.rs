@@ -708,30 +708,34 @@ impl Index {
         (page, total)
     }
 
-    /// Listed entries that `keep` accepts, in list order: the `limit` from `offset`, and how many
-    /// it accepts in all. Reads every listed entry: for what no table answers (a label).
-    pub fn page_where(
-        &self,
-        offset: usize,
-        limit: usize,
-        keep: impl Fn(&Entry) -> bool,
-    ) -> (Vec<(EntryId, Arc<Entry>)>, usize) {
+    /// The listed messages among `ids`, in list order.
+    pub fn listed_in(&self, ids: &HashSet<EntryId>) -> Vec<EntryId> {
+        self.listed.iter().copied().filter(|id| ids.contains(id)).collect()
+    }
+
+    /// The listed messages `keep` accepts, in list order. Reads every listed entry (one pass over
+    /// the store): for what no table answers (a label).
+    pub fn listed_where(&self, keep: impl Fn(&Entry) -> bool) -> Vec<EntryId> {
         let mut accepted = HashSet::new();
         self.each_listed_entry(|id, e| {
             if keep(e) {
                 accepted.insert(id);
             }
         });
-        let total = accepted.len();
-        let page = self
-            .listed
-            .iter()
-            .filter(|id| accepted.contains(id))
-            .skip(offset)
-            .take(limit)
-            .filter_map(|&id| Some((id, self.get(id)?)))
-            .collect();
-        (page, total)
+        self.listed_in(&accepted)
+    }
+
+    /// Listed entries that `keep` accepts, in list order: the `limit` from `offset`, and how many
+    /// it accepts in all (see [`Index::listed_where`]).
+    pub fn page_where(
+        &self,
+        offset: usize,
+        limit: usize,
+        keep: impl Fn(&Entry) -> bool,
+    ) -> (Vec<(EntryId, Arc<Entry>)>, usize) {
+        let accepted = self.listed_where(keep);
+        let page = accepted.iter().skip(offset).take(limit).filter_map(|&id| Some((id, self.get(id)?))).collect();
+        (page, accepted.len())
     }
 
     /// A pass over every entry that can run without the index held (see [`EntryPass`]).

@@ -95,6 +95,21 @@ impl RedbStore {
     fn read(&self) -> Result<::redb::ReadTransaction, Error> {
         self.db().begin_read().map_err(fail("index store: read"))
     }
+
+    /// Calls `f` with every row of a table, in key order (a table never written has no rows).
+    fn each_row<K: ::redb::Key + 'static, V: ::redb::Value + 'static>(
+        &self,
+        table: TableDefinition<K, V>,
+        mut f: impl FnMut(K::SelfType<'_>, V::SelfType<'_>),
+    ) -> Result<(), Error> {
+        let txn = self.read()?;
+        let Some(t) = read_table!(txn, table) else { return Ok(()) };
+        for row in t.iter().map_err(fail("index store: read"))? {
+            let (k, v) = row.map_err(fail("index store: read"))?;
+            f(k.value(), v.value());
+        }
+        Ok(())
+    }
 }
 
 impl Store for RedbStore {
@@ -135,26 +150,16 @@ impl Store for RedbStore {
 
     /// Every listed message, newest first, with its folder.
     fn each_listed(&self, f: &mut dyn FnMut(EntryId, FolderId)) -> Result<(), Error> {
-        let txn = self.read()?;
-        let Some(t) = read_table!(txn, ORDER) else { return Ok(()) };
-        for row in t.iter().map_err(fail("index store: read"))? {
-            let (k, v) = row.map_err(fail("index store: read"))?;
-            f(k.value().1, v.value());
-        }
-        Ok(())
+        self.each_row(ORDER, |(_, id), folder| f(id, folder))
     }
 
     /// Every stored entry, in id order: one sequential pass, for what counts or groups them all.
     fn each_entry(&self, f: &mut dyn FnMut(EntryId, Entry)) -> Result<(), Error> {
-        let txn = self.read()?;
-        let Some(t) = read_table!(txn, ENTRIES) else { return Ok(()) };
-        for row in t.iter().map_err(fail("index store: read"))? {
-            let (k, v) = row.map_err(fail("index store: read"))?;
-            if let Some(e) = decode_entry(k.value(), v.value()) {
-                f(k.value(), e);
+        self.each_row(ENTRIES, |id, bytes| {
+            if let Some(e) = decode_entry(id, bytes) {
+                f(id, e);
             }
-        }
-        Ok(())
+        })
     }
 
     /// One more than the largest entry id stored.
@@ -167,25 +172,15 @@ impl Store for RedbStore {
 
     /// Every folder path by id.
     fn folders(&self) -> Result<Vec<(FolderId, String)>, Error> {
-        let txn = self.read()?;
-        let Some(t) = read_table!(txn, FOLDERS) else { return Ok(Vec::new()) };
         let mut out = Vec::new();
-        for row in t.iter().map_err(fail("index store: read"))? {
-            let (k, v) = row.map_err(fail("index store: read"))?;
-            out.push((k.value(), v.value().to_string()));
-        }
+        self.each_row(FOLDERS, |id, path| out.push((id, path.to_string())))?;
         Ok(out)
     }
 
     /// Every label on a listed message, with how many carry it.
     fn labels(&self) -> Result<Vec<(String, u64)>, Error> {
-        let txn = self.read()?;
-        let Some(t) = read_table!(txn, LABELS) else { return Ok(Vec::new()) };
         let mut out = Vec::new();
-        for row in t.iter().map_err(fail("index store: read"))? {
-            let (k, v) = row.map_err(fail("index store: read"))?;
-            out.push((k.value().to_string(), v.value()));
-        }
+        self.each_row(LABELS, |label, n| out.push((label.to_string(), n)))?;
         Ok(out)
     }
 
@@ -207,15 +202,12 @@ impl Store for RedbStore {
 
     /// The stored source paths that `keep` accepts.
     fn source_keys_where(&self, keep: &dyn Fn(&str) -> bool) -> Result<Vec<String>, Error> {
-        let txn = self.read()?;
-        let Some(t) = read_table!(txn, SOURCES) else { return Ok(Vec::new()) };
         let mut keys = Vec::new();
-        for row in t.iter().map_err(fail("index store: read"))? {
-            let (k, _) = row.map_err(fail("index store: read"))?;
-            if keep(k.value()) {
-                keys.push(k.value().to_string());
+        self.each_row(SOURCES, |k, _| {
+            if keep(k) {
+                keys.push(k.to_string());
             }
-        }
+        })?;
         Ok(keys)
     }
 

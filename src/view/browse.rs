@@ -3,7 +3,7 @@
 //! per thread: its first subject, who took part, how many messages, the latest date). HTTP-free;
 //! the pages and the API both call it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::folders::{self, FolderNode};
@@ -48,16 +48,7 @@ impl Scope {
                 Some(f) => index.folder_page(f, 0, usize::MAX).0,
                 None => Vec::new(),
             },
-            Scope::Label(_) => {
-                let keep = self.filter(index);
-                let mut kept = HashSet::new();
-                index.each_listed_entry(|id, e| {
-                    if keep(e) {
-                        kept.insert(id);
-                    }
-                });
-                index.listed().iter().copied().filter(|id| kept.contains(id)).collect()
-            }
+            Scope::Label(_) => index.listed_where(self.filter(index)),
         }
     }
 

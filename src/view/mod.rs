@@ -217,10 +217,7 @@ impl View {
             None => {
                 let term = format!("label:\"{}\"", label.trim().trim_matches('/').replace('"', ""));
                 let ids = match self.archive.search_ids(&term) {
-                    Ok(found) => {
-                        let index = self.archive.index();
-                        index.listed().iter().copied().filter(|id| found.contains(id)).collect()
-                    }
+                    Ok(found) => self.archive.index().listed_in(&found),
                     Err(_) => scope.ids(&self.archive.index()),
                 };
                 let ids = Arc::new(ids);
