@@ -25,6 +25,7 @@ pub mod ids;
 pub mod index;
 pub mod ingest;
 pub mod limits;
+pub mod memory;
 pub mod model;
 pub mod open;
 pub mod par;

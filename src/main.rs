@@ -17,6 +17,7 @@ fn main() -> ExitCode {
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
         .with_writer(std::io::stderr)
         .init();
+    mailshelf::memory::configure();
     match cli.command {
         Command::Serve(args) => {
             let config = match Config::from_args(args) {
@@ -98,6 +99,7 @@ async fn serve(config: Config) -> Result<(), mailshelf::Error> {
         mailshelf::watch::watch(indexer, watched)
     });
     tokio::spawn(show_progress(archive.clone()));
+    tokio::spawn(mailshelf::memory::release_periodically());
 
     let shutdown = shutdown_signal();
     println!("mailshelf serving on http://{addr}/");

@@ -242,6 +242,9 @@ impl Archive {
         }
         self.index_mut().sort();
         self.cache.clear();
+        // What a run parsed, batched and buffered is free now; without this the process would
+        // stay at the run's high-water mark while it serves.
+        crate::memory::release();
         self.progress.ready.store(true, Ordering::Release);
     }
 
@@ -263,6 +266,11 @@ impl Archive {
             if matches!(how, Commit::Done) {
                 search.commit();
             }
+        }
+        if durable {
+            // A batch's parsed messages and rows are free now: hand them back between batches,
+            // so the peak is one batch's worth, not the sum of what the arenas kept.
+            crate::memory::release();
         }
         result
     }
