@@ -117,6 +117,7 @@ async fn serve(config: Config) -> Result<(), mailshelf::Error> {
     });
     let limits = mailshelf::web::server::Limits::from(&config);
     mailshelf::web::server::serve(listener, app(state), limits, shutdown).await;
+    archive.close();
     Ok(())
 }
 

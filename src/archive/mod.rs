@@ -71,6 +71,8 @@ pub struct Archive {
     search: Option<Search>,
     /// Whether the search index was checked against the index since start.
     search_checked: AtomicBool,
+    /// Set by [`Archive::close`]: commits after it are not errors.
+    closing: AtomicBool,
     /// One indexing run at a time (start-up, a watch event, an upload).
     ingest_lock: Mutex<()>,
     uploads: PathBuf,
@@ -136,6 +138,7 @@ impl Archive {
                 None
             },
             search_checked: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
             ingest_lock: Mutex::new(()),
             uploads: data_dir.join("uploads"),
             progress: Progress::default(),
@@ -150,6 +153,14 @@ impl Archive {
 
     fn index_mut(&self) -> std::sync::RwLockWriteGuard<'_, Index> {
         self.index.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Closes the index when the server stops, leaving the store so that it opens quickly. An
+    /// indexing run still going can commit no more: what it committed is kept, the rest is read
+    /// again at the next start.
+    pub fn close(&self) {
+        self.closing.store(true, Ordering::Release);
+        self.store.close();
     }
 
     /// Where uploads are kept.
@@ -257,6 +268,7 @@ impl Archive {
         let result = self.store.commit(&batch, durable);
         match &result {
             Ok(()) => self.index_mut().committed(&batch),
+            Err(_) if self.closing.load(Ordering::Acquire) => {}
             Err(e) => tracing::error!(error = %e, "could not save the index; it will be rebuilt from sources"),
         }
         if let Some(search) = &self.search {

@@ -50,6 +50,10 @@ pub trait Store: Send + Sync {
     fn commit(&self, batch: &Batch, durable: bool) -> Result<(), Error>;
     /// Gives back space after a large indexing run (an engine that manages its own may do nothing).
     fn compact(&self);
+    /// Ends the store's use by this process, when the server stops: later calls answer errors. An
+    /// embedded engine finishes its file so that the next open is quick; a server engine lets go
+    /// of its connections.
+    fn close(&self);
     /// Rows and bytes in each table: name, rows, bytes of data, bytes in all (for the log).
     fn table_sizes(&self) -> Result<Vec<(&'static str, u64, u64, u64)>, Error>;
 
