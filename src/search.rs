@@ -99,8 +99,11 @@ fn schema() -> (Schema, Fields) {
         cc: b.add_text_field("cc", text.clone()),
         body: b.add_text_field("body", text.clone()),
         filename: b.add_text_field("filename", text),
-        date: b.add_i64_field("date", INDEXED | FAST),
-        size: b.add_u64_field("size", INDEXED | FAST),
+        // Dates and sizes are only ever asked for by range (`after:`, `larger:`) and sorted by,
+        // which the column answers on its own: a term per distinct value (nearly one per message)
+        // would cost space and nothing else.
+        date: b.add_i64_field("date", FAST),
+        size: b.add_u64_field("size", FAST),
         attachment: b.add_u64_field("attachment", INDEXED),
         folder: b.add_text_field("folder", STRING),
         label: b.add_text_field("label", STRING),
@@ -129,7 +132,7 @@ impl Search {
         {
             Ok(i) => i,
             Err(e) => {
-                tracing::warn!(error = %e, "search index unreadable; rebuilding it");
+                tracing::warn!(error = %e, "search index unreadable or of an older layout; rebuilding it");
                 std::fs::remove_dir_all(dir)?;
                 std::fs::create_dir_all(dir)?;
                 Index::create_in_dir(dir, schema).map_err(fail)?
