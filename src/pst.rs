@@ -1,7 +1,7 @@
 //! Outlook data files, `.pst` and `.ost` (MS-PST), Unicode and ANSI, read on the specification.
 //! The file is opened read-only and read a page or block at a time, so an archive of any size needs
 //! the memory of one item (and of the list of its nodes). Three layers, as the specification has
-//! them: the node database (B-trees of pages, blocks, permutation "encryption"), the lists and tables
+//! them: the node database (B-trees of pages, blocks, the permutation and cyclic "encryptions"), the lists and tables
 //! (heap-on-node, B-tree-on-heap, property and table contexts), and the messaging layer (the store,
 //! its folder tree, its items).
 //!
@@ -51,6 +51,40 @@ const fn inverse(t: &[u8; 256]) -> [u8; 256] {
 
 /// mpbbI: what NDB_CRYPT_PERMUTE decodes with.
 const MPBB_I: [u8; 256] = inverse(&MPBB_R);
+
+/// mpbbS, the middle third of MS-PST §5.1's table: NDB_CRYPT_CYCLIC's substitution. It is its own
+/// inverse, which is what makes the cyclic algorithm decode with the same steps it encodes with.
+const MPBB_S: [u8; 256] = [
+    20, 83, 15, 86, 179, 200, 122, 156, 235, 101, 72, 23, 22, 21, 159, 2, 204, 84, 124, 131, 0, 13, 12, 11, 162, 98,
+    168, 118, 219, 217, 237, 199, 197, 164, 220, 172, 133, 116, 214, 208, 167, 155, 174, 154, 150, 113, 102, 195, 99,
+    153, 184, 221, 115, 146, 142, 132, 125, 165, 94, 209, 93, 147, 177, 87, 81, 80, 128, 137, 82, 148, 79, 78, 10, 107,
+    188, 141, 127, 110, 71, 70, 65, 64, 68, 1, 17, 203, 3, 63, 247, 244, 225, 169, 143, 60, 58, 249, 251, 240, 25, 48,
+    130, 9, 46, 201, 157, 160, 134, 73, 238, 111, 77, 109, 196, 45, 129, 52, 37, 135, 27, 136, 170, 252, 6, 161, 18,
+    56, 253, 76, 66, 114, 100, 19, 55, 36, 106, 117, 119, 67, 255, 230, 180, 75, 54, 92, 228, 216, 53, 61, 69, 185, 44,
+    236, 183, 49, 43, 41, 7, 104, 163, 14, 105, 123, 24, 158, 33, 57, 190, 40, 26, 91, 120, 245, 35, 202, 42, 176, 175,
+    62, 254, 4, 140, 231, 229, 152, 50, 149, 211, 246, 74, 232, 166, 234, 233, 243, 213, 47, 112, 32, 242, 31, 5, 103,
+    173, 85, 16, 206, 205, 227, 39, 59, 218, 186, 215, 194, 38, 212, 145, 29, 210, 28, 34, 51, 248, 250, 241, 90, 239,
+    207, 144, 182, 139, 181, 189, 192, 191, 8, 151, 30, 108, 226, 97, 224, 198, 193, 89, 171, 187, 88, 222, 95, 223,
+    96, 121, 126, 178, 138,
+];
+
+/// NDB_CRYPT_CYCLIC ("high" encoding, MS-PST §5.2): a substitution keyed by the block's id and the
+/// byte's position; the same call encodes and decodes.
+fn crypt_cyclic(buf: &mut [u8], key: u32) {
+    let mut w = (key ^ (key >> 16)) as u16;
+    for b in buf {
+        let [lo, hi] = w.to_le_bytes();
+        let mut x = b.wrapping_add(lo);
+        x = MPBB_R[usize::from(x)].wrapping_add(hi);
+        x = MPBB_S[usize::from(x)].wrapping_sub(hi);
+        *b = MPBB_I[usize::from(x)].wrapping_sub(lo);
+        w = w.wrapping_add(1);
+    }
+}
+
+// bCryptMethod: how data blocks are encoded (MS-PST §2.2.2.6).
+const CRYPT_PERMUTE: u8 = 1;
+const CRYPT_CYCLIC: u8 = 2;
 
 // Node types (the low 5 bits of a NID) and the NIDs the specification fixes (MS-PST §2.4.1).
 const NID_TYPE_NORMAL_FOLDER: u32 = 0x02;
@@ -167,7 +201,7 @@ impl Pst {
             budget: MAX_PST_ITEM,
             notices: Vec::new(),
         };
-        if crypt > 1 {
+        if crypt > CRYPT_CYCLIC {
             pst.notices.push(format!(
                 "the archive uses an encoding this reader does not know ({crypt}); items may read as garbage"
             ));
@@ -306,9 +340,12 @@ impl Pst {
         self.budget = self.budget.checked_sub(cb.max(512))?;
         let mut buf = vec![0u8; cb];
         (read_up_to(&mut self.file, ib, &mut buf).ok()? == cb).then_some(())?;
-        if bid & 2 == 0 && self.crypt == 1 {
-            for b in &mut buf {
-                *b = MPBB_I[usize::from(*b)];
+        if bid & 2 == 0 {
+            match self.crypt {
+                CRYPT_PERMUTE => buf.iter_mut().for_each(|b| *b = MPBB_I[usize::from(*b)]),
+                // The key is the block id's low 32 bits (its high bits are 0 in ANSI files).
+                CRYPT_CYCLIC => crypt_cyclic(&mut buf, bid as u32),
+                _ => {}
             }
         }
         Some(buf)
@@ -985,8 +1022,12 @@ mod layout_tests {
         fn block(&mut self, data: &[u8]) -> u64 {
             let bid = 4 * (self.blocks.len() as u64 + 1);
             let ib = self.file.len() as u64;
-            let encoded: Vec<u8> =
-                data.iter().map(|&b| if self.crypt == 1 { MPBB_R[usize::from(b)] } else { b }).collect();
+            let mut encoded = data.to_vec();
+            match self.crypt {
+                CRYPT_PERMUTE => encoded.iter_mut().for_each(|b| *b = MPBB_R[usize::from(*b)]),
+                CRYPT_CYCLIC => crypt_cyclic(&mut encoded, bid as u32),
+                _ => {}
+            }
             self.file.extend_from_slice(&encoded);
             let padded = (encoded.len() + 16).div_ceil(64) * 64;
             self.file.resize(ib as usize + padded, 0);
@@ -1115,17 +1156,37 @@ mod layout_tests {
     }
 
     fn archive(unicode: bool, crypt: u8) -> Vec<u8> {
+        archive_with(unicode, crypt, true)
+    }
+
+    /// The archive above; `quirks` adds what mailshelf shows differently from other readers on
+    /// purpose: a `/` in a folder name, a hidden folder and a system folder with items in them.
+    fn archive_with(unicode: bool, crypt: u8, quirks: bool) -> Vec<u8> {
         let text = if unicode { 0x001f } else { 0x001e };
         let mut b = Builder::new(unicode, crypt);
         let mut entry = vec![0u8; 24];
         entry[20..24].copy_from_slice(&0x8022u32.to_le_bytes());
         b.node(0x21, 0, &[(DISPLAY_NAME, text, V::Text("Archive")), (IPM_SUBTREE_ENTRYID, 0x0102, V::Binary(entry))]);
         b.node(0x122, 0x122, &[(DISPLAY_NAME, text, V::Text(""))]);
-        b.node(0x8022, 0x122, &[(DISPLAY_NAME, text, V::Text("Top of Personal Folders"))]);
-        b.node(0x8042, 0x8022, &[(DISPLAY_NAME, text, V::Text("Inbox"))]);
-        b.node(0x8062, 0x8042, &[(DISPLAY_NAME, text, V::Text("Projects/2019"))]);
-        b.node(0x8082, 0x8022, &[(DISPLAY_NAME, text, V::Text("Hidden")), (ATTRIBUTE_HIDDEN, 0x000b, V::Bool(true))]);
-        b.node(0x8102, 0x122, &[(DISPLAY_NAME, text, V::Text("Search Root"))]);
+        // A folder's counts (PR_CONTENT_COUNT, PR_CONTENT_UNREAD, PR_SUBFOLDERS), which other
+        // readers look for to tell a folder from an item.
+        let folder = |name: &'static str, items: u32, subfolders: bool| {
+            vec![
+                (DISPLAY_NAME, text, V::Text(name)),
+                (0x3602, 0x0003, V::Long(items)),
+                (0x3603, 0x0003, V::Long(0)),
+                (0x360a, 0x000b, V::Bool(subfolders)),
+            ]
+        };
+        b.node(0x8022, 0x122, &folder("Top of Personal Folders", 0, true));
+        b.node(0x8042, 0x8022, &folder("Inbox", 1, true));
+        b.node(0x8062, 0x8042, &folder(if quirks { "Projects/2019" } else { "Projects" }, 1, false));
+        if quirks {
+            let mut hidden = folder("Hidden", 1, false);
+            hidden.push((ATTRIBUTE_HIDDEN, 0x000b, V::Bool(true)));
+            b.node(0x8082, 0x8022, &hidden);
+            b.node(0x8102, 0x122, &folder("Search Root", 1, false));
+        }
         let message = |subject: &'static str| {
             vec![
                 (SUBJECT, text, V::Text(subject)),
@@ -1136,15 +1197,49 @@ mod layout_tests {
         };
         b.node(0x200024, 0x8042, &message("\u{1}\u{4}RE: in the inbox"));
         b.node(0x200044, 0x8062, &message("in a subfolder"));
-        b.node(0x200064, 0x8082, &message("in a hidden folder"));
-        b.node(0x200084, 0x8102, &message("in a system folder"));
+        if quirks {
+            b.node(0x200064, 0x8082, &message("in a hidden folder"));
+            b.node(0x200084, 0x8102, &message("in a system folder"));
+        }
         b.finish()
+    }
+
+    #[test]
+    fn cyclic_encoding_decodes_with_its_own_steps() {
+        // mpbbS is a permutation and its own inverse; otherwise one function could not do both.
+        let mut seen = [false; 256];
+        for (i, &s) in MPBB_S.iter().enumerate() {
+            seen[usize::from(s)] = true;
+            assert_eq!(usize::from(MPBB_S[usize::from(s)]), i);
+        }
+        assert!(seen.iter().all(|&b| b));
+        for key in [0u32, 4, 0x1234_5678, u32::MAX] {
+            let plain: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+            let mut data = plain.clone();
+            crypt_cyclic(&mut data, key);
+            assert_ne!(data, plain);
+            crypt_cyclic(&mut data, key);
+            assert_eq!(data, plain, "key {key:#x}");
+        }
+    }
+
+    /// Writes the archives above as fixtures for the comparison with an independent reader in
+    /// `tests/pst.rs` (the corpus has neither ANSI nor cyclic-encoded files):
+    /// `cargo test --lib write_pst_fixtures -- --ignored`.
+    #[test]
+    #[ignore = "writes tests/fixtures/pst"]
+    fn write_pst_fixtures() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pst");
+        std::fs::create_dir_all(&dir).unwrap();
+        for (unicode, crypt, name) in [(false, CRYPT_CYCLIC, "ansi-cyclic"), (true, CRYPT_CYCLIC, "unicode-cyclic")] {
+            std::fs::write(dir.join(format!("{name}.pst")), archive_with(unicode, crypt, false)).unwrap();
+        }
     }
 
     #[test]
     fn pst_layouts_ansi_unicode_and_encodings() {
         let dir = tempfile::tempdir().unwrap();
-        for (unicode, crypt) in [(false, 0), (false, 1), (true, 0), (true, 1)] {
+        for (unicode, crypt) in [(false, 0), (false, 1), (false, 2), (true, 0), (true, 1), (true, 2)] {
             let path = dir.path().join(format!("{unicode}-{crypt}.pst"));
             std::fs::write(&path, archive(unicode, crypt)).unwrap();
             let listing = list(&path).unwrap();
