@@ -866,6 +866,21 @@ impl MsgWriter {
                     entry[8..12].copy_from_slice(&(b.len() as u32).to_le_bytes());
                     self.stream(&format!("{}__substg1.0_{:04X}{:04X}", slash(dir), p.id, p.ty), b)?;
                 }
+                // Multi-valued binaries (a distribution list's members): the archive keeps a count,
+                // offsets and the values in one blob (MS-PST §2.3.3.4.2); a `.msg` keeps a stream
+                // of lengths and a stream per value (MS-OXMSG §2.1.4.2.2).
+                Val::Bytes(b) if p.ty == 0x1102 => {
+                    let Some(values) = multi_values(b) else { continue };
+                    let name = format!("{}__substg1.0_{:04X}{:04X}", slash(dir), p.id, p.ty);
+                    let mut lengths = Vec::with_capacity(values.len() * 8);
+                    for (i, v) in values.iter().enumerate() {
+                        lengths.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                        lengths.extend_from_slice(&[0; 4]);
+                        self.stream(&format!("{name}-{i:08X}"), v)?;
+                    }
+                    entry[8..12].copy_from_slice(&(lengths.len() as u32).to_le_bytes());
+                    self.stream(&name, &lengths)?;
+                }
                 _ => continue,
             }
             table.extend_from_slice(&entry);
@@ -877,6 +892,19 @@ impl MsgWriter {
         self.cf.flush()?;
         Ok(self.cf.into_inner().into_inner())
     }
+}
+
+/// The values of a variable-size multi-valued property: a count, the offset of each value, the
+/// values (each up to the next offset). `None` when the offsets do not fit the blob.
+fn multi_values(b: &[u8]) -> Option<Vec<&[u8]>> {
+    let count = usize::try_from(le32(b, 0)?).ok().filter(|&n| n <= MAX_MSG_ENTRIES)?;
+    let offsets: Vec<usize> = (0..count).map(|i| le32(b, 4 + 4 * i).map(|o| o as usize)).collect::<Option<_>>()?;
+    (0..count)
+        .map(|i| {
+            let end = offsets.get(i + 1).copied().unwrap_or(b.len());
+            b.get(offsets[i]..end)
+        })
+        .collect()
 }
 
 fn strip_subject_marker(b: &[u8], ty: u16) -> &[u8] {

@@ -67,9 +67,24 @@ async fn pst_files_open_as_folder_trees_of_their_items() {
     let mut contacts = subjects(&app, "folder=dist-list/Contacts").await;
     contacts.sort();
     assert_eq!(contacts, ["contact name 1", "test dist list"]);
+    // The distribution list lists its members: the file's own contact and two addresses of its own.
+    let list = app.json("/api/messages?limit=10&folder=dist-list/Contacts").await;
+    let dl = list["messages"].as_array().expect("messages").iter().find(|m| m["subject"] == "test dist list");
+    let dl = app.json(&format!("/api/messages/{}", enc(dl.expect("the list")["id"].as_str().expect("id")))).await;
+    let text = app.get(dl["text_url"].as_str().expect("text")).await.text();
+    assert!(
+        text.contains(
+            "Members: contact name 1 <contact1@rjohnson.id.au>; dist name 1 <dist1@rjohnson.id.au>; \
+             dist name 2 <dist2@rjohnson.id.au>"
+        ),
+        "{text}"
+    );
     // `folder:` queries and full-text search reach the items.
     assert_eq!(subjects(&app, "q=folder:%22dist-list/calendar%22").await, ["Test appointment"]);
-    assert_eq!(subjects(&app, "q=contact1@rjohnson.id.au").await, ["contact name 1"]);
+    // The contact's address finds the contact and the list it is a member of.
+    let mut found = subjects(&app, "q=contact1@rjohnson.id.au").await;
+    found.sort();
+    assert_eq!(found, ["contact name 1", "test dist list"]);
     let page = app.get("/folder/dist-list/Calendar").await;
     assert_eq!(page.status, StatusCode::OK);
     assert!(page.text().contains("Test appointment"), "{}", page.text());

@@ -72,6 +72,7 @@ const PT_STRING8: u16 = 0x001e;
 const PT_UNICODE: u16 = 0x001f;
 const PT_SYSTIME: u16 = 0x0040;
 const PT_BINARY: u16 = 0x0102;
+const PT_MV_BINARY: u16 = 0x1102;
 
 // Property ids (MS-OXPROPS).
 const SUBJECT: u16 = 0x0037;
@@ -258,6 +259,16 @@ impl Store<'_> {
             }
             _ => None,
         }
+    }
+
+    /// The values of a multi-valued binary property (MS-OXMSG §2.1.4.2.2): a stream of lengths,
+    /// eight bytes a value, and a stream per value beside it.
+    fn binaries(&mut self, props: &Props, id: u16) -> Vec<Vec<u8>> {
+        let Some(Value::Stream(PT_MV_BINARY, path)) = props.by_id.get(&id) else { return Vec::new() };
+        let path = path.clone();
+        let count = self.read_stream(&path).map_or(0, |lengths| lengths.len() / 8).min(MAX_MSG_ENTRIES);
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        (0..count).filter_map(|i| self.read_stream(&path.with_file_name(format!("{name}-{i:08X}")))).collect()
     }
 
     fn string(&mut self, props: &Props, id: u16) -> Option<String> {
@@ -603,6 +614,13 @@ impl Store<'_> {
             add("Work address", self.named_string(props, PSETID_ADDRESS, 0x801b));
             add("Home address", self.named_string(props, PSETID_ADDRESS, 0x801a));
             add("Web page", self.named_string(props, PSETID_ADDRESS, 0x802b));
+            // A distribution list's members, as the one-off addresses Outlook keeps beside its
+            // references to contacts (PidLidDistributionListOneOffMembers).
+            if let Some(&id) = self.named.get(&(PSETID_ADDRESS, 0x8054)) {
+                let members: Vec<String> =
+                    self.binaries(props, id).iter().filter_map(|b| one_off_address(b, props.codepage)).collect();
+                add("Members", Some(members.join("; ")));
+            }
         } else if lower.starts_with("ipm.appointment") || lower.starts_with("ipm.schedule") {
             add("Subject", self.string(props, SUBJECT));
             add("Location", self.named_string(props, PSETID_APPOINTMENT, 0x8208));
@@ -648,6 +666,43 @@ impl Props {
             .then(|| (ft / 10_000_000) as i64 - 11_644_473_600)
             .filter(|t| *t > 0 && *t < 253_402_300_800)
     }
+}
+
+/// The provider of one-off entry identifiers ([MS-OXCDATA] §2.2.5.1): an address written out in
+/// full rather than a reference to an address book entry.
+const ONE_OFF_PROVIDER: [u8; 16] =
+    [0x81, 0x2b, 0x1f, 0xa4, 0xbe, 0xa3, 0x10, 0x19, 0x9d, 0x6e, 0x00, 0xdd, 0x01, 0x0f, 0x54, 0x02];
+
+/// "Name <address>" from a one-off entry identifier: flags, the provider, a version, its own
+/// flags (0x8000: the strings are UTF-16), then the display name, the address type and the
+/// address, each ending in a NUL.
+fn one_off_address(b: &[u8], codepage: Option<u32>) -> Option<String> {
+    if b.get(4..20)? != ONE_OFF_PROVIDER {
+        return None;
+    }
+    let flags = u16::from_le_bytes([*b.get(22)?, *b.get(23)?]);
+    let mut rest = b.get(24..)?;
+    let mut strings = Vec::with_capacity(3);
+    for _ in 0..3 {
+        let (text, used) = if flags & 0x8000 != 0 {
+            let end = rest.chunks_exact(2).position(|c| c == [0, 0])?;
+            let units: Vec<u16> = rest[..end * 2].chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+            (String::from_utf16_lossy(&units), end * 2 + 2)
+        } else {
+            let end = rest.iter().position(|&c| c == 0)?;
+            (codepage::decode(&rest[..end], codepage), end + 1)
+        };
+        strings.push(clean(text.trim()));
+        rest = rest.get(used..)?;
+    }
+    let (name, address) = (&strings[0], &strings[2]);
+    Some(match (name.is_empty(), address.is_empty()) {
+        (_, true) => name.clone(),
+        (true, false) => address.clone(),
+        (false, false) if name == address => address.clone(),
+        (false, false) => format!("{name} <{address}>"),
+    })
+    .filter(|m| !m.is_empty())
 }
 
 struct Attachment {
@@ -848,6 +903,42 @@ fn rfc2822(t: i64) -> String {
 mod tests {
     use super::*;
     use crate::ingest::OLE_MAGIC;
+
+    #[test]
+    fn one_off_addresses_of_list_members() {
+        let one_off = |flags: u16, strings: [&str; 3]| {
+            let mut b = vec![0u8; 4];
+            b.extend_from_slice(&ONE_OFF_PROVIDER);
+            b.extend_from_slice(&[0, 0]);
+            b.extend_from_slice(&flags.to_le_bytes());
+            for s in strings {
+                if flags & 0x8000 != 0 {
+                    b.extend(s.encode_utf16().chain([0]).flat_map(u16::to_le_bytes));
+                } else {
+                    b.extend(s.bytes().chain([0]));
+                }
+            }
+            b
+        };
+        let cases: Vec<(Vec<u8>, Option<&str>)> = vec![
+            (one_off(0x9001, ["Ann Lee", "SMTP", "ann@example.com"]), Some("Ann Lee <ann@example.com>")),
+            (one_off(0x0001, ["Bob", "SMTP", "bob@example.com"]), Some("Bob <bob@example.com>")),
+            (one_off(0x9001, ["ann@example.com", "SMTP", "ann@example.com"]), Some("ann@example.com")),
+            (one_off(0x9001, ["", "SMTP", "cy@example.com"]), Some("cy@example.com")),
+            (one_off(0x9001, ["Zoë\r\nBcc: x", "SMTP", "z@example.com"]), Some("Zoë  Bcc: x <z@example.com>")),
+            (one_off(0x9001, ["", "", ""]), None),
+            // A reference to a contact, not a one-off address.
+            (vec![0u8; 40], None),
+        ];
+        for (bytes, want) in cases {
+            assert_eq!(one_off_address(&bytes, None).as_deref(), want, "{bytes:?}");
+        }
+        // Cut anywhere: nothing, never a panic.
+        let whole = one_off(0x9001, ["Ann Lee", "SMTP", "ann@example.com"]);
+        for cut in 0..whole.len() {
+            assert_eq!(one_off_address(&whole[..cut], None), None);
+        }
+    }
 
     #[test]
     fn header_values_and_parameters_are_safe() {
