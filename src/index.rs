@@ -962,6 +962,49 @@ mod tests {
         }
     }
 
+    /// Entries written before the store's dictionary exists, with it, and after reopening all
+    /// read back; removals find the rows of compressed entries.
+    #[test]
+    fn compressed_entries_read_back_across_reopenings() {
+        let dir = tempfile::tempdir().expect("dir");
+        let open = || -> (Arc<dyn Store>, Index) {
+            let store: Arc<dyn Store> = Arc::new(crate::store::RedbStore::open(dir.path()).expect("store"));
+            let index = Index::open(Arc::clone(&store)).expect("index");
+            (store, index)
+        };
+        let (store, mut index) = open();
+        let mut ids = HashMap::new();
+        // A small first commit (stored as is), then one large enough to train the dictionary.
+        for range in [0..5u64, 5..1_600] {
+            for n in range {
+                ids.insert(n, index.add(&message(n, n % 1440, n.checked_sub(1), n % 50 == 0), top(n)).id());
+            }
+            commit(&store, &mut index);
+        }
+        drop(index);
+        drop(store);
+        let (store, mut index) = open();
+        for n in 1_600..1_610 {
+            ids.insert(n, index.add(&message(n, 7, Some(3), false), top(n)).id());
+        }
+        for n in [2u64, 700, 1_605] {
+            index.remove(ids.remove(&n).expect("id"));
+        }
+        commit(&store, &mut index);
+        drop(index);
+        drop(store);
+        let (_store, mut index) = open();
+        index.sort();
+        assert_eq!(index.listed_count(), ids.len());
+        for (&n, &id) in &ids {
+            let e = index.get(id).expect("entry");
+            assert_eq!(e.summary.subject.as_deref(), Some(format!("s{n}").as_str()));
+            assert_eq!(index.by_key(&format!("m{n}@x")), Some(id));
+        }
+        assert!(index.by_key("m700@x").is_none());
+        assert!(index.first_by_message_id("inner50@x").is_some(), "enclosed messages too");
+    }
+
     #[test]
     fn replies_and_enclosed_messages_are_found_through_the_store() {
         let dir = tempfile::tempdir().expect("dir");

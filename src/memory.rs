@@ -3,9 +3,10 @@
 //! million messages (batches of parsed mail, search buffers, the list growing by doubling) stays
 //! at its high-water mark long after that memory is free: a fresh process on the same index used
 //! a third of what the indexing one kept. `malloc_trim(0)` walks every arena and returns its free
-//! pages, and a fixed mmap threshold keeps large buffers out of the arenas so that freeing them
-//! returns them at once (glibc otherwise raises the threshold after the first large free, up to
-//! 32 MiB, and keeps later ones in the heap).
+//! pages (after durable commits, at the end of a run, and every 30 seconds while serving), and a
+//! fixed mmap threshold keeps large buffers out of the arenas so that freeing them returns them at
+//! once (glibc otherwise raises the threshold after the first large free, up to 32 MiB, and keeps
+//! later ones in the heap).
 //!
 //! These are the only two calls into C the crate makes itself, which is why this module alone
 //! may use `unsafe`. Elsewhere (musl, macOS, Windows) both are nothing: those allocators give

@@ -44,9 +44,6 @@ const SCAN_CHUNK: usize = 8192;
 /// million messages, 2,000 a commit wrote 13 KB a message). What waits is some 700 bytes a message.
 const BATCH: usize = 10_000;
 
-/// Commits while indexing of which every this many is durable.
-const DURABLE_EVERY: usize = 4;
-
 /// Progress of indexing, readable while it runs.
 #[derive(Debug, Default)]
 pub struct Progress {
@@ -82,9 +79,7 @@ pub struct Archive {
 /// How far a commit goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Commit {
-    /// Atomic, not yet durable: a batch in the middle of indexing.
-    Batch,
-    /// Durable in the store, so the pages copy-on-write freed can be reused.
+    /// Durable in the store, not yet visible to searches: a batch in the middle of indexing.
     Checkpoint,
     /// Durable, and visible to searches: the end of an indexing run, an upload.
     Done,
@@ -264,8 +259,7 @@ impl Archive {
     /// it is caught up at the next start ([`Archive::reconcile_search`]).
     fn commit(&self, mut batch: Batch, how: Commit) -> Result<(), Error> {
         self.index().take_changes(&mut batch);
-        let durable = matches!(how, Commit::Checkpoint | Commit::Done);
-        let result = self.store.commit(&batch, durable);
+        let result = self.store.commit(&batch, true);
         match &result {
             Ok(()) => self.index_mut().committed(&batch),
             Err(_) if self.closing.load(Ordering::Acquire) => {}
@@ -279,11 +273,9 @@ impl Archive {
                 search.commit();
             }
         }
-        if durable {
-            // A batch's parsed messages and rows are free now: hand them back between batches,
-            // so the peak is one batch's worth, not the sum of what the arenas kept.
-            crate::memory::release();
-        }
+        // A batch's parsed messages and rows are free now: hand them back between batches, so the
+        // peak is one batch's worth, not the sum of what the arenas kept.
+        crate::memory::release();
         result
     }
 
@@ -354,7 +346,6 @@ impl Archive {
     /// The indexing thread: adds parsed messages, finishes sources, commits in batches.
     fn collect(&self, out_rx: Receiver<Outcome>, pending: &mut [Option<Pending>], batch: &mut Batch) {
         let mut since_commit = 0;
-        let mut commits = 0usize;
         for outcome in out_rx {
             let src = match outcome {
                 Outcome::Parsed { src, msg, location, doc } => {
@@ -418,10 +409,11 @@ impl Archive {
                 self.progress.indexed.fetch_add(1, Ordering::Relaxed);
             }
             if since_commit >= BATCH {
-                // Every few batches durably: pages freed by copy-on-write are reused only after one.
-                commits += 1;
-                let how = if commits % DURABLE_EVERY == 0 { Commit::Checkpoint } else { Commit::Batch };
-                let _ = self.commit(std::mem::take(batch), how);
+                // Durably: pages a commit frees by copy-on-write are reused only after a durable
+                // one, and pages freed by commits that were not stay where they are at the end
+                // (measured at a million messages: a 398 MB index after compaction with one durable
+                // commit in four, 289 MB with every one, for a second of syncing in all).
+                let _ = self.commit(std::mem::take(batch), Commit::Checkpoint);
                 since_commit = 0;
             }
         }

@@ -8,6 +8,7 @@
 //! hashes; the list order with each listed message's folder; folder paths; label counts; and, per
 //! source file, what was indexed from it, so a restart re-reads only what changed.
 
+mod codec;
 pub mod redb;
 
 use std::sync::Arc;

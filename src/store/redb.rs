@@ -8,6 +8,7 @@ use std::path::Path;
 use ::redb::{Database, Durability, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 use serde::Serialize;
 
+use super::codec::Codec;
 use super::{links_of, rank, Batch, Link, NameHasher, SourceState, Store};
 use crate::error::Error;
 use crate::index::{ContentHash, Entry, EntryId, FolderId, Location};
@@ -24,12 +25,15 @@ const HASHES: TableDefinition<u128, u32> = TableDefinition::new("hashes");
 const ORDER: TableDefinition<(u64, u32), u32> = TableDefinition::new("order");
 const FOLDERS: TableDefinition<u32, &str> = TableDefinition::new("folders");
 const LABELS: TableDefinition<&str, u64> = TableDefinition::new("labels");
+/// The zstd dictionary entries are compressed with, under "entries" (see [`super::codec`]).
+const DICTIONARY: TableDefinition<&str, &[u8]> = TableDefinition::new("dictionary");
 
 /// Bumped whenever the stored form changes, or what parsing puts in it (6: the Content-IDs of
 /// external bodies' phantom headers; 7: labels, list ids and attachment types; 8: the items of
 /// Outlook data files, which earlier versions skipped; 9: lookups, order, folders and labels kept
-/// in the store rather than rebuilt in memory); an index of another version is rebuilt from sources.
-const SCHEMA: u64 = 9;
+/// in the store rather than rebuilt in memory; 10: entries compressed against a dictionary); an
+/// index of another version is rebuilt from sources.
+const SCHEMA: u64 = 10;
 
 pub struct RedbStore {
     /// Read and write transactions share the database; [`Store::compact`] needs it alone, and
@@ -37,6 +41,8 @@ pub struct RedbStore {
     db: std::sync::RwLock<Option<Database>>,
     names: NameHasher,
     path: std::path::PathBuf,
+    /// Replaced once, when the dictionary is trained.
+    codec: std::sync::RwLock<std::sync::Arc<Codec>>,
 }
 
 /// redb's page cache. Its default (1 GiB) would let the cache, not the archive's size, set the
@@ -45,6 +51,21 @@ const CACHE_BYTES: usize = 16 * 1024 * 1024;
 
 fn fail<E: Into<::redb::Error>>(what: &'static str) -> impl Fn(E) -> Error {
     move |e| Error::internal(what, e.into())
+}
+
+/// Puts the codec that was in use back when a commit that trained a new one fails (its dictionary
+/// was not stored, so nothing may be compressed with it).
+struct Untrain<'a> {
+    codec: &'a std::sync::RwLock<std::sync::Arc<Codec>>,
+    previous: Option<std::sync::Arc<Codec>>,
+}
+
+impl Drop for Untrain<'_> {
+    fn drop(&mut self) {
+        if let Some(previous) = self.previous.take() {
+            *self.codec.write().unwrap_or_else(|e| e.into_inner()) = previous;
+        }
+    }
 }
 
 fn closed() -> Error {
@@ -90,7 +111,39 @@ impl RedbStore {
         for (i, chunk) in key.chunks_mut(8).enumerate() {
             chunk.copy_from_slice(&meta(&db, &format!("name_key{i}"))?.unwrap_or(0).to_le_bytes());
         }
-        Ok(RedbStore { db: std::sync::RwLock::new(Some(db)), names: NameHasher(key), path })
+        let dict = {
+            let txn = db.begin_read().map_err(fail("index store: read"))?;
+            match read_table!(txn, DICTIONARY) {
+                Some(t) => t.get("entries").map_err(fail("index store: read"))?.map(|v| v.value().to_vec()),
+                None => None,
+            }
+        };
+        Ok(RedbStore {
+            db: std::sync::RwLock::new(Some(db)),
+            names: NameHasher(key),
+            path,
+            codec: std::sync::RwLock::new(std::sync::Arc::new(Codec::new(dict))),
+        })
+    }
+
+    fn codec(&self) -> std::sync::Arc<Codec> {
+        std::sync::Arc::clone(&self.codec.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// An entry from its stored form; unreadable ones are logged and skipped (the source is read
+    /// again when its state is found wanting).
+    fn decode_entry(&self, id: EntryId, stored: &[u8]) -> Option<Entry> {
+        match self.codec().unpack(stored, |b| postcard::from_bytes::<Entry>(b)) {
+            Some(Ok(e)) => Some(e),
+            Some(Err(e)) => {
+                tracing::warn!(id, error = %e, "unreadable index entry skipped");
+                None
+            }
+            None => {
+                tracing::warn!(id, "undecodable index entry skipped");
+                None
+            }
+        }
     }
 
     fn db(&self) -> std::sync::RwLockReadGuard<'_, Option<Database>> {
@@ -128,7 +181,7 @@ impl Store for RedbStore {
         let txn = self.read()?;
         let Some(t) = read_table!(txn, ENTRIES) else { return Ok(None) };
         let Some(v) = t.get(id).map_err(fail("index store: read"))? else { return Ok(None) };
-        Ok(decode_entry(id, v.value()))
+        Ok(self.decode_entry(id, v.value()))
     }
 
     /// The entries linked to a name by `link` (candidates: the caller checks the name).
@@ -162,7 +215,7 @@ impl Store for RedbStore {
     /// Every stored entry, in id order: one sequential pass, for what counts or groups them all.
     fn each_entry(&self, f: &mut dyn FnMut(EntryId, Entry)) -> Result<(), Error> {
         self.each_row(ENTRIES, |id, bytes| {
-            if let Some(e) = decode_entry(id, bytes) {
+            if let Some(e) = self.decode_entry(id, bytes) {
                 f(id, e);
             }
         })
@@ -301,16 +354,36 @@ impl Store for RedbStore {
         let mut txn = db.begin_write().map_err(fail("index store: write"))?;
         txn.set_durability(if durable { Durability::Immediate } else { Durability::None })
             .map_err(fail("index store: write"))?;
+        let mut untrained: Option<Untrain<'_>> = None;
         {
             let mut entries = txn.open_table(ENTRIES).map_err(&w)?;
             let mut links = txn.open_table(LINKS).map_err(&w)?;
             let mut hashes = txn.open_table(HASHES).map_err(&w)?;
             let mut order = txn.open_table(ORDER).map_err(&w)?;
             let s = fail::<::redb::StorageError>("index store: write");
+            // The first commit large enough to learn from trains the entries' dictionary, kept in
+            // the same transaction as the entries it compresses.
+            let mut codec = self.codec();
+            if !codec.has_dictionary() && batch.entries.len() >= super::codec::TRAIN_MIN {
+                let encoded: Vec<Vec<u8>> = batch.entries.iter().filter_map(|(_, e)| encode(&**e).ok()).collect();
+                let samples: Vec<&[u8]> = encoded.iter().map(Vec::as_slice).collect();
+                if let Some(dict) = Codec::train(&samples) {
+                    let trained = std::sync::Arc::new(Codec::new(Some(dict)));
+                    if let Some(d) = trained.dictionary() {
+                        txn.open_table(DICTIONARY).map_err(&w)?.insert("entries", d).map_err(&s)?;
+                        // In use at once (it reads what is stored already too), and put back
+                        // unless this transaction commits.
+                        let mut current = self.codec.write().unwrap_or_else(|e| e.into_inner());
+                        let previous = std::mem::replace(&mut *current, std::sync::Arc::clone(&trained));
+                        untrained = Some(Untrain { codec: &self.codec, previous: Some(previous) });
+                        codec = trained;
+                    }
+                }
+            }
             // The rows of what is stored under an id come from the stored entry itself, so a
             // removal costs the caller only the id.
             for &id in &batch.removed {
-                let old = entries.remove(id).map_err(&s)?.and_then(|v| decode_entry(id, v.value()));
+                let old = entries.remove(id).map_err(&s)?.and_then(|v| self.decode_entry(id, v.value()));
                 let Some(old) = old else { continue };
                 for (link, h) in links_of(&old, &self.names) {
                     links.remove((link as u8, h, id)).map_err(&s)?;
@@ -325,7 +398,7 @@ impl Store for RedbStore {
             }
             for (id, e) in &batch.entries {
                 let id = *id;
-                let old = entries.get(id).map_err(&s)?.and_then(|v| decode_entry(id, v.value()));
+                let old = entries.get(id).map_err(&s)?.and_then(|v| self.decode_entry(id, v.value()));
                 let new_links = links_of(e, &self.names);
                 let old_links = old.as_ref().map(|o| links_of(o, &self.names)).unwrap_or_default();
                 // Only the rows that differ are written: a re-read message that moved within its
@@ -352,7 +425,7 @@ impl Store for RedbStore {
                 {
                     order.insert((rank(e.summary.timestamp), id), e.folder).map_err(&s)?;
                 }
-                entries.insert(id, encode(&**e)?.as_slice()).map_err(&s)?;
+                entries.insert(id, codec.pack(&encode(&**e)?).as_slice()).map_err(&s)?;
             }
             let mut folders = txn.open_table(FOLDERS).map_err(&w)?;
             for (id, path) in &batch.folders {
@@ -374,17 +447,11 @@ impl Store for RedbStore {
                 sources.insert(k.as_str(), encode(st)?.as_slice()).map_err(&s)?;
             }
         }
-        txn.commit().map_err(fail("index store: commit"))
-    }
-}
-
-fn decode_entry(id: EntryId, bytes: &[u8]) -> Option<Entry> {
-    match postcard::from_bytes::<Entry>(bytes) {
-        Ok(e) => Some(e),
-        Err(e) => {
-            tracing::warn!(id, error = %e, "unreadable index entry skipped");
-            None
+        txn.commit().map_err(fail("index store: commit"))?;
+        if let Some(mut u) = untrained {
+            u.previous = None;
         }
+        Ok(())
     }
 }
 
@@ -393,6 +460,7 @@ fn reset(db: &Database) -> Result<(), Error> {
     let r = fail::<::redb::TableError>("index store: reset");
     let txn = db.begin_write().map_err(fail("index store: write"))?;
     txn.delete_table(ENTRIES).map_err(&r)?;
+    txn.delete_table(DICTIONARY).map_err(&r)?;
     txn.delete_table(SOURCES).map_err(&r)?;
     txn.delete_table(LINKS).map_err(&r)?;
     txn.delete_table(HASHES).map_err(&r)?;
