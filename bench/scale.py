@@ -33,7 +33,9 @@ the default). One archive run does, in order:
    middle of the list, and `/api/status`.
 4. **Search**: each query of bench/queries.txt through `GET /api/messages?limit=20&q=…` (what
    bench/search.py times: ranking, total count, a snippet per hit), one untimed request, then
-   `--rounds` sequential timed requests; p50 and p99 over all of them, and per query.
+   `--rounds` sequential timed requests; p50 and p99 over all of them, and per query. RSS is read
+   right after, and again after `--idle-after` (35) idle seconds: what a serving process keeps
+   (with how much of it is the search index's files mapped into it).
 5. **Index size**: `du -sb DATA` once the cold-run process has stopped, against the archive's size.
 6. **Warm restart**: the same command on the same DATA, nothing changed: seconds to ready, RSS.
 7. **Append**: `--append` (1,000) messages from `gen_archive.py --seed 999` are appended to the
@@ -462,6 +464,11 @@ def run_archive(args) -> dict:
         say(f"  p50 {res['search_latency']['p50_ms']} ms, p99 {res['search_latency']['p99_ms']} ms")
         res["mem_after_search_kb"] = s.mem()
         say(f"  memory after pages and search: {res['mem_after_search_kb']}")
+        # A server that keeps serving: what is left once it has been idle for as long as the
+        # server takes to hand freed memory back (mailshelf does every 30 s).
+        time.sleep(args.idle_after)
+        res["mem_idle_after_search_kb"] = s.mem()
+        say(f"  memory {args.idle_after:g} s later: {res['mem_idle_after_search_kb']}")
     finally:
         res.setdefault("cold", {}).update(s.stop())
         save()
@@ -599,6 +606,9 @@ def rows_of(r: dict) -> list[tuple[str, object, str]]:
         ("steady RSS after indexing (VmRSS), MB", mb((cold.get("mem_settled_kb") or {}).get("VmRSS")), "{:,.0f}"),
         ("  of which file-backed (RssFile), MB", mb((cold.get("mem_settled_kb") or {}).get("RssFile")), "{:,.0f}"),
         ("RSS after page and search runs, MB", mb((r.get("mem_after_search_kb") or {}).get("VmRSS")), "{:,.0f}"),
+        ("  of which file-backed (mapped search index), MB", mb((r.get("mem_after_search_kb") or {}).get("RssFile")), "{:,.0f}"),
+        ("RSS after page and search runs, idle for --idle-after s, MB", mb((r.get("mem_idle_after_search_kb") or {}).get("VmRSS")), "{:,.0f}"),
+        ("  of which file-backed, MB", mb((r.get("mem_idle_after_search_kb") or {}).get("RssFile")), "{:,.0f}"),
         ("RSS after warm restart, MB", mb((warm.get("mem_settled_kb") or {}).get("VmRSS")), "{:,.0f}"),
         ("peak RSS of the warm restart (VmHWM), MB", mb(warm.get("vmhwm_kb")), "{:,.0f}"),
         ("**start**", None, ""),
@@ -686,6 +696,8 @@ def main() -> int:
                     help="seconds after ready, at least, before steady RSS is read and pages are timed (default 5)")
     ap.add_argument("--idle-timeout", type=float, default=120,
                     help="after --settle, wait until the server is idle, at most this many seconds (default 120)")
+    ap.add_argument("--idle-after", type=float, default=35,
+                    help="seconds idle after the search run before RSS is read again (default 35)")
     ap.add_argument("--append", type=int, default=1000, help="messages appended for the append start (default 1000)")
     ap.add_argument("--no-append", dest="append", action="store_const", const=0, help="skip the append start")
     ap.add_argument("--keep-data", action="store_true", help="keep the data dir afterwards")
