@@ -870,7 +870,7 @@ mod tests {
     fn commit(store: &Arc<dyn Store>, index: &mut Index) {
         let mut batch = Batch::default();
         index.take_changes(&mut batch);
-        store.commit(&batch, true).expect("commit");
+        store.commit(&batch).expect("commit");
         index.committed(&batch);
     }
 

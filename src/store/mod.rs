@@ -46,9 +46,8 @@ pub trait Store: Send + Sync {
     fn sources_of(&self, keys: &[String]) -> Vec<Option<SourceState>>;
     /// The stored source paths that `keep` accepts.
     fn source_keys_where(&self, keep: &dyn Fn(&str) -> bool) -> Result<Vec<String>, Error>;
-    /// Writes a batch atomically. `durable` waits for the disk; otherwise the batch becomes durable
-    /// with the next durable commit (and a crash before that loses it whole, never in part).
-    fn commit(&self, batch: &Batch, durable: bool) -> Result<(), Error>;
+    /// Writes a batch atomically and durably: once it returns, the batch survives a crash.
+    fn commit(&self, batch: &Batch) -> Result<(), Error>;
     /// Gives back space after a large indexing run (an engine that manages its own may do nothing).
     fn compact(&self);
     /// Ends the store's use by this process, when the server stops: later calls answer errors. An

@@ -341,19 +341,16 @@ impl Store for RedbStore {
         drop(guard.take());
     }
 
-    /// Writes a batch atomically. `durable` waits for the disk; otherwise the batch becomes durable
-    /// with the next durable commit (and a crash before that loses it whole, never in part).
-    fn commit(&self, batch: &Batch, durable: bool) -> Result<(), Error> {
-        if batch.is_empty() && !durable {
-            return Ok(());
-        }
+    /// Writes a batch atomically and durably. Every commit waits for the disk: pages a commit frees
+    /// by copy-on-write are reused only after a durable one, and those freed by commits that were
+    /// not stay where they are, past what compaction can give back.
+    fn commit(&self, batch: &Batch) -> Result<(), Error> {
         let w = fail::<::redb::TableError>("index store: write");
         // Held to the end: closing waits for a commit under way.
         let guard = self.db();
         let db = guard.as_ref().ok_or_else(closed)?;
         let mut txn = db.begin_write().map_err(fail("index store: write"))?;
-        txn.set_durability(if durable { Durability::Immediate } else { Durability::None })
-            .map_err(fail("index store: write"))?;
+        txn.set_durability(Durability::Immediate).map_err(fail("index store: write"))?;
         let mut untrained: Option<Untrain<'_>> = None;
         {
             let mut entries = txn.open_table(ENTRIES).map_err(&w)?;
