@@ -35,6 +35,12 @@ pub(super) fn decode(bytes: &[u8], cp: Option<u32>) -> String {
     enc.decode_without_bom_handling(bytes).0.into_owned()
 }
 
+/// `bytes` as UTF-16 little-endian (Outlook's Unicode strings), an odd last byte dropped.
+pub(super) fn utf16le(bytes: &[u8]) -> String {
+    let units: Vec<u16> = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+    String::from_utf16_lossy(&units)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -277,12 +277,7 @@ impl Store<'_> {
             _ => return None,
         };
         let data = self.read_stream(&path)?;
-        let s = if ty == PT_UNICODE {
-            let units: Vec<u16> = data.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
-            String::from_utf16_lossy(&units)
-        } else {
-            codepage::decode(&data, props.codepage)
-        };
+        let s = if ty == PT_UNICODE { codepage::utf16le(&data) } else { codepage::decode(&data, props.codepage) };
         let s = s.trim_end_matches('\0').to_string();
         (!s.trim().is_empty()).then_some(s)
     }
@@ -686,8 +681,7 @@ fn one_off_address(b: &[u8], codepage: Option<u32>) -> Option<String> {
     for _ in 0..3 {
         let (text, used) = if flags & 0x8000 != 0 {
             let end = rest.chunks_exact(2).position(|c| c == [0, 0])?;
-            let units: Vec<u16> = rest[..end * 2].chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
-            (String::from_utf16_lossy(&units), end * 2 + 2)
+            (codepage::utf16le(&rest[..end * 2]), end * 2 + 2)
         } else {
             let end = rest.iter().position(|&c| c == 0)?;
             (codepage::decode(&rest[..end], codepage), end + 1)

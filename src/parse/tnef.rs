@@ -171,10 +171,7 @@ fn trim_nul(b: &[u8]) -> &[u8] {
 
 fn string(v: &Value, codepage: Option<u32>) -> Option<String> {
     let s = match v {
-        Value::Bytes(0x001f, b) => {
-            let units: Vec<u16> = b.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
-            String::from_utf16_lossy(&units)
-        }
+        Value::Bytes(0x001f, b) => super::codepage::utf16le(b),
         Value::Bytes(_, b) => super::codepage::decode(trim_nul(b), codepage),
         Value::Other => return None,
     };
