@@ -86,6 +86,16 @@ fn crypt_cyclic(buf: &mut [u8], key: u32) {
 const CRYPT_PERMUTE: u8 = 1;
 const CRYPT_CYCLIC: u8 = 2;
 
+/// Encodes (`permute` = mpbbR) or decodes (mpbbI) a data block in place by the file's method; the
+/// cyclic method's key is the block id's low 32 bits (its high bits are 0 in ANSI files).
+fn crypt_block(buf: &mut [u8], crypt: u8, bid: u64, permute: &[u8; 256]) {
+    match crypt {
+        CRYPT_PERMUTE => buf.iter_mut().for_each(|b| *b = permute[usize::from(*b)]),
+        CRYPT_CYCLIC => crypt_cyclic(buf, bid as u32),
+        _ => {}
+    }
+}
+
 // Node types (the low 5 bits of a NID) and the NIDs the specification fixes (MS-PST §2.4.1).
 const NID_TYPE_NORMAL_FOLDER: u32 = 0x02;
 const NID_TYPE_NORMAL_MESSAGE: u32 = 0x04;
@@ -341,12 +351,7 @@ impl Pst {
         let mut buf = vec![0u8; cb];
         (read_up_to(&mut self.file, ib, &mut buf).ok()? == cb).then_some(())?;
         if bid & 2 == 0 {
-            match self.crypt {
-                CRYPT_PERMUTE => buf.iter_mut().for_each(|b| *b = MPBB_I[usize::from(*b)]),
-                // The key is the block id's low 32 bits (its high bits are 0 in ANSI files).
-                CRYPT_CYCLIC => crypt_cyclic(&mut buf, bid as u32),
-                _ => {}
-            }
+            crypt_block(&mut buf, self.crypt, bid, &MPBB_I);
         }
         Some(buf)
     }
@@ -1051,11 +1056,7 @@ mod layout_tests {
             let bid = 4 * (self.blocks.len() as u64 + 1);
             let ib = self.file.len() as u64;
             let mut encoded = data.to_vec();
-            match self.crypt {
-                CRYPT_PERMUTE => encoded.iter_mut().for_each(|b| *b = MPBB_R[usize::from(*b)]),
-                CRYPT_CYCLIC => crypt_cyclic(&mut encoded, bid as u32),
-                _ => {}
-            }
+            crypt_block(&mut encoded, self.crypt, bid, &MPBB_R);
             self.file.extend_from_slice(&encoded);
             let padded = (encoded.len() + 16).div_ceil(64) * 64;
             self.file.resize(ib as usize + padded, 0);
