@@ -13,9 +13,7 @@ use tantivy::collector::{Count, TopDocs};
 use tantivy::query::{AllQuery, BooleanQuery, EmptyQuery, Occur, PhraseQuery, Query as TQuery, RangeQuery, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STRING};
 use tantivy::snippet::SnippetGenerator;
-use tantivy::tokenizer::{
-    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
-};
+use tantivy::tokenizer::{AsciiFoldingFilter, LowerCaser, TextAnalyzer, Token, TokenStream, Tokenizer};
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::error::Error;
@@ -113,11 +111,7 @@ fn schema() -> (Schema, Fields) {
 }
 
 fn analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(MailTokenizer)
-        .filter(RemoveLongFilter::limit(48))
-        .filter(LowerCaser)
-        .filter(AsciiFoldingFilter)
-        .build()
+    TextAnalyzer::builder(MailTokenizer::default()).filter(LowerCaser).filter(AsciiFoldingFilter).build()
 }
 
 impl Search {
@@ -364,13 +358,24 @@ impl Search {
     }
 }
 
-/// Letters and digits of any script make words; each CJK character is a word of its own.
-#[derive(Clone, Default)]
-pub struct MailTokenizer;
+/// Words longer than this many bytes (a base64 run, a hash, a long URL path) are left out: no
+/// one searches for them and each would be a term of its own.
+const LONGEST_WORD: usize = 48;
 
-pub struct MailTokens {
-    tokens: Vec<Token>,
+/// Letters and digits of any script make words; each CJK character is a word of its own. Words
+/// of [`LONGEST_WORD`] bytes or more are skipped (their position still counts, so a phrase does
+/// not match across one). The token is one buffer refilled word by word: tokenizing is a large
+/// share of indexing, and a string per word was most of its cost.
+#[derive(Clone, Default)]
+pub struct MailTokenizer {
+    token: Token,
+}
+
+pub struct MailTokens<'a> {
+    text: &'a str,
+    /// Byte offset where the next word is looked for.
     at: usize,
+    token: &'a mut Token,
 }
 
 fn is_cjk(c: char) -> bool {
@@ -380,52 +385,95 @@ fn is_cjk(c: char) -> bool {
 }
 
 impl Tokenizer for MailTokenizer {
-    type TokenStream<'a> = MailTokens;
+    type TokenStream<'a> = MailTokens<'a>;
 
-    fn token_stream<'a>(&'a mut self, text: &'a str) -> MailTokens {
-        let mut tokens = Vec::new();
-        let mut start: Option<usize> = None;
-        let push = |from: usize, to: usize, tokens: &mut Vec<Token>| {
-            let position = tokens.len();
-            tokens.push(Token {
-                offset_from: from,
-                offset_to: to,
-                position,
-                text: text[from..to].to_string(),
-                position_length: 1,
-            });
-        };
-        for (i, c) in text.char_indices() {
-            if is_cjk(c) {
-                if let Some(s) = start.take() {
-                    push(s, i, &mut tokens);
-                }
-                push(i, i + c.len_utf8(), &mut tokens);
-            } else if c.is_alphanumeric() {
-                start.get_or_insert(i);
-            } else if let Some(s) = start.take() {
-                push(s, i, &mut tokens);
-            }
-        }
-        if let Some(s) = start {
-            push(s, text.len(), &mut tokens);
-        }
-        MailTokens { tokens, at: 0 }
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> MailTokens<'a> {
+        self.token.reset();
+        // The first word advances this to 0.
+        self.token.position = usize::MAX;
+        MailTokens { text, at: 0, token: &mut self.token }
     }
 }
 
-impl TokenStream for MailTokens {
+impl MailTokens<'_> {
+    /// The next word's byte range at or after `self.at`, if any.
+    fn next_word(&mut self) -> Option<(usize, usize)> {
+        let rest = &self.text[self.at..];
+        let mut start = None;
+        for (i, c) in rest.char_indices() {
+            let i = self.at + i;
+            if is_cjk(c) {
+                return Some(match start {
+                    Some(s) => (s, i),
+                    None => (i, i + c.len_utf8()),
+                });
+            } else if c.is_alphanumeric() {
+                start.get_or_insert(i);
+            } else if let Some(s) = start {
+                return Some((s, i));
+            }
+        }
+        start.map(|s| (s, self.text.len()))
+    }
+}
+
+impl TokenStream for MailTokens<'_> {
     fn advance(&mut self) -> bool {
-        self.at += 1;
-        self.at <= self.tokens.len()
+        while let Some((from, to)) = self.next_word() {
+            self.at = to;
+            self.token.position = self.token.position.wrapping_add(1);
+            if to - from >= LONGEST_WORD {
+                continue;
+            }
+            self.token.offset_from = from;
+            self.token.offset_to = to;
+            self.token.text.clear();
+            self.token.text.push_str(&self.text[from..to]);
+            return true;
+        }
+        false
     }
 
     fn token(&self) -> &Token {
-        &self.tokens[self.at.saturating_sub(1).min(self.tokens.len().saturating_sub(1))]
+        self.token
     }
 
     fn token_mut(&mut self) -> &mut Token {
-        let i = self.at.saturating_sub(1).min(self.tokens.len().saturating_sub(1));
-        &mut self.tokens[i]
+        self.token
+    }
+}
+
+#[cfg(test)]
+mod tokenizer_tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<(String, usize)> {
+        let mut analyzer = analyzer();
+        let mut stream = analyzer.token_stream(text);
+        let mut out = Vec::new();
+        while stream.advance() {
+            out.push((stream.token().text.clone(), stream.token().position));
+        }
+        out
+    }
+
+    #[test]
+    fn words_are_lower_cased_folded_and_numbered() {
+        let long = "x".repeat(LONGEST_WORD);
+        let cases: &[(&str, &[(&str, usize)])] = &[
+            ("", &[]),
+            ("  ,;  ", &[]),
+            ("Café au LAIT", &[("cafe", 0), ("au", 1), ("lait", 2)]),
+            ("ann@example.org", &[("ann", 0), ("example", 1), ("org", 2)]),
+            ("東京タワー", &[("東", 0), ("京", 1), ("タ", 2), ("ワ", 3), ("ー", 4)]),
+            ("abc東x", &[("abc", 0), ("東", 1), ("x", 2)]),
+            ("Ωmega 2026", &[("ωmega", 0), ("2026", 1)]),
+        ];
+        for (text, want) in cases {
+            let want: Vec<(String, usize)> = want.iter().map(|(w, p)| (w.to_string(), *p)).collect();
+            assert_eq!(words(text), want, "{text:?}");
+        }
+        // A long word is left out but keeps its place.
+        assert_eq!(words(&format!("a {long} b")), vec![("a".to_string(), 0), ("b".to_string(), 2)]);
     }
 }
