@@ -428,14 +428,14 @@ impl<R: BufRead> MboxReader<R> {
     }
 
     fn next_message(&mut self) -> std::io::Result<Option<MboxMessage>> {
-        let mut line = Vec::new();
+        let mut line_buf = Vec::new();
         // Find the first separator.
         while !self.at_message {
-            if self.read_line(&mut line)? == 0 {
+            if self.read_line(&mut line_buf)? == 0 {
                 self.done = true;
                 return Ok(None);
             }
-            let line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&line);
+            let line = line_buf.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&line_buf);
             self.at_message = line.starts_with(b"From ");
         }
         let offset = self.pos;
@@ -444,33 +444,36 @@ impl<R: BufRead> MboxReader<R> {
         let mut in_headers = true;
         let mut content_length: Option<u64> = None;
         loop {
-            if self.read_line(&mut line)? == 0 {
+            // Each line is read straight onto the message and taken back off if it ends it.
+            let start = raw.len();
+            let n = self.reader.read_until(b'\n', &mut raw)?;
+            self.pos += n as u64;
+            if n == 0 {
                 self.done = true;
                 break;
             }
-            if line.starts_with(b"From ") && (prev_blank || self.header_follows()?) {
+            if raw[start..].starts_with(b"From ") && (prev_blank || self.header_follows()?) {
+                raw.truncate(start);
                 // The blank line before a separator belongs to the format, not the message.
                 strip_one_newline(&mut raw);
                 break;
             }
-            raw.extend_from_slice(&line);
-            let blank = matches!(line.as_slice(), b"\n" | b"\r\n");
+            let line = &raw[start..];
+            let blank = matches!(line, b"\n" | b"\r\n");
             if in_headers {
                 if blank {
                     in_headers = false;
                     if let Some(cl) = content_length {
-                        let mut body = Vec::new();
-                        let got = (&mut self.reader).take(cl).read_to_end(&mut body)?;
+                        let got = (&mut self.reader).take(cl).read_to_end(&mut raw)?;
                         self.pos += got as u64;
-                        raw.extend_from_slice(&body);
                         if got as u64 == cl && self.separator_follows()? {
                             // Exact: skip the blank lines up to the next `From ` line.
                             loop {
-                                if self.read_line(&mut line)? == 0 {
+                                if self.read_line(&mut line_buf)? == 0 {
                                     self.done = true;
                                     break;
                                 }
-                                if line.starts_with(b"From ") {
+                                if line_buf.starts_with(b"From ") {
                                     break;
                                 }
                             }
@@ -521,7 +524,8 @@ pub fn split_mbox(data: &[u8]) -> Vec<(u64, u64)> {
 
 /// mboxrd: one `>` is removed from every line matching `^>+From `.
 pub fn unescape_from_lines(buf: Vec<u8>) -> Vec<u8> {
-    let needs = buf.starts_with(b">From ") || buf.windows(3).any(|w| w == b"\n>F" || w == b"\n>>");
+    let needs = buf.starts_with(b">From ")
+        || memchr::memmem::find_iter(&buf, b"\n>").any(|at| matches!(buf.get(at + 2), Some(b'F' | b'>')));
     if !needs {
         return buf;
     }

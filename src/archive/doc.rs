@@ -3,6 +3,8 @@
 //! reader sees (it is the header of data that lives elsewhere, then filler): only its description
 //! is searched, and its name with the file names.
 
+use std::borrow::Cow;
+
 use crate::index::EntryId;
 use crate::limits::MAX_INDEXED_TEXT;
 use crate::model::{Body, Message};
@@ -44,16 +46,16 @@ pub(super) fn reader_text(msg: &Message) -> String {
     let mut body = String::new();
     let mut stack = vec![msg];
     while let Some(m) = stack.pop() {
-        let text = match (m.text_body, m.html_body) {
+        let text: Cow<'_, str> = match (m.text_body, m.html_body) {
             (Some(t), _) => match &m.parts[t].body {
-                Body::Text(t) => t.clone(),
-                _ => String::new(),
+                Body::Text(t) => Cow::Borrowed(t),
+                _ => Cow::Borrowed(""),
             },
             (None, Some(h)) => match &m.parts[h].body {
-                Body::Text(h) => visible_text(h),
-                _ => String::new(),
+                Body::Text(h) => Cow::Owned(visible_text(h)),
+                _ => Cow::Borrowed(""),
             },
-            _ => String::new(),
+            _ => Cow::Borrowed(""),
         };
         if body.len() < MAX_INDEXED_TEXT {
             body.push_str(&text);

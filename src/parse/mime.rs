@@ -319,7 +319,14 @@ fn id_list(v: &HeaderValue<'_>) -> Vec<String> {
 fn clean_text(s: &str) -> String {
     let kept = s.trim_matches(|c: char| c.is_whitespace() || c.is_control());
     if has_control(kept) {
-        kept.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+        let mut out = String::with_capacity(kept.len());
+        for (i, piece) in kept.split(char::is_control).enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            out.push_str(piece);
+        }
+        out
     } else {
         kept.to_string()
     }
