@@ -141,10 +141,11 @@ pub fn labels(index: &Index) -> Vec<(String, usize)> {
 ///
 /// `listed` is the list (newest first), `bound` one more than its largest id, `keep` the scope's
 /// test: taken from the index, which need not be held while this runs.
-pub fn group(pass: &EntryPass, listed: &[EntryId], bound: usize, keep: impl Fn(&Entry) -> bool) -> Vec<Thread> {
+pub fn group(pass: &EntryPass, listed: &[EntryId], bound: usize, keep: impl Fn(&Entry) -> bool) -> Threads {
     // The first entry with each Message-ID, and each entry's parent by the hash of its Message-ID:
     // the lookups a walk up a conversation needs, in memory only while grouping.
-    let mut first_with: HashMap<u64, EntryId> = HashMap::new();
+    // Sized for every entry at once: growing it would hold the old table and the new together.
+    let mut first_with: HashMap<u64, EntryId> = HashMap::with_capacity(bound);
     let mut parent_hash: Vec<u64> = vec![0; bound];
     let mut kept = vec![false; bound];
     pass.each_entry(|id, e| {
@@ -169,9 +170,12 @@ pub fn group(pass: &EntryPass, listed: &[EntryId], bound: usize, keep: impl Fn(&
         first_with.get(&h).copied()
     };
     let mut memo = vec![NO_ENTRY; bound];
-    // Where each conversation sits in `out`, by its root (the same table trick as `memo`).
+    // Where each conversation sits in the result, by its root (the same table trick as `memo`).
     let mut slot = vec![NO_ENTRY; bound];
-    let mut out: Vec<Thread> = Vec::new();
+    // Two passes: which conversation each kept row joins, and how many each has; then every row
+    // in its place, end to end (one list for all of them, not a list for each).
+    let mut joins: Vec<(EntryId, u32)> = Vec::new();
+    let mut sizes: Vec<u32> = Vec::new();
     // The list is newest first, so a conversation's first row is its latest message, and each
     // later row is older than (or as old as) the one before it.
     for &id in listed {
@@ -179,21 +183,42 @@ pub fn group(pass: &EntryPass, listed: &[EntryId], bound: usize, keep: impl Fn(&
             continue;
         }
         let root = thread_root(id, &parent, &mut memo) as usize;
-        match slot.get(root).copied() {
-            Some(i) if i != NO_ENTRY => {
-                if let Some(t) = out.get_mut(i as usize) {
-                    t.members.push(id);
-                }
-            }
+        let at = match slot.get(root).copied() {
+            Some(i) if i != NO_ENTRY => i,
             _ => {
+                let i = sizes.len() as u32;
                 if let Some(s) = slot.get_mut(root) {
-                    *s = out.len() as EntryId;
+                    *s = i;
                 }
-                out.push(Thread { members: vec![id] });
+                sizes.push(0);
+                i
             }
+        };
+        if let Some(n) = sizes.get_mut(at as usize) {
+            *n += 1;
+        }
+        joins.push((id, at));
+    }
+    drop((memo, slot, first_with, parent_hash, kept));
+    let mut starts = Vec::with_capacity(sizes.len() + 1);
+    let mut total = 0u32;
+    for n in &mut sizes {
+        starts.push(total);
+        total += *n;
+        // From here on: where the next row of that conversation goes.
+        *n = total - *n;
+    }
+    starts.push(total);
+    let mut members = vec![NO_ENTRY; total as usize];
+    for (id, at) in joins {
+        if let Some(next) = sizes.get_mut(at as usize) {
+            if let Some(m) = members.get_mut(*next as usize) {
+                *m = id;
+            }
+            *next += 1;
         }
     }
-    out
+    Threads { starts, members }
 }
 
 /// The first message of the conversation `id` is in: up through its parents as far as they are
@@ -224,24 +249,43 @@ fn thread_root(id: EntryId, parent: &impl Fn(EntryId) -> Option<EntryId>, memo: 
     root
 }
 
-/// One conversation of a list: its messages there, newest first.
-#[derive(Debug, Clone)]
-pub struct Thread {
-    pub members: Vec<EntryId>,
+/// The conversations of a list, newest first, each as its messages there, newest first: stored
+/// end to end with where each begins (4 bytes a message and 4 a conversation, where a list per
+/// conversation cost some 60 bytes more each, at a million messages tens of MB for one cached
+/// grouping).
+#[derive(Debug, Clone, Default)]
+pub struct Threads {
+    starts: Vec<u32>,
+    members: Vec<EntryId>,
+}
+
+impl Threads {
+    /// How many conversations there are.
+    pub fn len(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The messages of conversation `i`, newest first.
+    pub fn get(&self, i: usize) -> Option<&[EntryId]> {
+        let (&from, &to) = (self.starts.get(i)?, self.starts.get(i + 1)?);
+        self.members.get(from as usize..to as usize)
+    }
 }
 
 /// A page of conversations as rows: subjects, participants, counts, dates.
-pub fn conversations(index: &Index, threads: &[Thread], offset: usize, limit: usize) -> Vec<Conversation> {
-    threads
-        .iter()
-        .skip(offset)
-        .take(limit)
-        .filter_map(|t| {
-            let first = index.get(*t.members.last()?)?;
-            let latest = index.get(*t.members.first()?)?;
+pub fn conversations(index: &Index, threads: &Threads, offset: usize, limit: usize) -> Vec<Conversation> {
+    (offset..offset.saturating_add(limit))
+        .map_while(|i| threads.get(i))
+        .filter_map(|members| {
+            let first = index.get(*members.last()?)?;
+            let latest = index.get(*members.first()?)?;
             // Who started it first, as a reader expects.
             let mut participants: Vec<String> = Vec::new();
-            for from in t.members.iter().rev().filter_map(|&id| index.get(id)?.summary.from.clone()) {
+            for from in members.iter().rev().filter_map(|&id| index.get(id)?.summary.from.clone()) {
                 let name = display_name(&from);
                 if !participants.contains(&name) {
                     participants.push(name);
@@ -250,7 +294,7 @@ pub fn conversations(index: &Index, threads: &[Thread], offset: usize, limit: us
                     }
                 }
             }
-            Some(Conversation { key: first.key.clone(), first, latest, count: t.members.len(), participants })
+            Some(Conversation { key: first.key.clone(), first, latest, count: members.len(), participants })
         })
         .collect()
 }

@@ -36,7 +36,7 @@ pub struct View {
     rendered: Cache<RenderKey, Rendered>,
     /// Lists grouped into conversations and overviews, until the index changes: paging through
     /// them, or coming back, costs only the page.
-    threads: Cache<(u64, browse::Scope), Arc<Vec<browse::Thread>>>,
+    threads: Cache<(u64, browse::Scope), Arc<browse::Threads>>,
     overviews: Cache<(u64, browse::Scope, String), Arc<stats::Stats>>,
     /// The messages of a label, in list order, until the index changes.
     labelled: Cache<(u64, browse::Scope), Arc<Vec<EntryId>>>,
