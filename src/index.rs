@@ -369,7 +369,12 @@ impl Index {
     pub fn add(&mut self, msg: &Message, location: Location) -> Added {
         // Keyed by the message that was read, not the file: a `.partial.emlx` is completed from the
         // files beside it, so two identical files may hold two different messages.
-        let hash = content_hash(&msg.raw);
+        self.add_hashed(msg, content_hash(&msg.raw), location)
+    }
+
+    /// [`Index::add`] with the message's [`content_hash`] worked out already (by a parse worker,
+    /// off the one thread that adds).
+    pub fn add_hashed(&mut self, msg: &Message, hash: ContentHash, location: Location) -> Added {
         let listed = matches!(location, Location::Top { .. });
         if let Some(existing) = self.by_hash(&hash) {
             if let Some(e) = self.get(existing) {

@@ -348,9 +348,9 @@ impl Archive {
         let mut since_commit = 0;
         for outcome in out_rx {
             let src = match outcome {
-                Outcome::Parsed { src, msg, location, doc } => {
+                Outcome::Parsed { src, msg, location, doc, hash } => {
                     self.progress.parsed.fetch_add(1, Ordering::Relaxed);
-                    let added = self.index_mut().add(&msg, location);
+                    let added = self.index_mut().add_hashed(&msg, hash, location);
                     if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
                         match added {
                             Added::New(id) => {

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use super::doc::search_doc;
 use super::{Archive, Pending, ToRead};
 use crate::error::Error;
-use crate::index::Location;
+use crate::index::{content_hash, ContentHash, Location};
 use crate::ingest::{self, Kind, MboxReader, Source};
 use crate::model::Message;
 use crate::parse::{parse_file, parse_message};
@@ -40,6 +40,8 @@ pub(super) enum Outcome {
         location: Location,
         /// What the search index gets, made by the worker (its id is set once known).
         doc: Option<Box<Doc>>,
+        /// Its content hash, worked out here on every core rather than on the indexing thread.
+        hash: ContentHash,
     },
     Failed {
         src: usize,
@@ -172,6 +174,7 @@ fn walk_one(
 fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: bool) {
     // Search documents are made here, on every core, rather than on the indexing thread.
     let doc = |msg: &Message| search.then(|| Box::new(search_doc(0, msg)));
+    let hash = |msg: &Message| content_hash(&msg.raw);
     // The keyword names of each Maildir met, read once per worker.
     let keyword_names = std::cell::RefCell::new(std::collections::HashMap::<PathBuf, Vec<String>>::new());
     let names = |maildir: &Path| {
@@ -203,6 +206,7 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: 
                         Outcome::Parsed {
                             src,
                             doc: doc(&msg),
+                            hash: hash(&msg),
                             // A file may keep its own flags (Apple Mail's `.emlx`) where a Maildir name has none.
                             location: Location::Top {
                                 source,
@@ -224,6 +228,7 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: 
                     Ok(msg) => Outcome::Parsed {
                         src,
                         doc: doc(&msg),
+                        hash: hash(&msg),
                         msg: Box::new(msg),
                         location: Location::Top { source, rel, flags: None, uploaded },
                     },
@@ -237,6 +242,7 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: 
                 Ok(msg) => Outcome::Parsed {
                     src,
                     doc: doc(&msg),
+                    hash: hash(&msg),
                     msg: Box::new(msg),
                     location: Location::Top { source, rel, flags: None, uploaded: false },
                 },
