@@ -172,6 +172,9 @@ pub struct Index {
     /// The lookups of pending entries, until they are committed.
     overlay: HashMap<(Link, u64), Vec<EntryId>>,
     overlay_hashes: HashMap<ContentHash, EntryId>,
+    /// While the first run into an empty store lasts: every key it has put, so that a lookup of
+    /// a key never put (nearly every lookup of a cold index) skips the store.
+    seen: Option<Seen>,
     next_id: EntryId,
     /// Listed (top-level) entries: newest first up to `sorted`, then in the order found.
     listed: Vec<EntryId>,
@@ -211,6 +214,7 @@ impl Index {
             pending: HashMap::new(),
             overlay: HashMap::new(),
             overlay_hashes: HashMap::new(),
+            seen: (next_id == 0).then(Seen::new),
             next_id,
             listed: Vec::new(),
             sorted: 0,
@@ -285,7 +289,9 @@ impl Index {
 
     /// Entries a name is linked to by `link`, to be checked against the entries.
     fn candidates(&self, link: Link, hash: u64) -> Vec<EntryId> {
-        let mut ids = self.store.linked(link, hash).unwrap_or_else(|e| {
+        let never_put = self.seen.as_ref().is_some_and(|s| !s.may_hold(link_key(link, hash)));
+        let stored = if never_put { Ok(Vec::new()) } else { self.store.linked(link, hash) };
+        let mut ids = stored.unwrap_or_else(|e| {
             tracing::warn!(error = %e, "index lookup failed");
             Vec::new()
         });
@@ -332,6 +338,9 @@ impl Index {
         if let Some(&id) = self.overlay_hashes.get(hash) {
             return Some(id);
         }
+        if self.seen.as_ref().is_some_and(|s| !s.may_hold(hash_key(hash))) {
+            return None;
+        }
         let id = self.store.by_hash(hash).ok()??;
         // Removed and not yet committed: gone.
         self.get(id).filter(|e| e.hash == *hash).map(|_| id)
@@ -357,6 +366,12 @@ impl Index {
                 }
             }
             self.overlay_hashes.insert(e.hash, id);
+            if let Some(seen) = &mut self.seen {
+                seen.insert(hash_key(&e.hash));
+                for (link, h) in crate::store::links_of(e, &self.names) {
+                    seen.insert(link_key(link, h));
+                }
+            }
         } else if let Some(Some(e)) = self.pending.get(&id) {
             if self.overlay_hashes.get(&e.hash) == Some(&id) {
                 self.overlay_hashes.remove(&e.hash);
@@ -648,6 +663,12 @@ impl Index {
         out
     }
 
+    /// Ends what only the first run into an empty store needs ([`Seen`]): later runs and uploads
+    /// add a few messages each, and look them up in the store.
+    pub fn end_first_run(&mut self) {
+        self.seen = None;
+    }
+
     /// Orders the list newest first (undated last), then in the order found: the messages added
     /// since the last sort are placed into it, and removed ones dropped.
     pub fn sort(&mut self) {
@@ -837,6 +858,54 @@ impl std::fmt::Display for ContentHash {
 }
 
 /// The hash of a message's bytes.
+/// The keys of a first run, as a Bloom filter: a key it says was never put is in neither the
+/// overlay nor the store (which was empty when the run began, and has had only what was put
+/// since); a key it says may have been put is looked up as usual. 4 MiB, three probes: about 1%
+/// of lookups still reach the store after three million keys (a million messages), and the
+/// memory is handed back when the run ends.
+struct Seen {
+    bits: Vec<u64>,
+}
+
+impl Seen {
+    const BITS: u64 = 1 << 25;
+    const PROBES: u64 = 3;
+
+    fn new() -> Seen {
+        Seen { bits: vec![0; (Self::BITS / 64) as usize] }
+    }
+
+    /// Where `key` is marked: the keys are hashes already, mixed once more and split in two
+    /// for double hashing.
+    fn probes(key: u64) -> impl Iterator<Item = usize> {
+        let mixed = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let (a, b) = (mixed >> 32, (mixed & 0xFFFF_FFFF) | 1);
+        (0..Self::PROBES).map(move |i| (a.wrapping_add(i.wrapping_mul(b)) % Self::BITS) as usize)
+    }
+
+    fn insert(&mut self, key: u64) {
+        for bit in Self::probes(key) {
+            if let Some(word) = self.bits.get_mut(bit / 64) {
+                *word |= 1 << (bit % 64);
+            }
+        }
+    }
+
+    fn may_hold(&self, key: u64) -> bool {
+        Self::probes(key).all(|bit| self.bits.get(bit / 64).is_some_and(|w| w & (1 << (bit % 64)) != 0))
+    }
+}
+
+fn hash_key(hash: &ContentHash) -> u64 {
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&hash.0[..8]);
+    u64::from_le_bytes(first)
+}
+
+fn link_key(link: Link, hash: u64) -> u64 {
+    hash ^ (link as u64 + 1).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+}
+
 pub fn content_hash(raw: &[u8]) -> ContentHash {
     let mut out = [0u8; 16];
     out.copy_from_slice(&blake3::hash(raw).as_bytes()[..16]);
@@ -846,6 +915,18 @@ pub fn content_hash(raw: &[u8]) -> ContentHash {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_first_run_filter_never_forgets_a_key() {
+        let mut seen = Seen::new();
+        let key = |n: u64| crate::index::string_hash(&n.to_string());
+        for n in 0..300_000 {
+            seen.insert(key(n));
+        }
+        assert!((0..300_000).all(|n| seen.may_hold(key(n))));
+        let strangers = (300_000..400_000).filter(|&n| seen.may_hold(key(n))).count();
+        assert!(strangers < 100, "{strangers} of 100,000 keys never put pass");
+    }
     use crate::ingest::Source;
     use crate::store::Batch;
 

@@ -246,7 +246,11 @@ impl Archive {
                 tracing::debug!(table, rows, stored, total, "index table");
             }
         }
-        self.index_mut().sort();
+        {
+            let mut index = self.index_mut();
+            index.sort();
+            index.end_first_run();
+        }
         self.cache.clear();
         // What a run parsed, batched and buffered is free now; without this the process would
         // stay at the run's high-water mark while it serves.
