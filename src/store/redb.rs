@@ -27,6 +27,13 @@ const FOLDERS: TableDefinition<u32, &str> = TableDefinition::new("folders");
 const LABELS: TableDefinition<&str, u64> = TableDefinition::new("labels");
 /// The zstd dictionary entries are compressed with, under "entries" (see [`super::codec`]).
 const DICTIONARY: TableDefinition<&str, &[u8]> = TableDefinition::new("dictionary");
+/// Copies of whole tables, read in one piece at start: under "order", [`ORDER`]'s rows as
+/// `(entry, folder)` pairs of little-endian u32, in its order. A commit that changes `ORDER`
+/// removes the copy in the same transaction, so a copy present is always the table as it is; it
+/// is written again when the store closes or is compacted. Reading a million rows one by one
+/// was most of a warm start (0.15 s); the copy reads in a few milliseconds.
+const SNAPSHOTS: TableDefinition<&str, &[u8]> = TableDefinition::new("snapshots");
+const ORDER_SNAPSHOT: &str = "order";
 
 /// Bumped whenever the stored form changes, or what parsing puts in it (6: the Content-IDs of
 /// external bodies' phantom headers; 7: labels, list ids and attachment types; 8: the items of
@@ -209,6 +216,18 @@ impl Store for RedbStore {
 
     /// Every listed message, newest first, with its folder.
     fn each_listed(&self, f: &mut dyn FnMut(EntryId, FolderId)) -> Result<(), Error> {
+        {
+            let txn = self.read()?;
+            if let Some(t) = read_table!(txn, SNAPSHOTS) {
+                if let Some(copy) = t.get(ORDER_SNAPSHOT).map_err(fail("index store: read"))? {
+                    for pair in copy.value().chunks_exact(8) {
+                        let [a, b, c, d, e, g, h, i] = pair else { continue };
+                        f(u32::from_le_bytes([*a, *b, *c, *d]), u32::from_le_bytes([*e, *g, *h, *i]));
+                    }
+                    return Ok(());
+                }
+            }
+        }
         self.each_row(ORDER, |(_, id), folder| f(id, folder))
     }
 
@@ -301,6 +320,11 @@ impl Store for RedbStore {
     /// few thousand messages to a million there is not, and the compaction would take seconds
     /// during which nothing can be read).
     fn compact(&self) {
+        if let Some(db) = self.db().as_ref() {
+            if let Err(e) = snapshot_order(db) {
+                tracing::debug!(error = %e, "list order not copied");
+            }
+        }
         let in_use = self
             .db()
             .as_ref()
@@ -338,6 +362,11 @@ impl Store for RedbStore {
     /// whole at the next open (a quarter of a second at a million messages, more with the archive).
     fn close(&self) {
         let mut guard = self.db.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(db) = guard.as_ref() {
+            if let Err(e) = snapshot_order(db) {
+                tracing::debug!(error = %e, "list order not copied");
+            }
+        }
         drop(guard.take());
     }
 
@@ -377,6 +406,7 @@ impl Store for RedbStore {
                     }
                 }
             }
+            let mut order_changed = false;
             // The rows of what is stored under an id come from the stored entry itself, so a
             // removal costs the caller only the id.
             for &id in &batch.removed {
@@ -391,6 +421,7 @@ impl Store for RedbStore {
                 }
                 if matches!(old.location, Location::Top { .. }) {
                     order.remove((rank(old.summary.timestamp), id)).map_err(&s)?;
+                    order_changed = true;
                 }
             }
             // The lookup rows of a batch are gathered and written in key order: their keys are
@@ -431,7 +462,11 @@ impl Store for RedbStore {
                 entries.insert(id, codec.pack(&encode(&**e)?).as_slice()).map_err(&s)?;
             }
             link_rows.write(&mut links).map_err(&s)?;
+            order_changed |= !order_rows.gone.is_empty() || !order_rows.new.is_empty();
             order_rows.write(&mut order).map_err(&s)?;
+            if order_changed {
+                txn.open_table(SNAPSHOTS).map_err(&w)?.remove(ORDER_SNAPSHOT).map_err(&s)?;
+            }
             // Stable: of two entries with the same bytes in one batch, the later is the one kept,
             // as when they are written one after the other.
             hash_rows.sort_by_key(|&(hash, _)| hash);
@@ -499,6 +534,30 @@ where
     }
 }
 
+/// Writes [`SNAPSHOTS`]' copy of the list order, unless it is there already.
+fn snapshot_order(db: &Database) -> Result<(), Error> {
+    let w = fail::<::redb::TableError>("index store: write");
+    let s = fail::<::redb::StorageError>("index store: write");
+    let txn = db.begin_write().map_err(fail("index store: write"))?;
+    {
+        let mut copies = txn.open_table(SNAPSHOTS).map_err(&w)?;
+        if copies.get(ORDER_SNAPSHOT).map_err(&s)?.is_some() {
+            drop(copies);
+            txn.abort().map_err(&s)?;
+            return Ok(());
+        }
+        let order = txn.open_table(ORDER).map_err(&w)?;
+        let mut copy = Vec::with_capacity(order.len().map_err(&s)? as usize * 8);
+        for row in order.iter().map_err(&s)? {
+            let (key, folder) = row.map_err(&s)?;
+            copy.extend_from_slice(&key.value().1.to_le_bytes());
+            copy.extend_from_slice(&folder.value().to_le_bytes());
+        }
+        copies.insert(ORDER_SNAPSHOT, copy.as_slice()).map_err(&s)?;
+    }
+    txn.commit().map_err(fail("index store: commit"))
+}
+
 /// Empties a store of another schema, and draws the key names are hashed under.
 fn reset(db: &Database) -> Result<(), Error> {
     let r = fail::<::redb::TableError>("index store: reset");
@@ -511,6 +570,7 @@ fn reset(db: &Database) -> Result<(), Error> {
     txn.delete_table(ORDER).map_err(&r)?;
     txn.delete_table(FOLDERS).map_err(&r)?;
     txn.delete_table(LABELS).map_err(&r)?;
+    txn.delete_table(SNAPSHOTS).map_err(&r)?;
     {
         let s = fail::<::redb::StorageError>("index store: reset");
         let mut meta = txn.open_table(META).map_err(&r)?;
