@@ -360,6 +360,9 @@ impl Index {
         self.generation += 1;
         if let Some(e) = &new {
             for (link, h) in crate::store::links_of(e, &self.names) {
+                if let Some(seen) = &mut self.seen {
+                    seen.insert(link_key(link, h));
+                }
                 let ids = self.overlay.entry((link, h)).or_default();
                 if !ids.contains(&id) {
                     ids.push(id);
@@ -368,9 +371,6 @@ impl Index {
             self.overlay_hashes.insert(e.hash, id);
             if let Some(seen) = &mut self.seen {
                 seen.insert(hash_key(&e.hash));
-                for (link, h) in crate::store::links_of(e, &self.names) {
-                    seen.insert(link_key(link, h));
-                }
             }
         } else if let Some(Some(e)) = self.pending.get(&id) {
             if self.overlay_hashes.get(&e.hash) == Some(&id) {
@@ -857,7 +857,6 @@ impl std::fmt::Display for ContentHash {
     }
 }
 
-/// The hash of a message's bytes.
 /// The keys of a first run, as a Bloom filter: a key it says was never put is in neither the
 /// overlay nor the store (which was empty when the run began, and has had only what was put
 /// since); a key it says may have been put is looked up as usual. 4 MiB, three probes: about 1%
@@ -906,6 +905,7 @@ fn link_key(link: Link, hash: u64) -> u64 {
     hash ^ (link as u64 + 1).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
 }
 
+/// The hash of a message's bytes.
 pub fn content_hash(raw: &[u8]) -> ContentHash {
     let mut out = [0u8; 16];
     out.copy_from_slice(&blake3::hash(raw).as_bytes()[..16]);

@@ -439,7 +439,7 @@ impl Store for RedbStore {
                 // Only the rows that differ are written: a re-read message that moved within its
                 // file changes its entry, not its lookups.
                 for row in old_links.iter().filter(|r| !new_links.contains(r)) {
-                    link_rows.gone.push(((row.0 as u8, row.1, id), ()));
+                    link_rows.gone.push((row.0 as u8, row.1, id));
                 }
                 for row in new_links.iter().filter(|r| !old_links.contains(r)) {
                     link_rows.new.push(((row.0 as u8, row.1, id), ()));
@@ -451,7 +451,7 @@ impl Store for RedbStore {
                 let listed = matches!(e.location, Location::Top { .. });
                 if let Some(o) = was_listed {
                     if !listed || rank(o.summary.timestamp) != rank(e.summary.timestamp) {
-                        order_rows.gone.push(((rank(o.summary.timestamp), id), 0));
+                        order_rows.gone.push((rank(o.summary.timestamp), id));
                     }
                 }
                 if listed
@@ -504,7 +504,7 @@ impl Store for RedbStore {
 /// Rows a commit removes from and writes to one table, written in key order. No key is in both:
 /// every key carries the entry's id, and an entry's removed rows are the ones it no longer has.
 struct Rows<K, V> {
-    gone: Vec<(K, V)>,
+    gone: Vec<K>,
     new: Vec<(K, V)>,
 }
 
@@ -522,9 +522,9 @@ where
     for<'a> V: std::borrow::Borrow<V::SelfType<'a>>,
 {
     fn write(mut self, table: &mut ::redb::Table<'_, K, V>) -> Result<(), ::redb::StorageError> {
-        self.gone.sort_unstable_by_key(|(k, _)| *k);
+        self.gone.sort_unstable();
         self.new.sort_unstable_by_key(|(k, _)| *k);
-        for (k, _) in self.gone {
+        for k in self.gone {
             table.remove(k)?;
         }
         for (k, v) in self.new {
