@@ -54,6 +54,7 @@ impl OpenArgs {
             header_timeout: crate::limits::DEFAULT_HEADER_TIMEOUT_SECS,
             // Looked for on PATH, as `serve` does: a PDF of the opened message works when there is one.
             chromium: None,
+            database_url: None,
         }
     }
 }
@@ -111,6 +112,13 @@ pub struct ServeArgs {
     /// google-chrome on PATH; without one the PDF route answers 501.
     #[arg(long, env = "MAILSHELF_CHROMIUM", value_name = "PATH")]
     pub chromium: Option<String>,
+
+    /// Keep the index, the search index and uploads in this PostgreSQL database instead of
+    /// --data-dir, so that several servers over the same paths serve the same answers (one of
+    /// them indexes, the others follow). A `postgres://user:password@host:port/database` URL or
+    /// a `host=… dbname=…` string. Default: none (everything in --data-dir).
+    #[arg(long, env = "MAILSHELF_DATABASE_URL", value_name = "URL")]
+    pub database_url: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -137,6 +145,8 @@ pub struct Config {
     pub header_timeout: Duration,
     /// The browser that renders PDFs; `None`: PDFs are not available (501).
     pub chromium: Option<PathBuf>,
+    /// The shared database; `None`: everything lives in `data_dir`.
+    pub database_url: Option<String>,
 }
 
 impl Config {
@@ -183,6 +193,7 @@ impl Config {
             allowed_hosts.push(name);
         }
         let chromium = chromium_setting(args.chromium.as_deref())?;
+        let database_url = args.database_url.map(|u| u.trim().to_string()).filter(|u| !u.is_empty());
         Ok(Config {
             paths,
             listen,
@@ -194,6 +205,7 @@ impl Config {
             max_connections: args.max_connections as usize,
             header_timeout: Duration::from_secs(args.header_timeout),
             chromium,
+            database_url,
         })
     }
 }

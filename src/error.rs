@@ -57,6 +57,10 @@ pub enum Error {
     /// The source a message was indexed from is gone or changed under us.
     #[error("the source of this message is no longer readable")]
     SourceGone,
+    /// The shared database cannot be reached (restarting, or the network is down): the same
+    /// request will work once it is back.
+    #[error("the database cannot be reached; try again in a moment")]
+    StoreUnavailable,
     /// Reading or writing storage failed.
     #[error("storage error: {0}")]
     Io(#[from] std::io::Error),
@@ -90,6 +94,7 @@ impl Error {
             Error::ReadOnly => 405,
             Error::SourceGone => 410,
             Error::NoRenderer => 501,
+            Error::StoreUnavailable => 503,
             // Start-up errors never reach a request; were one to, it is ours to fix.
             Error::BadPath { .. } | Error::BadSetting(_) => 500,
             Error::Io(_) | Error::Internal { .. } => 500,
@@ -115,14 +120,15 @@ impl Error {
             Error::BadSetting(_) => ("bad-setting", "Unusable setting"),
             Error::SourceGone => ("source-gone", "Source no longer readable"),
             Error::NoRenderer => ("no-renderer", "PDF rendering not available"),
+            Error::StoreUnavailable => ("unavailable", "Database unavailable"),
             Error::Io(_) | Error::Internal { .. } => ("internal", "Internal error"),
         }
     }
 
     /// What a user may be told: internal details stay in the log. (A missing renderer is a 5xx
-    /// that is no secret: it says what to install.)
+    /// that is no secret: it says what to install; nor is a database that is away.)
     pub fn public_detail(&self) -> String {
-        if self.status() >= 500 && !matches!(self, Error::NoRenderer) {
+        if self.status() >= 500 && !matches!(self, Error::NoRenderer | Error::StoreUnavailable) {
             "Something went wrong on our side; the server log has the details.".to_string()
         } else {
             self.to_string()

@@ -104,10 +104,10 @@ pub fn read(archive: &Archive, id: EntryId, format: Format) -> Result<Option<Exp
         (entry, folder)
     };
     let Location::Top { source, .. } = &entry.location else { return Ok(None) };
-    let given: Arc<[u8]> = Arc::from(source.read().map_err(|_| Error::SourceGone)?);
+    let given: Arc<[u8]> = Arc::from(archive.read_source(source)?);
     let path = match source {
         Source::File { path } => Some(path.as_path()),
-        Source::Mbox { .. } | Source::Pst { .. } => None,
+        Source::Mbox { .. } | Source::Pst { .. } | Source::Stored { .. } => None,
     };
     let message = if format == Format::Csv || !crate::parse::is_plain_message(&given, path) {
         Some(crate::parse::parse_file(given.clone(), path)?)

@@ -8,7 +8,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::store::{rank, Batch, Link, NameHasher, Store};
+use crate::store::{rank, Batch, Changes, Link, NameHasher, Store};
 
 use serde::{Deserialize, Serialize};
 
@@ -122,7 +122,7 @@ impl Location {
         Some(match source {
             Source::Mbox { offset, .. } => format!("{shown}@{offset}"),
             Source::Pst { node, .. } => format!("{shown}#{node}"),
-            Source::File { .. } => shown,
+            Source::File { .. } | Source::Stored { .. } => shown,
         })
     }
 }
@@ -175,7 +175,10 @@ pub struct Index {
     /// While the first run into an empty store lasts: every key it has put, so that a lookup of
     /// a key never put (nearly every lookup of a cold index) skips the store.
     seen: Option<Seen>,
+    /// One more than the largest entry id known here.
     next_id: EntryId,
+    /// How far this index has followed the store's feed of changes (a shared store).
+    seq: u64,
     /// Listed (top-level) entries: newest first up to `sorted`, then in the order found.
     listed: Vec<EntryId>,
     sorted: usize,
@@ -189,9 +192,10 @@ pub struct Index {
     folder_counts: Vec<usize>,
     folder_ids: HashMap<String, FolderId>,
     folders_saved: usize,
-    /// How many listed messages carry each label, and the labels whose counts the store lacks.
+    /// How many listed messages carry each label (the store's counts and ours not yet committed),
+    /// and our changes to them that the store lacks.
     label_counts: HashMap<String, usize>,
-    labels_changed: HashSet<String>,
+    label_changes: HashMap<String, i64>,
     /// Bumped by every change, so what was derived from the index (rewritten documents, whose
     /// `cid:`/`mid:` links may reach other messages) knows when it may be stale.
     generation: u64,
@@ -214,8 +218,9 @@ impl Index {
             pending: HashMap::new(),
             overlay: HashMap::new(),
             overlay_hashes: HashMap::new(),
-            seen: (next_id == 0).then(Seen::new),
+            seen: None,
             next_id,
+            seq: 0,
             listed: Vec::new(),
             sorted: 0,
             unlisted: HashSet::new(),
@@ -225,23 +230,152 @@ impl Index {
             folder_ids: HashMap::new(),
             folders_saved: 0,
             label_counts: HashMap::new(),
-            labels_changed: HashSet::new(),
+            label_changes: HashMap::new(),
             generation: 0,
             store,
         };
-        for (id, path) in index.store.folders()? {
-            let slot = id as usize;
-            if index.folders.len() <= slot {
-                index.folders.resize(slot + 1, String::new());
-                index.folder_counts.resize(slot + 1, 0);
-            }
-            index.folder_ids.insert(path.clone(), id);
-            index.folders[slot] = path;
-        }
-        index.folders_saved = index.folders.len();
-        index.label_counts = index.store.labels()?.into_iter().map(|(l, n)| (l, n as usize)).collect();
-        index.reload_order()?;
+        index.reload()?;
         Ok(index)
+    }
+
+    /// Reads the folders, labels and list back from the store, with what is not committed yet in
+    /// its place.
+    fn reload(&mut self) -> Result<(), Error> {
+        // Taken first: what others commit while this reads is applied again, which changes nothing.
+        self.seq = self.store.change_seq()?;
+        self.reload_folders()?;
+        self.reload_labels()?;
+        self.reload_order()?;
+        let mut ours: Vec<(EntryId, Arc<Entry>)> =
+            self.pending.iter().filter_map(|(&id, c)| Some((id, Arc::clone(c.as_ref()?)))).collect();
+        ours.sort_unstable_by_key(|(id, _)| *id);
+        for (id, e) in ours {
+            if matches!(e.location, Location::Top { .. }) && self.folder_of(id) == NO_FOLDER {
+                self.place(id, e.folder);
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads every folder path from the store (a shared store's other replicas may have added some).
+    fn reload_folders(&mut self) -> Result<(), Error> {
+        for (id, path) in self.store.folders()? {
+            let slot = id as usize;
+            if self.folders.len() <= slot {
+                self.folders.resize(slot + 1, String::new());
+                self.folder_counts.resize(slot + 1, 0);
+            }
+            self.folder_ids.insert(path.clone(), id);
+            self.folders[slot] = path;
+        }
+        self.folders_saved = self.folders_saved.max(self.folders.len());
+        Ok(())
+    }
+
+    /// The store's label counts, with our changes not yet committed added.
+    fn reload_labels(&mut self) -> Result<(), Error> {
+        let mut counts: HashMap<String, i64> =
+            self.store.labels()?.into_iter().map(|(l, n)| (l, i64::try_from(n).unwrap_or(i64::MAX))).collect();
+        for (l, d) in &self.label_changes {
+            *counts.entry(l.clone()).or_default() += d;
+        }
+        self.label_counts = counts.into_iter().map(|(l, n)| (l, usize::try_from(n).unwrap_or(0))).collect();
+        Ok(())
+    }
+
+    /// How far this index has followed the store's feed of changes.
+    pub fn feed_position(&self) -> u64 {
+        self.seq
+    }
+
+    /// Applies what other replicas committed to a shared store since feed position `from` (read
+    /// with [`Store::changes_since`] without holding the index): new messages join the list,
+    /// removed ones leave it, changed entries are read afresh. Returns whether anything changed.
+    pub fn apply_changes(&mut self, from: u64, changes: Changes) -> Result<bool, Error> {
+        let Changes { upto, gap, entries } = changes;
+        if from != self.seq {
+            // Read again meanwhile: these changes are in it, or come at the next call.
+            return Ok(false);
+        }
+        if gap {
+            tracing::info!("the change feed no longer reaches back here; reading the list again");
+            self.cache.clear();
+            self.reload()?;
+            self.generation += 1;
+            return Ok(true);
+        }
+        self.seq = upto;
+        if entries.is_empty() {
+            return Ok(false);
+        }
+        self.reload_folders()?;
+        for (id, now) in entries {
+            // Changed here since: ours is newer until it is committed.
+            if self.pending.contains_key(&id) {
+                continue;
+            }
+            self.cache.remove(&id);
+            self.next_id = self.next_id.max(id.saturating_add(1));
+            if let (Some(seen), Some(e)) = (&mut self.seen, &now) {
+                // Put by another replica during our first run: no longer a key never put.
+                for (link, h) in crate::store::links_of(e, &self.names) {
+                    seen.insert(link_key(link, h));
+                }
+                seen.insert(hash_key(&e.hash));
+            }
+            let listed_now = now.filter(|e| matches!(e.location, Location::Top { .. }));
+            let here = self.folder_of(id);
+            match listed_now {
+                Some(e) if here == NO_FOLDER => self.place(id, e.folder),
+                Some(e) if here != e.folder => {
+                    if let Some(n) = self.folder_counts.get_mut(here as usize) {
+                        *n = n.saturating_sub(1);
+                    }
+                    self.file_in(id, e.folder);
+                }
+                Some(_) => {}
+                None if here != NO_FOLDER => self.unlist(id, here),
+                None => {}
+            }
+        }
+        self.reload_labels()?;
+        self.generation += 1;
+        self.sort();
+        Ok(true)
+    }
+
+    /// Puts a listed entry at the end of the list, in its folder.
+    fn place(&mut self, id: EntryId, folder: FolderId) {
+        self.listed.push(id);
+        self.file_in(id, folder);
+    }
+
+    /// Records a listed entry's folder, and counts it there.
+    fn file_in(&mut self, id: EntryId, folder: FolderId) {
+        let slot = id as usize;
+        if self.folder_of.len() <= slot {
+            self.folder_of.resize(slot + 1, NO_FOLDER);
+        }
+        self.folder_of[slot] = folder;
+        let f = folder as usize;
+        if self.folder_counts.len() <= f && folder != NO_FOLDER {
+            self.folder_counts.resize(f + 1, 0);
+            self.folders.resize(f + 1, String::new());
+        }
+        if let Some(n) = self.folder_counts.get_mut(f) {
+            *n += 1;
+        }
+    }
+
+    /// Takes a listed entry out of the list (at the next sort) and out of its folder's count.
+    fn unlist(&mut self, id: EntryId, folder: FolderId) {
+        self.unlisted.insert(id);
+        if let Some(n) = self.folder_counts.get_mut(folder as usize) {
+            *n = n.saturating_sub(1);
+        }
+        if let Some(slot) = self.folder_of.get_mut(id as usize) {
+            *slot = NO_FOLDER;
+        }
     }
 
     /// Reads the list and each listed message's folder back from the store.
@@ -251,15 +385,19 @@ impl Index {
         let mut counts = vec![0usize; self.folders.len()];
         self.store.each_listed(&mut |id, folder| {
             listed.push(id);
-            if let Some(slot) = folder_of.get_mut(id as usize) {
-                *slot = folder;
+            let slot = id as usize;
+            if folder_of.len() <= slot {
+                // Another replica's message, newer than this index.
+                folder_of.resize(slot + 1, NO_FOLDER);
             }
+            folder_of[slot] = folder;
             if let Some(n) = counts.get_mut(folder as usize) {
                 *n += 1;
             }
         })?;
         self.sorted = listed.len();
         self.listed = listed;
+        self.next_id = self.next_id.max(folder_of.len() as EntryId);
         self.folder_of = folder_of;
         self.folder_counts = counts;
         self.unlisted.clear();
@@ -285,6 +423,40 @@ impl Index {
                 None
             }
         }
+    }
+
+    /// The entries of `ids` that exist, in the order given: what is not pending or cached is read
+    /// from the store in one call.
+    pub fn get_many(&self, ids: &[EntryId]) -> Vec<(EntryId, Arc<Entry>)> {
+        let mut found: HashMap<EntryId, Arc<Entry>> = HashMap::with_capacity(ids.len());
+        let mut missing = Vec::new();
+        for &id in ids {
+            match self.pending.get(&id) {
+                Some(Some(e)) => {
+                    found.insert(id, Arc::clone(e));
+                }
+                Some(None) => {}
+                None => match self.cache.get(&id) {
+                    Some(e) => {
+                        found.insert(id, e);
+                    }
+                    None => missing.push(id),
+                },
+            }
+        }
+        if !missing.is_empty() {
+            match self.store.entries(&missing) {
+                Ok(read) => {
+                    for (id, e) in read {
+                        let e = Arc::new(e);
+                        self.cache.insert(id, Arc::clone(&e));
+                        found.insert(id, e);
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "index entries unreadable"),
+            }
+        }
+        ids.iter().filter_map(|id| Some((*id, found.get(id)?.clone()))).collect()
     }
 
     /// Entries a name is linked to by `link`, to be checked against the entries.
@@ -380,8 +552,9 @@ impl Index {
         self.pending.insert(id, new);
     }
 
-    /// Adds a parsed message and every message nested in it.
-    pub fn add(&mut self, msg: &Message, location: Location) -> Added {
+    /// Adds a parsed message and every message nested in it. Fails only when a shared store
+    /// cannot hand out an id.
+    pub fn add(&mut self, msg: &Message, location: Location) -> Result<Added, Error> {
         // Keyed by the message that was read, not the file: a `.partial.emlx` is completed from the
         // files beside it, so two identical files may hold two different messages.
         self.add_hashed(msg, content_hash(&msg.raw), location)
@@ -389,7 +562,7 @@ impl Index {
 
     /// [`Index::add`] with the message's [`content_hash`] worked out already (by a parse worker,
     /// off the one thread that adds).
-    pub fn add_hashed(&mut self, msg: &Message, hash: ContentHash, location: Location) -> Added {
+    pub fn add_hashed(&mut self, msg: &Message, hash: ContentHash, location: Location) -> Result<Added, Error> {
         let listed = matches!(location, Location::Top { .. });
         if let Some(existing) = self.by_hash(&hash) {
             if let Some(e) = self.get(existing) {
@@ -399,7 +572,7 @@ impl Index {
                     (Location::Nested { .. }, Location::Top { .. }) => {
                         let mut e = (*e).clone();
                         e.location = location;
-                        e.folder = self.file(&e);
+                        e.folder = self.file(&e)?;
                         self.list(existing, &e);
                         self.put(existing, Some(Arc::new(e)));
                     }
@@ -415,14 +588,14 @@ impl Index {
                     _ => {}
                 }
             }
-            return Added::Duplicate(existing);
+            return Ok(Added::Duplicate(existing));
         }
         let key = match &msg.message_id {
             Some(mid) if self.by_key(mid).is_none() => mid.clone(),
             _ => crate::ids::derived_message_id(&msg.raw),
         };
-        let id = self.next_id;
-        self.next_id = self.next_id.saturating_add(1);
+        let id = self.store.new_id()?;
+        self.next_id = self.next_id.max(id.saturating_add(1));
         let mut content_ids: Vec<String> =
             msg.parts.iter().filter_map(|p| p.reference_id().map(str::to_string)).collect();
         content_ids.dedup();
@@ -462,14 +635,14 @@ impl Index {
             has_attachments,
         };
         if listed {
-            entry.folder = self.file(&entry);
+            entry.folder = self.file(&entry)?;
             self.list(id, &entry);
         }
         self.put(id, Some(Arc::new(entry)));
         for (part, nested) in msg.nested() {
-            self.add(nested, Location::Nested { parent: id, part });
+            self.add(nested, Location::Nested { parent: id, part })?;
         }
-        Added::New(id)
+        Ok(Added::New(id))
     }
 
     pub fn generation(&self) -> u64 {
@@ -478,25 +651,23 @@ impl Index {
 
     /// Puts a listed entry at the end of the list, counted in its folder and labels.
     fn list(&mut self, id: EntryId, e: &Entry) {
-        self.listed.push(id);
-        let slot = id as usize;
-        if self.folder_of.len() <= slot {
-            self.folder_of.resize(slot + 1, NO_FOLDER);
-        }
-        self.folder_of[slot] = e.folder;
-        if let Some(n) = self.folder_counts.get_mut(e.folder as usize) {
-            *n += 1;
-        }
+        self.place(id, e.folder);
         for l in &e.labels {
             *self.label_counts.entry(l.clone()).or_default() += 1;
-            self.labels_changed.insert(l.clone());
+            *self.label_changes.entry(l.clone()).or_default() += 1;
         }
     }
 
     /// The folder a listed entry is filed in, by its location (a new folder gets an id).
-    fn file(&mut self, e: &Entry) -> FolderId {
-        let Location::Top { source, rel, uploaded, .. } = &e.location else { return NO_FOLDER };
-        let path = if let (true, Source::Pst { path, folder, .. }) = (*uploaded, source) {
+    fn file(&mut self, e: &Entry) -> Result<FolderId, Error> {
+        let Location::Top { source, rel, uploaded, .. } = &e.location else { return Ok(NO_FOLDER) };
+        let path = if let Source::Stored { folder, .. } = source {
+            if folder.is_empty() {
+                crate::folders::UPLOADS.to_string()
+            } else {
+                format!("{}/{folder}", crate::folders::UPLOADS)
+            }
+        } else if let (true, Source::Pst { path, folder, .. }) = (*uploaded, source) {
             // An uploaded Outlook data file keeps its folders, under the name it came with.
             let name = std::path::Path::new(path.file_name().unwrap_or_default());
             format!("{}/{}", crate::folders::UPLOADS, crate::folders::pst_folder(name, folder))
@@ -510,16 +681,30 @@ impl Index {
                 _ => crate::folders::folder_of(std::path::Path::new(rel_path), matches!(source, Source::Mbox { .. })),
             }
         };
-        match self.folder_ids.get(&path) {
-            Some(&f) => f,
+        if let Some(&f) = self.folder_ids.get(&path) {
+            return Ok(f);
+        }
+        let f = match self.store.folder_id(&path)? {
+            // Numbered by a shared store, which has it already.
+            Some(f) => {
+                let slot = f as usize;
+                if self.folders.len() <= slot {
+                    self.folders.resize(slot + 1, String::new());
+                    self.folder_counts.resize(slot + 1, 0);
+                }
+                self.folders[slot] = path.clone();
+                self.folders_saved = self.folders_saved.max(self.folders.len());
+                f
+            }
             None => {
                 let f = self.folders.len() as FolderId;
                 self.folders.push(path.clone());
                 self.folder_counts.push(0);
-                self.folder_ids.insert(path, f);
                 f
             }
-        }
+        };
+        self.folder_ids.insert(path, f);
+        Ok(f)
     }
 
     /// The path of a folder (`""` for messages at the top of a PATH and for enclosed ones).
@@ -557,9 +742,7 @@ impl Index {
         batch
             .folders
             .extend(self.folders.iter().enumerate().skip(self.folders_saved).map(|(i, p)| (i as FolderId, p.clone())));
-        batch.labels.extend(
-            self.labels_changed.iter().map(|l| (l.clone(), self.label_counts.get(l).copied().unwrap_or(0) as u64)),
-        );
+        batch.labels.extend(self.label_changes.iter().filter(|(_, &d)| d != 0).map(|(l, &d)| (l.clone(), d)));
     }
 
     /// The store now holds `batch`: its changes are no longer pending (unless changed again since).
@@ -578,8 +761,13 @@ impl Index {
         }
         self.folders_saved =
             self.folders_saved.max(batch.folders.iter().map(|(f, _)| *f as usize + 1).max().unwrap_or(0));
-        for (l, _) in &batch.labels {
-            self.labels_changed.remove(l);
+        for (l, d) in &batch.labels {
+            if let Some(left) = self.label_changes.get_mut(l) {
+                *left -= d;
+                if *left == 0 {
+                    self.label_changes.remove(l);
+                }
+            }
         }
         self.overlay.clear();
         self.overlay_hashes.clear();
@@ -603,18 +791,17 @@ impl Index {
         let Some(entry) = self.get(id) else { return };
         self.put(id, None);
         if matches!(entry.location, Location::Top { .. }) {
-            self.unlisted.insert(id);
-            if let Some(n) = self.folder_counts.get_mut(entry.folder as usize) {
-                *n = n.saturating_sub(1);
-            }
-            if let Some(slot) = self.folder_of.get_mut(id as usize) {
-                *slot = NO_FOLDER;
+            // Not in this list yet when another replica added it and this one has not followed
+            // the feed that far: nothing to take out here, but the store's counts still change.
+            let here = self.folder_of(id);
+            if here != NO_FOLDER {
+                self.unlist(id, here);
             }
             for l in &entry.labels {
                 if let Some(n) = self.label_counts.get_mut(l) {
                     *n = n.saturating_sub(1);
-                    self.labels_changed.insert(l.clone());
                 }
+                *self.label_changes.entry(l.clone()).or_default() -= 1;
             }
         }
         for c in self.candidates(Link::EnclosedIn, u64::from(id)) {
@@ -661,6 +848,14 @@ impl Index {
             stack.extend(kids.into_iter().map(|(_, k)| (depth + 1, k)));
         }
         out
+    }
+
+    /// Starts what only the first run into an empty store needs ([`Seen`]), when the store is
+    /// empty: nearly every lookup of such a run is of a key never put.
+    pub fn begin_first_run(&mut self) {
+        if self.next_id == 0 && self.listed.is_empty() && self.store.next_id().is_ok_and(|n| n == 0) {
+            self.seen = Some(Seen::new());
+        }
     }
 
     /// Ends what only the first run into an empty store needs ([`Seen`]): later runs and uploads
@@ -760,7 +955,8 @@ impl Index {
         keep: impl Fn(&Entry) -> bool,
     ) -> (Vec<(EntryId, Arc<Entry>)>, usize) {
         let accepted = self.listed_where(keep);
-        let page = accepted.iter().skip(offset).take(limit).filter_map(|&id| Some((id, self.get(id)?))).collect();
+        let ids: Vec<EntryId> = accepted.iter().skip(offset).take(limit).copied().collect();
+        let page = self.get_many(&ids);
         (page, accepted.len())
     }
 
@@ -806,7 +1002,7 @@ impl Index {
         } else {
             self.listed.iter().filter(|id| !self.unlisted.contains(id)).skip(offset).take(limit).copied().collect()
         };
-        ids.into_iter().filter_map(|id| self.get(id).map(|e| (id, e))).collect()
+        self.get_many(&ids)
     }
 }
 
@@ -988,7 +1184,7 @@ mod tests {
                 0..=5 => {
                     let n = step;
                     let parent = live.keys().next().copied().filter(|_| next(2) == 0);
-                    let added = index.add(&message(n, next(1440), parent, next(5) == 0), top(n));
+                    let added = index.add(&message(n, next(1440), parent, next(5) == 0), top(n)).expect("added");
                     assert!(matches!(added, Added::New(_)), "step {step}");
                     live.insert(n, added.id());
                 }
@@ -1015,7 +1211,7 @@ mod tests {
             }
             // Same bytes again are the same message.
             if let Some((&n, &id)) = live.iter().next() {
-                let again = index.add(&message(n, 0, None, false), top(n));
+                let again = index.add(&message(n, 0, None, false), top(n)).expect("added");
                 if again != Added::Duplicate(id) {
                     // Different date, so different bytes: take it back out.
                     index.remove(again.id());
@@ -1071,7 +1267,10 @@ mod tests {
         // A small first commit (stored as is), then one large enough to train the dictionary.
         for range in [0..5u64, 5..1_600] {
             for n in range {
-                ids.insert(n, index.add(&message(n, n % 1440, n.checked_sub(1), n % 50 == 0), top(n)).id());
+                ids.insert(
+                    n,
+                    index.add(&message(n, n % 1440, n.checked_sub(1), n % 50 == 0), top(n)).expect("added").id(),
+                );
             }
             commit(&store, &mut index);
         }
@@ -1079,7 +1278,7 @@ mod tests {
         drop(store);
         let (store, mut index) = open();
         for n in 1_600..1_610 {
-            ids.insert(n, index.add(&message(n, 7, Some(3), false), top(n)).id());
+            ids.insert(n, index.add(&message(n, 7, Some(3), false), top(n)).expect("added").id());
         }
         for n in [2u64, 700, 1_605] {
             index.remove(ids.remove(&n).expect("id"));
@@ -1104,9 +1303,9 @@ mod tests {
         let dir = tempfile::tempdir().expect("dir");
         let store: Arc<dyn Store> = Arc::new(crate::store::RedbStore::open(dir.path()).expect("store"));
         let mut index = Index::open(Arc::clone(&store)).expect("index");
-        let root = index.add(&message(1, 10, None, false), top(1)).id();
-        let reply = index.add(&message(2, 20, Some(1), true), top(2)).id();
-        let late = index.add(&message(3, 30, Some(2), false), top(3)).id();
+        let root = index.add(&message(1, 10, None, false), top(1)).expect("added").id();
+        let reply = index.add(&message(2, 20, Some(1), true), top(2)).expect("added").id();
+        let late = index.add(&message(3, 30, Some(2), false), top(3)).expect("added").id();
         commit(&store, &mut index);
         index.sort();
         drop(index);

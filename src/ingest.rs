@@ -19,12 +19,16 @@ pub enum Source {
     /// the file), with the folder it is filed in there (Outlook's names, `/`-separated). Node
     /// [`crate::pst::NOTICE_NODE`] is the file's notices.
     Pst { path: PathBuf, node: u32, folder: String },
+    /// An upload kept in the store itself (a shared database: no replica's disk holds it), by
+    /// its name there, with the folder it is shown in under Uploads (`""`: Uploads itself).
+    Stored { name: String, folder: String },
 }
 
 impl Source {
     pub fn path(&self) -> &Path {
         match self {
             Source::File { path } | Source::Mbox { path, .. } | Source::Pst { path, .. } => path,
+            Source::Stored { name, .. } => Path::new(name),
         }
     }
 
@@ -51,6 +55,8 @@ impl Source {
                 Ok(crate::pst::notice_message(path, &listing.notices))
             }
             Source::Pst { path, node, .. } => crate::pst::item_msg(path, *node).map_err(std::io::Error::other),
+            // Read through the store, which holds it (see `Archive::load`).
+            Source::Stored { .. } => Err(std::io::Error::other("an upload kept in the store")),
         }
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! The data flows one way, one module a stage:
 //! `ingest` (find sources, split mbox, list the items of Outlook data files with `pst`) → `parse` (each input format → our `model`) → `index`
-//! (lookups by Message-ID, Content-ID, hash; kept by `store` and `search`, driven by `archive`) →
+//! (lookups by Message-ID, Content-ID, hash; kept by `store` and `search`, or by `postgres` for
+//! replicas sharing a database; driven by `archive`) →
 //! `route` (our URLs, and resolving `cid:`/`mid:`/Content-Location references to them) →
 //! `rewrite` (lol_html and CSS rewriting, pure) → `view` (a message as a reader sees it, HTTP-free)
 //! → `web` (the only place that knows HTTP). Beside `view`, `export` (mbox, zip and CSV writers)
@@ -31,8 +32,10 @@ pub mod open;
 pub mod par;
 pub mod parse;
 pub mod pdf;
+pub mod postgres;
 pub mod pst;
 pub mod query;
+pub mod replica;
 pub mod rewrite;
 pub mod route;
 pub mod search;

@@ -73,48 +73,37 @@ fn main() -> ExitCode {
 
 async fn serve(config: Config) -> Result<(), mailshelf::Error> {
     let opened = std::time::Instant::now();
-    let archive = Arc::new(Archive::open_with(&config.data_dir, config.search)?);
+    let archive = Arc::new(match &config.database_url {
+        Some(url) => {
+            let database = mailshelf::postgres::Database::connect(url)?;
+            Archive::open_shared(database, config.search)?
+        }
+        None => Archive::open_with(&config.data_dir, config.search)?,
+    });
     tracing::debug!(
         seconds = opened.elapsed().as_secs_f64(),
         messages = archive.index().listed_count(),
         "index loaded"
     );
     let roots = archive.roots(&config.paths);
-    std::fs::create_dir_all(archive.uploads_dir())?;
+    if let Some(dir) = archive.uploads_dir() {
+        std::fs::create_dir_all(dir)?;
+    }
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .map_err(|e| mailshelf::Error::BadSetting(format!("cannot listen on {}: {e}", config.listen)))?;
     let addr = listener.local_addr()?;
     let state = AppState::new(archive.clone(), Arc::new(config.clone()));
 
-    // Index in the background: the server answers (and reports progress) while it runs; then
-    // watch for new mail.
-    let indexer = archive.clone();
-    let watched = roots.clone();
-    let indexing = tokio::task::spawn_blocking(move || {
-        let started = std::time::Instant::now();
-        indexer.ingest_paths(&watched);
-        let messages = indexer.index().listed_count();
-        tracing::info!(messages, seconds = started.elapsed().as_secs_f64(), "indexed");
-        mailshelf::watch::watch(indexer, watched)
-    });
+    // Index in the background (the server answers, and reports progress, while it runs), then
+    // watch for new mail; with a shared database, follow the other replicas.
+    tokio::spawn(mailshelf::replica::run(archive.clone(), roots));
     tokio::spawn(show_progress(archive.clone()));
     tokio::spawn(mailshelf::memory::release_periodically());
 
     let shutdown = shutdown_signal();
     println!("mailshelf serving on http://{addr}/");
     let _ = std::io::stdout().flush();
-    // The watcher lives as long as the runtime does.
-    tokio::spawn(async move {
-        match indexing.await {
-            Ok(Ok(watcher)) => {
-                std::future::pending::<()>().await;
-                drop(watcher);
-            }
-            Ok(Err(e)) => tracing::warn!(error = %e, "new mail will appear only after a restart"),
-            Err(_) => {}
-        }
-    });
     let limits = mailshelf::web::server::Limits::from(&config);
     mailshelf::web::server::serve(listener, app(state), limits, shutdown).await;
     archive.close();

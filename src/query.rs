@@ -44,6 +44,18 @@ pub enum Query {
     Or(Vec<Query>),
 }
 
+impl Query {
+    /// Calls `f` with the text of every term that looks in message bodies (a `body:` term or one in
+    /// every field), outside negations: the words an excerpt of the body highlights.
+    pub fn each_text(&self, f: &mut dyn FnMut(&str)) {
+        match self {
+            Query::Text { field: None | Some(TextField::Body), text, .. } => f(text),
+            Query::And(all) | Query::Or(all) => all.iter().for_each(|q| q.each_text(f)),
+            _ => {}
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TextField {
     From,

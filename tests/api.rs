@@ -10,7 +10,7 @@ fn samples() -> TestApp {
 }
 
 /// The messages in `samples/`: 7 files, 4 in the mbox, 2 in the Maildir.
-const SAMPLE_MESSAGES: u64 = 13;
+pub const SAMPLE_MESSAGES: u64 = 13;
 
 #[tokio::test]
 async fn status_reports_ready_and_counts() {

@@ -21,6 +21,7 @@ mod pages;
 mod print;
 mod pst;
 mod render;
+mod replicas;
 mod search;
 mod security;
 mod thumbs;

@@ -80,17 +80,25 @@ impl Archive {
             Some(Location::Top { source, .. }) => source,
             _ => return Err(Error::MessageNotFound),
         };
-        let raw = source.read().map_err(|e| {
-            tracing::warn!(path = %source.path().display(), error = %e, "source unreadable");
-            Error::SourceGone
-        })?;
+        let raw = self.read_source(&source)?;
         let path = match &source {
             Source::File { path } => Some(path.as_path()),
-            Source::Mbox { .. } | Source::Pst { .. } => None,
+            Source::Mbox { .. } | Source::Pst { .. } | Source::Stored { .. } => None,
         };
         let msg = Arc::new(parse_file(Arc::from(raw), path)?);
         self.cache.insert(id, Arc::clone(&msg));
         Ok(msg)
+    }
+
+    /// A message's bytes as given, from its file or, for an upload kept in the store, from there.
+    pub fn read_source(&self, source: &Source) -> Result<Vec<u8>, Error> {
+        match source {
+            Source::Stored { name, .. } => self.store.upload(name)?.ok_or(Error::SourceGone),
+            _ => source.read().map_err(|e| {
+                tracing::warn!(path = %source.path().display(), error = %e, "source unreadable");
+                Error::SourceGone
+            }),
+        }
     }
 
     fn cache_get(&self, id: EntryId) -> Option<Arc<Message>> {

@@ -25,7 +25,7 @@ use crate::error::Error;
 use crate::index::{Added, EntryId, Index, Location};
 use crate::ingest;
 use crate::model::Message;
-use crate::search::{Doc, Hits, Search};
+use crate::search::{Doc, Embedded, Hits, SearchIndex};
 use crate::store::{Batch, RedbStore, SourceState, Store};
 use doc::reader_text;
 use pipeline::{stat, tail_hash, Outcome};
@@ -47,8 +47,11 @@ const BATCH: usize = 10_000;
 /// Progress of indexing, readable while it runs.
 #[derive(Debug, Default)]
 pub struct Progress {
-    /// True once the first indexing of every given path has finished.
+    /// True once the first indexing of every given path has finished (with a shared database,
+    /// from the start: replicas serve what it holds while one of them indexes).
     pub ready: AtomicBool,
+    /// True while this server reads the given paths (a start-up run or a re-scan).
+    pub running: AtomicBool,
     /// Source files finished in the current run.
     pub indexed: AtomicUsize,
     /// Source files found in the current run.
@@ -65,14 +68,20 @@ pub struct Archive {
     cache: quick_cache::sync::Cache<EntryId, Arc<Message>>,
     store: Arc<dyn Store>,
     /// The full-text index; `None` when search is turned off.
-    search: Option<Search>,
+    search: Option<Box<dyn SearchIndex>>,
     /// Whether the search index was checked against the index since start.
     search_checked: AtomicBool,
     /// Set by [`Archive::close`]: commits after it are not errors.
     closing: AtomicBool,
     /// One indexing run at a time (start-up, a watch event, an upload).
     ingest_lock: Mutex<()>,
-    uploads: PathBuf,
+    /// Where uploads are kept: a folder of files (walked like a given path), or `None` for the
+    /// store itself (a shared database, where no replica's disk may hold what a user gave).
+    uploads: Option<PathBuf>,
+    /// The shared database, when this server is one of its replicas, and the lock that makes one
+    /// of them the indexer.
+    database: Option<Arc<crate::postgres::Database>>,
+    indexer_lock: Option<crate::postgres::IndexerLock>,
     pub progress: Progress,
 }
 
@@ -105,6 +114,8 @@ struct Pending {
     replaced: Vec<EntryId>,
     received: usize,
     done: Option<(usize, SourceState)>,
+    /// A message of it could not be indexed: its state is not kept, so it is read again.
+    failed: bool,
 }
 
 impl Archive {
@@ -117,6 +128,32 @@ impl Archive {
     /// As [`Archive::open`], with full-text search on or off.
     pub fn open_with(data_dir: &Path, search: bool) -> Result<Archive, Error> {
         let store: Arc<dyn Store> = Arc::new(RedbStore::open(data_dir)?);
+        let search: Option<Box<dyn SearchIndex>> = if search {
+            let t = std::time::Instant::now();
+            let s = Embedded::open(&data_dir.join("search"))?;
+            tracing::debug!(seconds = t.elapsed().as_secs_f64(), "search index opened");
+            Some(Box::new(s))
+        } else {
+            None
+        };
+        Self::with_parts(store, search, Some(data_dir.join("uploads")), None)
+    }
+
+    /// An archive kept in a shared PostgreSQL database: its index, its search and its uploads, so
+    /// that any number of replicas over the same database and paths serve the same answers.
+    pub fn open_shared(database: Arc<crate::postgres::Database>, search: bool) -> Result<Archive, Error> {
+        let store: Arc<dyn Store> = Arc::new(crate::postgres::PgStore::open(Arc::clone(&database))?);
+        let search: Option<Box<dyn SearchIndex>> =
+            if search { Some(Box::new(crate::postgres::PgSearch::new(Arc::clone(&database)))) } else { None };
+        Self::with_parts(store, search, None, Some(database))
+    }
+
+    fn with_parts(
+        store: Arc<dyn Store>,
+        search: Option<Box<dyn SearchIndex>>,
+        uploads: Option<PathBuf>,
+        database: Option<Arc<crate::postgres::Database>>,
+    ) -> Result<Archive, Error> {
         let t = std::time::Instant::now();
         let index = Index::open(Arc::clone(&store))?;
         tracing::debug!(seconds = t.elapsed().as_secs_f64(), messages = index.listed_count(), "index opened");
@@ -124,20 +161,48 @@ impl Archive {
             index: RwLock::new(index),
             cache: quick_cache::sync::Cache::new(CACHE_SIZE),
             store,
-            search: if search {
-                let t = std::time::Instant::now();
-                let s = Search::open(&data_dir.join("search"))?;
-                tracing::debug!(seconds = t.elapsed().as_secs_f64(), "search index opened");
-                Some(s)
-            } else {
-                None
-            },
+            search,
             search_checked: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             ingest_lock: Mutex::new(()),
-            uploads: data_dir.join("uploads"),
-            progress: Progress::default(),
+            uploads,
+            indexer_lock: database.as_ref().map(|d| crate::postgres::IndexerLock::new(Arc::clone(d))),
+            progress: Progress {
+                // A replica serves what the database holds from the start; indexing adds to it.
+                ready: AtomicBool::new(database.is_some()),
+                ..Progress::default()
+            },
+            database,
         })
+    }
+
+    /// The shared database this server is a replica of, if any.
+    pub fn database(&self) -> Option<&Arc<crate::postgres::Database>> {
+        self.database.as_ref()
+    }
+
+    /// Whether this server indexes the given paths: always with a data folder; with a shared
+    /// database, while it holds the indexer lock (asking takes the lock when it is free).
+    pub fn hold_indexer_lock(&self) -> bool {
+        self.indexer_lock.as_ref().is_none_or(|l| l.hold())
+    }
+
+    /// Whether this server indexed the paths when last asked ([`Archive::hold_indexer_lock`]),
+    /// without asking the database.
+    pub fn is_indexer(&self) -> bool {
+        self.indexer_lock.as_ref().is_none_or(|l| l.is_held())
+    }
+
+    /// Takes in what other replicas committed since the last call (a shared database; nothing to
+    /// do otherwise). Parsed messages stay cached: an id's bytes never change.
+    pub fn catch_up(&self) -> Result<bool, Error> {
+        if self.database.is_none() {
+            return Ok(false);
+        }
+        // Read without holding the index, which pages need meanwhile.
+        let from = self.index().feed_position();
+        let Some(changes) = self.store.changes_since(from)? else { return Ok(false) };
+        self.index_mut().apply_changes(from, changes)
     }
 
     /// Read access to the index. A poisoned lock (a panic elsewhere) still yields the data: the
@@ -155,18 +220,21 @@ impl Archive {
     /// again at the next start.
     pub fn close(&self) {
         self.closing.store(true, Ordering::Release);
+        if let Some(lock) = &self.indexer_lock {
+            lock.release();
+        }
         self.store.close();
     }
 
-    /// Where uploads are kept.
-    pub fn uploads_dir(&self) -> &Path {
-        &self.uploads
+    /// The folder uploads are kept in (`None`: they are kept in the store).
+    pub fn uploads_dir(&self) -> Option<&Path> {
+        self.uploads.as_deref()
     }
 
     /// The folders and files indexing reads: the given paths and the uploads folder.
     pub fn roots(&self, paths: &[PathBuf]) -> Vec<PathBuf> {
         let mut roots = paths.to_vec();
-        roots.push(self.uploads.clone());
+        roots.extend(self.uploads.clone());
         roots
     }
 
@@ -175,7 +243,9 @@ impl Archive {
     /// ended, and sources that are gone are dropped. Never fatal: unreadable files are logged.
     pub fn ingest_paths(&self, roots: &[PathBuf]) {
         let _one_at_a_time = self.ingest_lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.progress.running.store(true, Ordering::Release);
         let started = std::time::Instant::now();
+        self.index_mut().begin_first_run();
         self.reconcile_search();
         tracing::debug!(seconds = started.elapsed().as_secs_f64(), "search index checked");
         let found: Vec<ingest::Found> = roots.iter().flat_map(|r| ingest::walk(r)).collect();
@@ -198,7 +268,14 @@ impl Archive {
             }
             let keys: Vec<String> = chunk.iter().map(|f| f.path.to_string_lossy().into_owned()).collect();
             let stats = stat_all(&chunk);
-            let states = self.store.sources_of(&keys);
+            let states = match self.store.sources_of(&keys) {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(error = %e, "indexing stopped: what was indexed cannot be looked up");
+                    self.progress.running.store(false, Ordering::Release);
+                    return;
+                }
+            };
             for (((f, key), stat), known) in chunk.into_iter().zip(keys).zip(stats).zip(states) {
                 let Some((size, mtime_ns)) = stat else {
                     self.progress.indexed.fetch_add(1, Ordering::Relaxed);
@@ -226,7 +303,7 @@ impl Archive {
         let gone = self.store.source_keys_where(&|k| !seen.contains(&crate::index::string_hash(k))).unwrap_or_default();
         drop(seen);
         if !gone.is_empty() {
-            stale.extend(self.store.sources_of(&gone).into_iter().flatten().flat_map(|st| st.ids));
+            stale.extend(self.store.sources_of(&gone).unwrap_or_default().into_iter().flatten().flat_map(|st| st.ids));
             batch.removed_sources = gone;
         }
         if !stale.is_empty() {
@@ -256,6 +333,7 @@ impl Archive {
         // stay at the run's high-water mark while it serves.
         crate::memory::release();
         self.progress.ready.store(true, Ordering::Release);
+        self.progress.running.store(false, Ordering::Release);
     }
 
     /// Writes a batch, with every change the index holds, to the store, then (when done: a search
@@ -263,7 +341,14 @@ impl Archive {
     /// it is caught up at the next start ([`Archive::reconcile_search`]).
     fn commit(&self, mut batch: Batch, how: Commit) -> Result<(), Error> {
         self.index().take_changes(&mut batch);
+        let started = std::time::Instant::now();
         let result = self.store.commit(&batch);
+        tracing::debug!(
+            entries = batch.entries.len(),
+            removed = batch.removed.len(),
+            seconds = started.elapsed().as_secs_f64(),
+            "index committed"
+        );
         match &result {
             Ok(()) => self.index_mut().committed(&batch),
             Err(_) if self.closing.load(Ordering::Acquire) => {}
@@ -357,17 +442,25 @@ impl Archive {
                     let added = self.index_mut().add_hashed(&msg, hash, location);
                     if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
                         match added {
-                            Added::New(id) => {
-                                if let (Some(search), Some(mut doc)) = (&self.search, doc) {
-                                    doc.id = id;
-                                    doc.folder = self.folder_of(id);
-                                    search.add(&doc);
-                                }
-                                p.ids.push(id);
+                            Err(e) => {
+                                // No id to give it (the database is away): the source stays
+                                // unfinished and is read again by the next run.
+                                tracing::warn!(error = %e, "message not indexed");
+                                p.failed = true;
                             }
-                            // Found again where it was read from before: still this source's.
-                            Added::Duplicate(id) if self.read_from(id, &p.path) => p.ids.push(id),
-                            Added::Duplicate(_) => {}
+                            Ok(added) => match added {
+                                Added::New(id) => {
+                                    if let (Some(search), Some(mut doc)) = (&self.search, doc) {
+                                        doc.id = id;
+                                        doc.folder = self.folder_of(id);
+                                        search.add(&doc);
+                                    }
+                                    p.ids.push(id);
+                                }
+                                // Found again where it was read from before: still this source's.
+                                Added::Duplicate(id) if self.read_from(id, &p.path) => p.ids.push(id),
+                                Added::Duplicate(_) => {}
+                            },
                         }
                         p.received += 1;
                     }
@@ -405,7 +498,7 @@ impl Archive {
                             index.remove(id);
                         }
                     }
-                    if let Some((_, mut state)) = p.done {
+                    if let Some((_, mut state)) = p.done.filter(|_| !p.failed) {
                         state.ids = p.ids;
                         batch.sources.push((p.key, state));
                     }

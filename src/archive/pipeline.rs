@@ -67,6 +67,7 @@ impl Archive {
         let mut files = Vec::with_capacity(todo.len());
         for t in todo {
             pending.push(Some(Pending {
+                failed: false,
                 key: t.key,
                 path: t.found.path.clone(),
                 ids: t.ids,
@@ -78,7 +79,7 @@ impl Archive {
         }
         std::thread::scope(|scope| {
             let walker_out = out_tx.clone();
-            let uploads = self.uploads.as_path();
+            let uploads = self.uploads.as_deref();
             scope.spawn(move || walk_sources(files, uploads, job_tx, walker_out));
             for _ in 0..workers {
                 let rx = Arc::clone(&job_rx);
@@ -94,9 +95,14 @@ impl Archive {
 
 /// The walker: tells files from mbox files, streams mbox files into single-message jobs, and
 /// reports each source done with its job count.
-fn walk_sources(files: Vec<(ingest::Found, u64)>, uploads: &Path, jobs: SyncSender<Job>, out: SyncSender<Outcome>) {
+fn walk_sources(
+    files: Vec<(ingest::Found, u64)>,
+    uploads: Option<&Path>,
+    jobs: SyncSender<Job>,
+    out: SyncSender<Outcome>,
+) {
     for (src, (found, start)) in files.into_iter().enumerate() {
-        let uploaded = found.path.starts_with(uploads);
+        let uploaded = uploads.is_some_and(|u| found.path.starts_with(u));
         let (count, state) = match walk_one(&found, src, start, uploaded, &jobs) {
             Ok(r) => r,
             Err(e) => {

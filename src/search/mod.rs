@@ -1,29 +1,22 @@
-//! Full-text search, kept in `--data-dir/search` with tantivy (an embedded Lucene-style engine:
-//! BM25 ranking, compressed postings, incremental commits, no server to run). The only module that
-//! knows tantivy. Words are split by a mail-aware tokenizer: letters and digits of any script, each
-//! CJK character on its own (so a phrase of them matches inside longer runs), then lower-cased and
-//! folded to ASCII, so "Café" finds "cafe".
+//! Full-text search behind one interface, [`SearchIndex`]: the embedded engine ([`Embedded`],
+//! tantivy in `--data-dir/search`) by default, PostgreSQL's own text search
+//! ([`crate::postgres::PgSearch`]) when the server shares a database. Both take the same [`Doc`]s,
+//! answer the same query language ([`crate::query`]) and split words with the same mail-aware
+//! analyzer: letters and digits of any script, each CJK character on its own (so a phrase of them
+//! matches inside longer runs), lower-cased and folded to ASCII, so "Café" finds "cafe".
 
-use std::collections::HashSet;
-use std::ops::Bound;
-use std::path::Path;
-use std::sync::Mutex;
+use std::collections::{BTreeMap, HashSet};
 
-use tantivy::collector::{Count, TopDocs};
-use tantivy::query::{AllQuery, BooleanQuery, EmptyQuery, Occur, PhraseQuery, Query as TQuery, RangeQuery, TermQuery};
-use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STRING};
 use tantivy::snippet::SnippetGenerator;
-use tantivy::tokenizer::{TextAnalyzer, TokenStream};
-use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+use tantivy::tokenizer::TokenStream;
 
 use crate::error::Error;
-use crate::query::{self, Query, TextField};
 
 mod directory;
+mod embedded;
 mod tokenizer;
 
-use directory::ReleasableDirectory;
-use tokenizer::analyzer;
+pub use embedded::Embedded;
 
 /// What one message gives the search index.
 #[derive(Debug, Default, Clone)]
@@ -56,308 +49,69 @@ pub struct Hits {
     pub ids: Vec<u32>,
 }
 
-#[derive(Clone, Copy)]
-struct Fields {
-    id: Field,
-    subject: Field,
-    from: Field,
-    to: Field,
-    cc: Field,
-    body: Field,
-    filename: Field,
-    date: Field,
-    size: Field,
-    attachment: Field,
-    folder: Field,
-    label: Field,
-    list: Field,
-}
-
-pub struct Search {
-    reader: IndexReader,
-    writer: Mutex<IndexWriter>,
-    fields: Fields,
-    analyzer: TextAnalyzer,
-}
-
-const TOKENIZER: &str = "mail";
-/// Memory the writer may buffer before it flushes a segment.
-const WRITER_BUDGET: usize = 32 * 1024 * 1024;
-
-fn fail(e: impl std::error::Error + Send + Sync + 'static) -> Error {
-    Error::internal("search index", e)
-}
-
-fn schema() -> (Schema, Fields) {
-    let mut b = Schema::builder();
-    let text = TextOptions::default().set_indexing_options(
-        TextFieldIndexing::default()
-            .set_tokenizer(TOKENIZER)
-            .set_index_option(IndexRecordOption::WithFreqsAndPositions),
-    );
-    let fields = Fields {
-        id: b.add_u64_field("id", INDEXED | FAST),
-        subject: b.add_text_field("subject", text.clone()),
-        from: b.add_text_field("from", text.clone()),
-        to: b.add_text_field("to", text.clone()),
-        cc: b.add_text_field("cc", text.clone()),
-        body: b.add_text_field("body", text.clone()),
-        filename: b.add_text_field("filename", text),
-        // Dates and sizes are only ever asked for by range (`after:`, `larger:`) and sorted by,
-        // which the column answers on its own: a term per distinct value (nearly one per message)
-        // would cost space and nothing else.
-        date: b.add_i64_field("date", FAST),
-        size: b.add_u64_field("size", FAST),
-        attachment: b.add_u64_field("attachment", INDEXED),
-        folder: b.add_text_field("folder", STRING),
-        label: b.add_text_field("label", STRING),
-        list: b.add_text_field("list", STRING),
-    };
-    (b.build(), fields)
-}
-
-impl Search {
-    /// Opens the search index in `dir`, creating it (or, when it is unreadable or of another
-    /// layout, recreating it empty: it is rebuilt from the messages).
-    pub fn open(dir: &Path) -> Result<Search, Error> {
-        std::fs::create_dir_all(dir)?;
-        let (schema, fields) = schema();
-        let open = || {
-            ReleasableDirectory::open(dir)
-                .map_err(fail)
-                .and_then(|d| Index::open_or_create(d, schema.clone()).map_err(fail))
-        };
-        let index = match open() {
-            Ok(i) => i,
-            Err(e) => {
-                tracing::warn!(error = %e, "search index unreadable or of an older layout; rebuilding it");
-                std::fs::remove_dir_all(dir)?;
-                std::fs::create_dir_all(dir)?;
-                open()?
-            }
-        };
-        Self::with_index(index, fields)
-    }
-
-    fn with_index(index: Index, fields: Fields) -> Result<Search, Error> {
-        index.tokenizers().register(TOKENIZER, analyzer());
-        let writer = index.writer_with_num_threads(1, WRITER_BUDGET).map_err(fail)?;
-        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(fail)?;
-        Ok(Search { reader, writer: Mutex::new(writer), fields, analyzer: analyzer() })
-    }
-
-    fn writer(&self) -> std::sync::MutexGuard<'_, IndexWriter> {
-        self.writer.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Adds a message's document (ids are never reused, so nothing is replaced); visible after the
-    /// next [`Search::commit`].
-    pub fn add(&self, d: &Doc) {
-        let f = self.fields;
-        let mut doc = TantivyDocument::default();
-        doc.add_u64(f.id, u64::from(d.id));
-        doc.add_text(f.subject, &d.subject);
-        doc.add_text(f.from, &d.from);
-        doc.add_text(f.to, &d.to);
-        doc.add_text(f.cc, &d.cc);
-        doc.add_text(f.body, &d.body);
-        doc.add_text(f.filename, &d.filenames);
-        doc.add_i64(f.date, d.timestamp.unwrap_or(i64::MIN));
-        doc.add_u64(f.size, d.size);
-        doc.add_u64(f.attachment, u64::from(d.has_attachment));
-        for t in crate::folders::folder_terms(&d.folder) {
-            doc.add_text(f.folder, &t);
-        }
-        for l in &d.labels {
-            doc.add_text(f.label, crate::folders::term(l));
-        }
-        if let Some(l) = &d.list {
-            doc.add_text(f.list, l.to_lowercase());
-        }
-        if let Err(e) = self.writer().add_document(doc) {
-            tracing::warn!(error = %e, id = d.id, "not added to the search index");
-        }
-    }
-
-    pub fn delete(&self, id: u32) {
-        self.writer().delete_term(Term::from_field_u64(self.fields.id, u64::from(id)));
-    }
-
+/// What the archive asks of a full-text engine. Adds and deletes are visible to searches after the
+/// next [`SearchIndex::commit`] at the latest (an engine may show them sooner).
+pub trait SearchIndex: Send + Sync {
+    /// Adds a message's document (ids are never reused, so nothing is replaced).
+    fn add(&self, d: &Doc);
+    fn delete(&self, id: u32);
     /// Makes what was added and deleted visible to searches.
-    pub fn commit(&self) {
-        let committed = self.writer().commit();
-        match committed.map_err(fail).and_then(|_| self.reader.reload().map_err(fail)) {
-            Ok(()) => {}
-            Err(e) => tracing::error!(error = %e, "search index commit failed"),
-        }
-    }
-
+    fn commit(&self);
     /// Every id in the index, sorted (to reconcile with the main index after a crash).
-    pub fn ids(&self) -> Vec<u32> {
-        let searcher = self.reader.searcher();
-        let mut out = Vec::new();
-        for seg in searcher.segment_readers() {
-            let Ok(col) = seg.fast_fields().u64("id") else { continue };
-            for doc in seg.doc_ids_alive() {
-                if let Some(v) = col.first(doc) {
-                    out.push(v as u32);
-                }
-            }
-        }
-        out.sort_unstable();
-        out.dedup();
-        out
-    }
-
+    fn ids(&self) -> Vec<u32>;
     /// Runs a query in the mail search language; `Error::BadQuery` explains what is wrong.
     /// `message-id:` terms are answered by `ids_of` (the index has every Message-ID already; the
     /// search index does not keep a second copy).
-    pub fn search(&self, q: &str, offset: usize, limit: usize, ids_of: &IdsOf<'_>) -> Result<Hits, Error> {
-        let parsed = query::parse(q)?;
-        let query = self.build(&parsed, ids_of)?;
-        let searcher = self.reader.searcher();
-        let top =
-            TopDocs::with_limit(limit.max(1)).and_offset(offset).tweak_score(move |seg: &tantivy::SegmentReader| {
-                let dates = seg.fast_fields().i64("date").ok();
-                move |doc: tantivy::DocId, score: tantivy::Score| {
-                    (score, dates.as_ref().and_then(|d| d.first(doc)).unwrap_or(i64::MIN))
-                }
-            });
-        let (docs, total) = searcher.search(&*query, &(top, Count)).map_err(fail)?;
-        let ids = docs
-            .into_iter()
-            .filter_map(|(_, addr): (_, DocAddress)| {
-                let seg = searcher.segment_reader(addr.segment_ord);
-                seg.fast_fields().u64("id").ok()?.first(addr.doc_id).map(|v| v as u32)
-            })
-            .collect();
-        Ok(Hits { total, ids: if limit == 0 { Vec::new() } else { ids } })
-    }
-
+    fn search(&self, q: &str, offset: usize, limit: usize, ids_of: &IdsOf<'_>) -> Result<Hits, Error>;
     /// Every id a query matches, unranked: for exports, which want all of them and no order of
-    /// relevance (one pass over the matches, where paging ranked results would cost the whole
-    /// depth again on every page).
-    pub fn matching(&self, q: &str, ids_of: &IdsOf<'_>) -> Result<HashSet<u32>, Error> {
-        let parsed = query::parse(q)?;
-        let query = self.build(&parsed, ids_of)?;
-        let searcher = self.reader.searcher();
-        let docs = searcher.search(&*query, &tantivy::collector::DocSetCollector).map_err(fail)?;
-        let mut ids = HashSet::with_capacity(docs.len());
-        for addr in docs {
-            let seg = searcher.segment_reader(addr.segment_ord);
-            if let Some(id) = seg.fast_fields().u64("id").ok().and_then(|col| col.first(addr.doc_id)) {
-                ids.insert(id as u32);
-            }
-        }
-        Ok(ids)
-    }
-
+    /// relevance.
+    fn matching(&self, q: &str, ids_of: &IdsOf<'_>) -> Result<HashSet<u32>, Error>;
     /// For each of `texts`: the part that best matches the query, its words in `<mark>`;
-    /// HTML-escaped. The query is parsed, and its terms weighed, once for them all.
-    pub fn snippets(&self, q: &str, texts: &[String]) -> Vec<Option<String>> {
-        let generator = query::parse(q)
-            .ok()
-            .and_then(|parsed| self.build(&parsed, &|_| Vec::new()).ok())
-            .and_then(|query| SnippetGenerator::create(&self.reader.searcher(), &*query, self.fields.body).ok());
-        let Some(mut generator) = generator else { return vec![None; texts.len()] };
-        generator.set_max_num_chars(240);
-        texts
-            .iter()
-            .map(|text| {
-                let mut snippet = generator.snippet(text);
-                snippet.set_snippet_prefix_postfix("<mark>", "</mark>");
-                let html = snippet.to_html();
-                (!html.trim().is_empty()).then_some(html)
-            })
-            .collect()
-    }
+    /// HTML-escaped.
+    fn snippets(&self, q: &str, texts: &[String]) -> Vec<Option<String>>;
+}
 
-    fn tokens(&self, text: &str) -> Vec<String> {
-        let mut analyzer = self.analyzer.clone();
-        let mut stream = analyzer.token_stream(text);
-        let mut out = Vec::new();
-        while stream.advance() {
-            out.push(stream.token().text.clone());
+/// The words of a text as every engine indexes them and every query looks them up.
+pub fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    each_word(text, &mut |word, _| out.push(word.to_string()));
+    out
+}
+
+/// Calls `f` with each word of a text and its position, as the embedded engine indexes them:
+/// positions count from 0 and skip a number for each word left out as too long, so that an
+/// engine storing them matches phrases exactly where the embedded one does.
+pub fn each_word(text: &str, f: &mut dyn FnMut(&str, usize)) {
+    let mut analyzer = tokenizer::analyzer();
+    let mut stream = analyzer.token_stream(text);
+    while stream.advance() {
+        let token = stream.token();
+        f(&token.text, token.position);
+    }
+}
+
+/// Highlighted excerpts for an engine that keeps no word statistics of its own: every word of
+/// the query's text terms weighs the same.
+pub fn snippets_of_words(q: &str, texts: &[String]) -> Vec<Option<String>> {
+    let Ok(parsed) = crate::query::parse(q) else { return vec![None; texts.len()] };
+    let mut terms = BTreeMap::new();
+    parsed.each_text(&mut |text| {
+        for w in words(text) {
+            terms.insert(w, 1.0);
         }
-        out
+    });
+    if terms.is_empty() {
+        return vec![None; texts.len()];
     }
-
-    fn text_query(&self, field: Field, text: &str, phrase: bool) -> Box<dyn TQuery> {
-        let terms: Vec<Term> = self.tokens(text).into_iter().map(|t| Term::from_field_text(field, &t)).collect();
-        match terms.len() {
-            0 => Box::new(EmptyQuery),
-            1 => Box::new(TermQuery::new(terms[0].clone(), IndexRecordOption::WithFreqs)),
-            // Several tokens from one word (an address, a CJK run) or a quoted phrase: in order.
-            _ if phrase || terms.len() > 1 => Box::new(PhraseQuery::new(terms)),
-            _ => Box::new(EmptyQuery),
-        }
-    }
-
-    fn build(&self, q: &Query, ids_of: &IdsOf<'_>) -> Result<Box<dyn TQuery>, Error> {
-        let f = self.fields;
-        Ok(match q {
-            Query::All => Box::new(AllQuery),
-            Query::Text { field: Some(tf), text, phrase } => {
-                let field = match tf {
-                    TextField::From => f.from,
-                    TextField::To => f.to,
-                    TextField::Cc => f.cc,
-                    TextField::Subject => f.subject,
-                    TextField::Body => f.body,
-                    TextField::Filename => f.filename,
-                };
-                self.text_query(field, text, *phrase)
-            }
-            Query::Text { field: None, text, phrase } => {
-                let any = [f.subject, f.from, f.to, f.cc, f.body, f.filename]
-                    .into_iter()
-                    .map(|field| (Occur::Should, self.text_query(field, text, *phrase)))
-                    .collect();
-                Box::new(BooleanQuery::new(any))
-            }
-            Query::MessageId(m) => {
-                let any: Vec<(Occur, Box<dyn TQuery>)> = ids_of(m)
-                    .into_iter()
-                    .map(|id| {
-                        let term = Term::from_field_u64(f.id, u64::from(id));
-                        (Occur::Should, Box::new(TermQuery::new(term, IndexRecordOption::Basic)) as Box<dyn TQuery>)
-                    })
-                    .collect();
-                Box::new(BooleanQuery::new(any))
-            }
-            Query::Folder(path) => Box::new(TermQuery::new(
-                Term::from_field_text(f.folder, &crate::folders::term(path)),
-                IndexRecordOption::Basic,
-            )),
-            Query::Label(label) => Box::new(TermQuery::new(
-                Term::from_field_text(f.label, &crate::folders::term(label)),
-                IndexRecordOption::Basic,
-            )),
-            Query::List(list) => Box::new(TermQuery::new(
-                Term::from_field_text(f.list, &list.trim().to_lowercase()),
-                IndexRecordOption::Basic,
-            )),
-            Query::HasAttachment => {
-                Box::new(TermQuery::new(Term::from_field_u64(f.attachment, 1), IndexRecordOption::Basic))
-            }
-            Query::Date { from, to } => Box::new(RangeQuery::new(
-                from.map_or(Bound::Unbounded, |v| Bound::Included(Term::from_field_i64(f.date, v))),
-                to.map_or(Bound::Unbounded, |v| Bound::Excluded(Term::from_field_i64(f.date, v))),
-            )),
-            Query::Size { min, max } => Box::new(RangeQuery::new(
-                min.map_or(Bound::Unbounded, |v| Bound::Included(Term::from_field_u64(f.size, v))),
-                max.map_or(Bound::Unbounded, |v| Bound::Excluded(Term::from_field_u64(f.size, v))),
-            )),
-            Query::Not(inner) => Box::new(BooleanQuery::new(vec![
-                (Occur::Must, Box::new(AllQuery) as Box<dyn TQuery>),
-                (Occur::MustNot, self.build(inner, ids_of)?),
-            ])),
-            Query::And(all) => Box::new(BooleanQuery::new(
-                all.iter().map(|q| Ok((Occur::Must, self.build(q, ids_of)?))).collect::<Result<_, Error>>()?,
-            )),
-            Query::Or(any) => Box::new(BooleanQuery::new(
-                any.iter().map(|q| Ok((Occur::Should, self.build(q, ids_of)?))).collect::<Result<_, Error>>()?,
-            )),
+    let field = tantivy::schema::Field::from_field_id(0);
+    let generator = SnippetGenerator::new(terms, tokenizer::analyzer(), field, 240);
+    texts
+        .iter()
+        .map(|text| {
+            let mut snippet = generator.snippet(text);
+            snippet.set_snippet_prefix_postfix("<mark>", "</mark>");
+            let html = snippet.to_html();
+            (!html.trim().is_empty()).then_some(html)
         })
-    }
+        .collect()
 }

@@ -1,7 +1,9 @@
 //! The persistent index, behind one narrow interface: [`Store`] is everything the index (and so
 //! the web layer and the indexer above it) asks of storage. [`redb::RedbStore`] is the embedded
-//! default: one file in `--data-dir`. A server engine backing several replicas would implement the
-//! same trait (see the README's architecture section for what it must guarantee).
+//! default: one file in `--data-dir`. [`crate::postgres::PgStore`] is the shared one, for several
+//! replicas on one PostgreSQL; what it adds to the embedded engine's answers is how replicas agree
+//! (ids and folder ids handed out by the store, label counts kept as sums of changes) and a feed
+//! of changes, by which each replica learns what the others committed.
 //!
 //! What is stored: every index entry by id; links from names (keys, Message-IDs, Content-IDs, the
 //! Message-ID replied to, the enclosing entry) to entries, by a keyed hash of the name; content
@@ -27,6 +29,17 @@ pub trait Store: Send + Sync {
     fn names(&self) -> &NameHasher;
     /// One entry.
     fn entry(&self, id: EntryId) -> Result<Option<Entry>, Error>;
+    /// Several entries at once (those found, in no particular order): a page's worth, which a
+    /// database answers in one round trip.
+    fn entries(&self, ids: &[EntryId]) -> Result<Vec<(EntryId, Entry)>, Error> {
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            if let Some(e) = self.entry(id)? {
+                out.push((id, e));
+            }
+        }
+        Ok(out)
+    }
     /// The entries linked to a name by `link` (candidates: the caller checks the name), at most
     /// [`crate::limits::MAX_SHARED_NAME`].
     fn linked(&self, link: Link, hash: u64) -> Result<Vec<EntryId>, Error>;
@@ -38,12 +51,35 @@ pub trait Store: Send + Sync {
     fn each_entry(&self, f: &mut dyn FnMut(EntryId, Entry)) -> Result<(), Error>;
     /// One more than the largest entry id stored.
     fn next_id(&self) -> Result<EntryId, Error>;
+    /// An entry id never handed out before (by this store to anyone: replicas of a shared store
+    /// draw from one sequence).
+    fn new_id(&self) -> Result<EntryId, Error>;
+    /// The folder id of `path`, handed out by a shared store so that every replica gives a path
+    /// the same one (kept at once, committed or not); `None` from an embedded store, where the
+    /// index numbers folders itself and commits them with its batch.
+    fn folder_id(&self, _path: &str) -> Result<Option<FolderId>, Error> {
+        Ok(None)
+    }
+    /// Where the feed of changes stands now (0 for a store without one).
+    fn change_seq(&self) -> Result<u64, Error> {
+        Ok(0)
+    }
+    /// The entries others changed after feed position `after`, each as it is now (`None`:
+    /// removed); `None` from a store that only this process writes. Changes this store object
+    /// committed itself are left out: its index has them already.
+    fn changes_since(&self, _after: u64) -> Result<Option<Changes>, Error> {
+        Ok(None)
+    }
+    /// The bytes of an upload kept in the store (see [`Batch::uploads`]).
+    fn upload(&self, name: &str) -> Result<Option<Vec<u8>>, Error>;
     /// Every folder path by id.
     fn folders(&self) -> Result<Vec<(FolderId, String)>, Error>;
     /// Every label on a listed message, with how many carry it.
     fn labels(&self) -> Result<Vec<(String, u64)>, Error>;
-    /// The stored state of each of `keys` (`None`: nothing known, the source is read again).
-    fn sources_of(&self, keys: &[String]) -> Vec<Option<SourceState>>;
+    /// The stored state of each of `keys` (`None`: nothing known, the source is read again). An
+    /// error (a shared database out of reach) ends the scan that asked: reading every source
+    /// again because none could be looked up would be the costliest answer.
+    fn sources_of(&self, keys: &[String]) -> Result<Vec<Option<SourceState>>, Error>;
     /// The stored source paths that `keep` accepts.
     fn source_keys_where(&self, keep: &dyn Fn(&str) -> bool) -> Result<Vec<String>, Error>;
     /// Writes a batch atomically and durably: once it returns, the batch survives a crash.
@@ -59,8 +95,19 @@ pub trait Store: Send + Sync {
 
     /// One source's state.
     fn source(&self, key: &str) -> Option<SourceState> {
-        self.sources_of(std::slice::from_ref(&key.to_string())).pop().flatten()
+        self.sources_of(std::slice::from_ref(&key.to_string())).ok()?.pop().flatten()
     }
+}
+
+/// What others committed since a position of the change feed.
+#[derive(Debug, Default)]
+pub struct Changes {
+    /// The feed's position after these changes.
+    pub upto: u64,
+    /// The feed no longer reaches back to the position asked for: read everything again.
+    pub gap: bool,
+    /// Each changed entry as it is now; `None` when it was removed.
+    pub entries: Vec<(EntryId, Option<Entry>)>,
 }
 
 /// What a link row links an entry by.
@@ -99,10 +146,16 @@ pub struct Batch {
     pub removed: Vec<EntryId>,
     /// Folders first used since the last commit.
     pub folders: Vec<(FolderId, String)>,
-    /// Labels whose counts changed, with their counts now.
-    pub labels: Vec<(String, u64)>,
+    /// Labels whose counts changed, by how much (sums of changes, so that writers on several
+    /// replicas never overwrite each other's counts).
+    pub labels: Vec<(String, i64)>,
     pub sources: Vec<(String, SourceState)>,
     pub removed_sources: Vec<String>,
+    /// Uploads kept in the store itself, by name ([`crate::ingest::Source::Stored`]): written in
+    /// the same transaction as their entries, so an acknowledged upload has both or, after a
+    /// crash, neither.
+    pub uploads: Vec<(String, Arc<[u8]>)>,
+    pub removed_uploads: Vec<String>,
 }
 
 impl Batch {
@@ -113,6 +166,8 @@ impl Batch {
             && self.removed_sources.is_empty()
             && self.folders.is_empty()
             && self.labels.is_empty()
+            && self.uploads.is_empty()
+            && self.removed_uploads.is_empty()
     }
 }
 
@@ -146,6 +201,10 @@ pub fn links_of(e: &Entry, hash: &NameHasher) -> Vec<(Link, u64)> {
 pub struct NameHasher([u8; 32]);
 
 impl NameHasher {
+    pub fn from_key(key: [u8; 32]) -> NameHasher {
+        NameHasher(key)
+    }
+
     pub fn of(&self, name: &str) -> u64 {
         let h = blake3::keyed_hash(&self.0, name.as_bytes());
         let mut b = [0u8; 8];

@@ -25,6 +25,8 @@ const HASHES: TableDefinition<u128, u32> = TableDefinition::new("hashes");
 const ORDER: TableDefinition<(u64, u32), u32> = TableDefinition::new("order");
 const FOLDERS: TableDefinition<u32, &str> = TableDefinition::new("folders");
 const LABELS: TableDefinition<&str, u64> = TableDefinition::new("labels");
+/// Uploads kept in the store itself, by name (see [`Batch::uploads`]).
+const UPLOADS: TableDefinition<&str, &[u8]> = TableDefinition::new("uploads");
 /// The zstd dictionary entries are compressed with, under "entries" (see [`super::codec`]).
 const DICTIONARY: TableDefinition<&str, &[u8]> = TableDefinition::new("dictionary");
 /// Copies of whole tables, read in one piece at start: under "order", [`ORDER`]'s rows as
@@ -50,6 +52,8 @@ pub struct RedbStore {
     path: std::path::PathBuf,
     /// Replaced once, when the dictionary is trained.
     codec: std::sync::RwLock<std::sync::Arc<Codec>>,
+    /// The next entry id to hand out.
+    next: std::sync::atomic::AtomicU32,
 }
 
 /// redb's page cache. Its default (1 GiB) would let the cache, not the archive's size, set the
@@ -125,7 +129,15 @@ impl RedbStore {
                 None => None,
             }
         };
+        let next = {
+            let txn = db.begin_read().map_err(fail("index store: read"))?;
+            match read_table!(txn, ENTRIES) {
+                Some(t) => t.last().map_err(fail("index store: read"))?.map_or(0, |(k, _)| k.value().saturating_add(1)),
+                None => 0,
+            }
+        };
         Ok(RedbStore {
+            next: std::sync::atomic::AtomicU32::new(next),
             db: std::sync::RwLock::new(Some(db)),
             names: NameHasher(key),
             path,
@@ -248,6 +260,20 @@ impl Store for RedbStore {
         Ok(last.map_or(0, |(k, _)| k.value().saturating_add(1)))
     }
 
+    fn new_id(&self) -> Result<EntryId, Error> {
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if id == EntryId::MAX {
+            return Err(Error::internal("index store", std::io::Error::other("no entry ids left")));
+        }
+        Ok(id)
+    }
+
+    fn upload(&self, name: &str) -> Result<Option<Vec<u8>>, Error> {
+        let txn = self.read()?;
+        let Some(t) = read_table!(txn, UPLOADS) else { return Ok(None) };
+        Ok(t.get(name).map_err(fail("index store: read"))?.map(|v| v.value().to_vec()))
+    }
+
     /// Every folder path by id.
     fn folders(&self) -> Result<Vec<(FolderId, String)>, Error> {
         let mut out = Vec::new();
@@ -264,8 +290,8 @@ impl Store for RedbStore {
 
     /// The stored state of each of `keys`, looked up on every core (a warm start compares every
     /// source file with what was indexed from it).
-    fn sources_of(&self, keys: &[String]) -> Vec<Option<SourceState>> {
-        crate::par::map_slices(keys, |part| {
+    fn sources_of(&self, keys: &[String]) -> Result<Vec<Option<SourceState>>, Error> {
+        Ok(crate::par::map_slices(keys, |part| {
             // A missing table or a failed read means "nothing known": the source is read again.
             let txn = self.read().ok();
             let table = txn.as_ref().and_then(|t| t.open_table(SOURCES).ok());
@@ -275,7 +301,7 @@ impl Store for RedbStore {
                     postcard::from_bytes(v.value()).ok()
                 })
                 .collect()
-        })
+        }))
     }
 
     /// The stored source paths that `keep` accepts.
@@ -478,11 +504,22 @@ impl Store for RedbStore {
                 folders.insert(id, path.as_str()).map_err(&s)?;
             }
             let mut labels = txn.open_table(LABELS).map_err(&w)?;
-            for (label, n) in &batch.labels {
-                if *n == 0 {
+            for (label, change) in &batch.labels {
+                let was = labels.get(label.as_str()).map_err(&s)?.map_or(0, |v| v.value());
+                let now = was.saturating_add_signed(*change);
+                if now == 0 {
                     labels.remove(label.as_str()).map_err(&s)?;
                 } else {
-                    labels.insert(label.as_str(), n).map_err(&s)?;
+                    labels.insert(label.as_str(), now).map_err(&s)?;
+                }
+            }
+            if !batch.uploads.is_empty() || !batch.removed_uploads.is_empty() {
+                let mut uploads = txn.open_table(UPLOADS).map_err(&w)?;
+                for name in &batch.removed_uploads {
+                    uploads.remove(name.as_str()).map_err(&s)?;
+                }
+                for (name, bytes) in &batch.uploads {
+                    uploads.insert(name.as_str(), &**bytes).map_err(&s)?;
                 }
             }
             let mut sources = txn.open_table(SOURCES).map_err(&w)?;

@@ -98,7 +98,7 @@ pub fn page(index: &Index, scope: &Scope, offset: usize, limit: usize) -> (Vec<(
         Scope::Folder(path) => match index.folder_id(path.trim_matches('/')) {
             Some(f) => {
                 let (ids, total) = index.folder_page(f, offset, limit);
-                (ids.into_iter().filter_map(|id| Some((id, index.get(id)?))).collect(), total)
+                (index.get_many(&ids), total)
             }
             None => (Vec::new(), 0),
         },

@@ -95,6 +95,15 @@ impl View {
     /// Looks up and loads a message by the id in its URL: from the cache when it is there, else
     /// read and parsed off the async threads.
     pub async fn load(&self, key: &str) -> Result<Loaded, Error> {
+        if self.archive.database().is_some() {
+            // Finding the id asks the database: not on an async worker.
+            let (archive, key) = (self.archive.clone(), key.to_string());
+            return blocking(move || {
+                let id = archive.find(&key).ok_or(Error::MessageNotFound)?;
+                archive.load_cached(id).map_or_else(|| archive.load(id), Ok)
+            })
+            .await;
+        }
         let id = self.archive.find(key).ok_or(Error::MessageNotFound)?;
         if let Some(hit) = self.archive.load_cached(id) {
             return Ok(hit);
@@ -170,11 +179,12 @@ impl View {
         let found = self.archive.search(query, offset, limit)?;
         let snippets = self.archive.snippets(query, &found.ids);
         let index = self.archive.index();
+        let entries: std::collections::HashMap<EntryId, Arc<Entry>> = index.get_many(&found.ids).into_iter().collect();
         let hits = found
             .ids
             .iter()
             .zip(snippets)
-            .filter_map(|(&id, snippet)| Some(Hit { entry: index.get(id)?, snippet }))
+            .filter_map(|(id, snippet)| Some(Hit { entry: entries.get(id)?.clone(), snippet }))
             .collect();
         Ok(Found { total: found.total, hits })
     }
@@ -226,7 +236,8 @@ impl View {
             }
         };
         let index = self.archive.index();
-        let page = ids.iter().skip(offset).take(limit).filter_map(|&id| Some((id, index.get(id)?))).collect();
+        let wanted: Vec<EntryId> = ids.iter().skip(offset).take(limit).copied().collect();
+        let page = index.get_many(&wanted);
         (page, ids.len())
     }
 

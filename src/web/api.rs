@@ -33,6 +33,17 @@ pub struct Status {
     pub indexed: usize,
     /// Files found so far.
     pub total: usize,
+    /// True while this server reads the given paths (at start, or after a change under them).
+    pub indexing: bool,
+    /// Where the index lives: `embedded` (the data folder) or `postgresql` (a shared database).
+    pub backend: String,
+    /// Whether this server indexes the given paths (with a shared database, exactly one replica
+    /// does: the holder of the indexer lock).
+    pub indexer: bool,
+    /// With a shared database: whether it answered this replica lately (`null` without one).
+    /// While it does not, every other route answers 503 with `Retry-After`.
+    #[serde(default)]
+    pub database_reachable: Option<bool>,
 }
 
 /// Indexing progress and the number of messages.
@@ -45,6 +56,10 @@ pub async fn status(State(state): State<AppState>) -> Json<Status> {
         messages: state.archive().index().listed_count(),
         indexed: p.indexed.load(Ordering::Relaxed),
         total: p.total.load(Ordering::Relaxed),
+        indexing: p.running.load(Ordering::Acquire),
+        backend: if state.archive().database().is_some() { "postgresql" } else { "embedded" }.to_string(),
+        indexer: state.archive().is_indexer(),
+        database_reachable: state.archive().database().map(|d| d.is_reachable()),
     })
 }
 

@@ -56,6 +56,7 @@ pub fn app(state: AppState) -> Router {
         .fallback(not_found)
         .layer(compress)
         .layer(cors)
+        .layer(middleware::from_fn_with_state(state.clone(), guard::database_away))
         .layer(middleware::from_fn_with_state(guard, guard::guard))
         .layer(middleware::from_fn(guard::security_headers))
         .layer(TraceLayer::new_for_http())

@@ -86,6 +86,7 @@ impl IntoResponse for ApiError {
         if matches!(self.0, Error::ReadOnly) {
             res.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
         }
+        retry_later(&self.0, &mut res);
         res
     }
 }
@@ -95,7 +96,19 @@ impl IntoResponse for PageError {
         let status = status_of(&self.0);
         log_if_internal(&self.0);
         let page = ErrorPage::new(status.as_u16(), self.0.kind().1, &self.0.public_detail());
-        (status, page.html()).into_response()
+        let mut res = (status, page.html()).into_response();
+        retry_later(&self.0, &mut res);
+        res
+    }
+}
+
+/// How long a client should wait before asking again when the shared database is away: about
+/// how long the replicas take to notice it is back.
+const RETRY_AFTER_SECONDS: &str = "2";
+
+fn retry_later(e: &Error, res: &mut Response) {
+    if matches!(e, Error::StoreUnavailable) {
+        res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECONDS));
     }
 }
 

@@ -12,6 +12,9 @@
 //!   (curl, scripts) are not from a browser page and go through.
 //! - **Headers on every response**: `nosniff`, no referrer, a CSP for pages that set none, and
 //!   `Cross-Origin-Opener-Policy`.
+//! - **A shared database that is away** answers 503 with `Retry-After` (rather than pages that
+//!   say a message is missing when it is only out of reach), except `/api/status`, which says so,
+//!   and the static files.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -129,6 +132,30 @@ pub async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) ->
         return refuse(&req, Error::CrossSiteWrite);
     }
     next.run(req).await
+}
+
+/// 503 while the shared database is away (see the module's notes); a request during which it
+/// went away, or a query failed for want of it, is answered the same, whatever the handler made
+/// of its failed reads.
+pub async fn database_away(State(state): State<super::state::AppState>, req: Request, next: Next) -> Response {
+    let Some(db) = state.archive().database().cloned() else { return next.run(req).await };
+    let path = req.uri().path();
+    if path == "/api/status" || path.starts_with("/static/") {
+        return next.run(req).await;
+    }
+    let api = path.starts_with("/api/") || !wants_html(req.headers());
+    if db.is_reachable() {
+        let failures = db.failures();
+        let res = next.run(req).await;
+        if db.is_reachable() && db.failures() == failures {
+            return res;
+        }
+    }
+    if api {
+        ApiError(Error::StoreUnavailable).into_response()
+    } else {
+        PageError(Error::StoreUnavailable).into_response()
+    }
 }
 
 /// Headers every response carries; pages that do not set their own CSP get the app's.

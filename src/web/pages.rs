@@ -396,9 +396,12 @@ pub async fn conversation(
     State(state): State<AppState>,
     Ids(mid, _): Ids<String, PageError>,
 ) -> Result<Html<String>, PageError> {
-    let id = state.archive().find(&mid).ok_or(Error::MessageNotFound)?;
     let view = state.view.clone();
-    let page = blocking(move || Ok(build_conversation(&view, id))).await?;
+    let page = blocking(move || {
+        let id = view.archive().find(&mid).ok_or(Error::MessageNotFound)?;
+        Ok(build_conversation(&view, id))
+    })
+    .await?;
     render(&page)
 }
 

@@ -13,6 +13,7 @@ use mailshelf::{app, AppState, Archive, Config};
 use tower::ServiceExt;
 
 pub mod cdp;
+pub mod postgres;
 pub mod process;
 
 /// `../shared/corpus` beside the repository (or `MAILSHELF_CORPUS`).
@@ -26,11 +27,14 @@ pub fn repo_path(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-/// A server's state over `paths`, fully indexed, with uploads in a fresh temporary folder.
+/// A server's state over `paths`, fully indexed, with uploads in a fresh temporary folder, or,
+/// with `MAILSHELF_TEST_BACKEND=postgres`, everything in a fresh database.
 pub struct TestApp {
     pub router: Router,
     pub archive: Arc<Archive>,
     pub data_dir: tempfile::TempDir,
+    /// The database this app keeps its index in, when it runs on PostgreSQL.
+    pub database_url: Option<String>,
 }
 
 pub fn config_for(paths: &[PathBuf], data_dir: &Path) -> Config {
@@ -47,6 +51,7 @@ pub fn config_for(paths: &[PathBuf], data_dir: &Path) -> Config {
         chromium: mailshelf::config::find_chromium(
             std::env::var_os("MAILSHELF_CHROMIUM").map(PathBuf::from).as_deref(),
         ),
+        database_url: None,
     }
 }
 
@@ -57,16 +62,29 @@ impl TestApp {
     }
 
     pub fn with_data_dir(paths: &[PathBuf], data_dir: tempfile::TempDir) -> TestApp {
-        let config = config_for(paths, data_dir.path());
-        let archive = Arc::new(Archive::open(data_dir.path()).expect("archive opens"));
+        let database_url = postgres::backend_is_postgres().then(|| postgres::Cluster::shared().database());
+        Self::open(paths, data_dir, database_url)
+    }
+
+    /// An app over `paths` whose index lives in the database at `url` (`None`: in `data_dir`).
+    pub fn open(paths: &[PathBuf], data_dir: tempfile::TempDir, database_url: Option<String>) -> TestApp {
+        let mut config = config_for(paths, data_dir.path());
+        config.database_url = database_url.clone();
+        let archive = Arc::new(match &database_url {
+            Some(url) => {
+                let db = mailshelf::postgres::Database::connect(url).expect("database");
+                Archive::open_shared(db, config.search).expect("archive opens")
+            }
+            None => Archive::open(data_dir.path()).expect("archive opens"),
+        });
         archive.ingest_paths(&archive.roots(paths));
         let router = app(AppState::new(archive.clone(), Arc::new(config)));
-        TestApp { router, archive, data_dir }
+        TestApp { router, archive, data_dir, database_url }
     }
 
     /// Stops this server's state and starts a new one over the same paths and data folder.
     pub fn restart(self, paths: &[PathBuf]) -> TestApp {
-        let TestApp { router, archive, data_dir } = self;
+        let TestApp { router, archive, data_dir, database_url } = self;
         drop(router);
         // A watcher thread may still hold the archive for a moment after its watcher was dropped.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -75,7 +93,7 @@ impl TestApp {
             std::thread::yield_now();
         }
         drop(archive);
-        Self::with_data_dir(paths, data_dir)
+        Self::open(paths, data_dir, database_url)
     }
 
     pub async fn request(&self, req: Request<Body>) -> Reply {

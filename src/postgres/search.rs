@@ -1,0 +1,1178 @@
+//! Full-text search in PostgreSQL's own text search, for replicas sharing one database: one row a
+//! message in `search_docs` (migration 0002), a `tsvector` a text field with a GIN index on each,
+//! and plain columns for dates, sizes, attachments, folders, labels and lists. Queries in the mail
+//! search language ([`crate::query`]) become one SQL condition with numbered parameters, and
+//! answer with the same set of messages as the embedded engine ([`crate::search::Embedded`]).
+//!
+//! The words are never split by PostgreSQL: its parser, dictionaries and locale would find other
+//! words than the embedded engine (stems, stop words, addresses kept whole). Documents and queries
+//! go through mailshelf's own analyzer ([`crate::search::each_word`]), and the tsvectors are sent
+//! in their text form (`'word':1,5 'other':2`), the tsqueries as `'a' <-> 'b'` for phrases.
+//!
+//! Where the answers differ from the embedded engine:
+//! - Order: a page is ranked newest first (then by id), not by relevance; the total, and the set
+//!   a query matches, are the same.
+//! - Very long texts. PostgreSQL keeps positions 1 to 16,383, at most 256 positions a word, and
+//!   less than 1 MB of words and positions a tsvector. So a field's words past the 16,381st all
+//!   share one position (never next to another: phrases do not match there, single words do), a
+//!   word keeps only its first 256 places (a phrase on a later occurrence does not match), and in a
+//!   field past about 900 KB of words and positions the later places, then the later new words,
+//!   are left out (a phrase, then a word, found only there does not match). Each of these can only
+//!   lose a match, which a negation (`-"a phrase"`) turns into an extra one.
+//! - A NUL in a folder, label or list name (PostgreSQL's text cannot hold one) is stored and
+//!   looked up as U+FFFD, so a name typed with U+FFFD in its place finds it too.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+use std::sync::mpsc::{Sender, SyncSender};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio_postgres::types::ToSql;
+
+use super::{failed, int4, our_id, pg_id, Database};
+use crate::error::Error;
+use crate::query::{self, Query, TextField};
+use crate::search::{Doc, Hits, IdsOf, SearchIndex};
+
+/// Buffered documents written at once (one transaction, one statement a kind of change).
+const FLUSH_DOCS: usize = 2_000;
+
+/// Buffered tsvector text written at once, whatever the count: a few huge bodies are a batch.
+const FLUSH_BYTES: usize = 64 << 20;
+
+/// The last position a word keeps as it is. PostgreSQL stores 1 to 16,383; the words after this
+/// one all go to [`FAR_POSITION`], one apart from nothing, so that no phrase matches across the
+/// cut or among the words beyond it.
+const LAST_EXACT_POSITION: u16 = 16_381;
+const FAR_POSITION: u16 = 16_383;
+
+/// Positions PostgreSQL keeps for one word (it drops the rest).
+const MAX_POSITIONS: usize = 256;
+
+/// What a tsvector may hold of words and positions, counted as PostgreSQL does, with a margin
+/// below its limit of 1 MB (a larger one is refused, and the whole batch with it).
+const TSVECTOR_BUDGET: usize = 900_000;
+
+/// The text columns, in the order of [`Row::texts`].
+const TEXT_COLUMNS: [&str; 6] = ["subject", "sender", "recipients", "cc", "body", "filename"];
+
+pub struct PgSearch {
+    db: Arc<Database>,
+    pending: Mutex<Pending>,
+    /// The writer: one thread that writes full batches in the order they were taken from the
+    /// buffer, while indexing goes on (a batch's transaction waits for the disk; the indexer need
+    /// not). At most one batch waits for it, so memory stays at two batches.
+    writer: Mutex<SyncSender<Job>>,
+    /// How many messages each recent search matched, with the [`search_version`] it was
+    /// counted at: paging through a broad search, or many readers asking the same, count it once
+    /// while nothing is written. (Counting is what a broad search costs here: PostgreSQL visits
+    /// every matching row to count it, 0.35 s for a common word at a million messages.)
+    counts: quick_cache::sync::Cache<String, Kept>,
+}
+
+/// A search's count, kept: at which [`search_version`], and how many documents there were.
+#[derive(Clone, Copy)]
+struct Kept {
+    version: i64,
+    total: i64,
+    docs: i64,
+}
+
+/// What one search statement answers: the version it saw, the count (when asked), the page, and
+/// the number of documents (PostgreSQL's estimate, when asked).
+struct Counted {
+    version: i64,
+    total: Option<i64>,
+    ids: Vec<i32>,
+    docs: Option<i64>,
+}
+
+/// The most messages a page may be expected to walk through, newest first, for the walk to be
+/// taken rather than a fetch of every match: at a million messages a three-character CJK phrase
+/// matching 94,000 took 0.5 s the one way and milliseconds the other.
+const DATE_ORDER_WALK: f64 = 20_000.0;
+
+/// How long a walk newest first may take before the page is fetched the other way.
+const DATE_ORDER_TIMEOUT_MS: u32 = 100;
+
+/// Searches whose counts are kept.
+const COUNTS_KEPT: usize = 1024;
+
+/// What the writer thread is asked.
+enum Job {
+    Write(Vec<Op>),
+    /// Answer once everything sent before is written.
+    Barrier(Sender<()>),
+}
+
+/// Changes not yet written, in the order they were made.
+#[derive(Default)]
+struct Pending {
+    ops: Vec<Op>,
+    bytes: usize,
+}
+
+enum Op {
+    Add(Box<Row>),
+    Delete(u32),
+}
+
+/// One message's row, ready to send.
+struct Row {
+    id: i32,
+    /// subject, from, to, cc, body, filenames: tsvectors in text form.
+    texts: [String; 6],
+    date: i64,
+    size: i64,
+    attachment: bool,
+    /// JSON arrays of strings: a row's arrays travel as one text each, as `unnest` of a
+    /// two-dimensional array would flatten them.
+    folders: String,
+    labels: String,
+    list: Option<String>,
+}
+
+impl Row {
+    fn of(d: &Doc) -> Row {
+        let folders: Vec<String> = crate::folders::folder_terms(&d.folder).into_iter().map(storable).collect();
+        let labels: Vec<String> = d.labels.iter().map(|l| storable(crate::folders::term(l))).collect();
+        Row {
+            id: pg_id(d.id),
+            texts: [&d.subject, &d.from, &d.to, &d.cc, &d.body, &d.filenames].map(|t| tsvector(t)),
+            date: d.timestamp.unwrap_or(i64::MIN),
+            size: clamp_size(d.size),
+            attachment: d.has_attachment,
+            folders: json_strings(&folders),
+            labels: json_strings(&labels),
+            list: d.list.as_ref().map(|l| storable(l.to_lowercase())),
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        self.texts.iter().map(String::len).sum::<usize>() + self.folders.len() + self.labels.len()
+    }
+}
+
+/// `text` (and `jsonb`) cannot hold NUL: a name with one, stored or looked up, has U+FFFD in its
+/// place, rather than failing the whole batch it is written with.
+fn storable(s: String) -> String {
+    if s.contains('\0') {
+        s.replace('\0', "\u{FFFD}")
+    } else {
+        s
+    }
+}
+
+fn json_strings(items: &[String]) -> String {
+    serde_json::Value::from(items).to_string()
+}
+
+/// Sizes are bytes of a file: none reaches 2^63, the bound of PostgreSQL's `bigint`.
+fn clamp_size(size: u64) -> i64 {
+    i64::try_from(size).unwrap_or(i64::MAX)
+}
+
+/// PostgreSQL's position of the word at `position` (from 0) in the analyzer's numbering.
+fn pg_position(position: usize) -> u16 {
+    match u16::try_from(position.saturating_add(1)) {
+        Ok(p) if p <= LAST_EXACT_POSITION => p,
+        _ => FAR_POSITION,
+    }
+}
+
+/// A text's words as a tsvector in text form: `'word':1,5 'other':2`, within PostgreSQL's limits
+/// (see the module's notes).
+fn tsvector(text: &str) -> String {
+    // In order of first appearance, so that when the budget runs out the earlier words stay.
+    let mut lexemes: Vec<(String, Vec<u16>)> = Vec::new();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    crate::search::each_word(text, &mut |word, position| {
+        let position = pg_position(position);
+        match seen.get(word) {
+            Some(&i) => {
+                let positions = &mut lexemes[i].1;
+                // Positions only grow; the far one repeats, and PostgreSQL keeps it once.
+                if positions.len() < MAX_POSITIONS && positions.last() != Some(&position) {
+                    positions.push(position);
+                }
+            }
+            None => {
+                seen.insert(word.to_string(), lexemes.len());
+                lexemes.push((word.to_string(), vec![position]));
+            }
+        }
+    });
+    fit(&mut lexemes);
+    let mut out = String::with_capacity(lexemes.iter().map(|(w, p)| w.len() + 4 + 6 * p.len()).sum());
+    for (word, positions) in &lexemes {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        quote(word, &mut out);
+        for (i, p) in positions.iter().enumerate() {
+            let _ = write!(out, "{}{p}", if i == 0 { ':' } else { ',' });
+        }
+    }
+    out
+}
+
+/// The bytes PostgreSQL counts for a word and its first position (the word padded to an even
+/// length, the count of positions, one position); each further position is two more.
+fn lexeme_cost(word: &str) -> usize {
+    word.len().next_multiple_of(2) + 4
+}
+
+/// Trims a tsvector to [`TSVECTOR_BUDGET`]: first the later positions (phrases are found only
+/// before a cut, words still everywhere), and only when every word's first position alone is too
+/// much, the later words.
+fn fit(lexemes: &mut Vec<(String, Vec<u16>)>) {
+    let base: usize = lexemes.iter().map(|(w, _)| lexeme_cost(w)).sum();
+    let extra: usize = lexemes.iter().map(|(_, p)| p.len() - 1).sum();
+    if base + 2 * extra <= TSVECTOR_BUDGET {
+        return;
+    }
+    let mut used = 0;
+    let mut kept = 0;
+    for (word, _) in lexemes.iter() {
+        if used + lexeme_cost(word) > TSVECTOR_BUDGET {
+            break;
+        }
+        used += lexeme_cost(word);
+        kept += 1;
+    }
+    lexemes.truncate(kept);
+    // The further positions that fit, taken from the start of the text.
+    let allowed = (TSVECTOR_BUDGET - used) / 2;
+    let mut further: Vec<u16> = lexemes.iter().flat_map(|(_, p)| p.iter().skip(1).copied()).collect();
+    if further.len() <= allowed {
+        return;
+    }
+    further.sort_unstable();
+    let cut = further[allowed];
+    for (_, positions) in lexemes.iter_mut() {
+        let first = positions[0];
+        positions.retain(|&p| p == first || p < cut);
+    }
+}
+
+/// Appends `word` quoted as a lexeme of a tsvector or tsquery: in single quotes, with quotes and
+/// backslashes doubled.
+fn quote(word: &str, out: &mut String) {
+    out.push('\'');
+    for c in word.chars() {
+        if c == '\'' || c == '\\' {
+            out.push(c);
+        }
+        out.push(c);
+    }
+    out.push('\'');
+}
+
+/// The tsquery of a text term: its words one after another (a single word, or a phrase), or
+/// `None` when the text has no words (it matches nothing, as in the embedded engine).
+fn tsquery(text: &str) -> Option<String> {
+    let words = crate::search::words(text);
+    if words.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    for (i, w) in words.iter().enumerate() {
+        if i > 0 {
+            out.push_str(" <-> ");
+        }
+        quote(w, &mut out);
+    }
+    Some(out)
+}
+
+type Param = Box<dyn ToSql + Send + Sync>;
+
+/// A query as an SQL condition on `search_docs` and the parameters it numbers.
+struct Condition {
+    sql: String,
+    params: Vec<Param>,
+}
+
+impl Condition {
+    fn of(q: &Query, ids_of: &IdsOf<'_>) -> Condition {
+        let mut c = Condition { sql: String::new(), params: Vec::new() };
+        c.sql = c.build(q, ids_of);
+        c
+    }
+
+    /// Adds a parameter; its placeholder.
+    fn param(&mut self, p: Param) -> String {
+        self.params.push(p);
+        format!("${}", self.params.len())
+    }
+
+    /// The condition of `q`. It is never NULL (the one nullable column is tested for NULL where it
+    /// is read), so that `NOT` is the complement, as the embedded engine's negation is.
+    fn build(&mut self, q: &Query, ids_of: &IdsOf<'_>) -> String {
+        match q {
+            Query::All => "TRUE".into(),
+            Query::Text { field, text, .. } => {
+                // A quoted phrase and a word of several tokens are both the tokens in order.
+                let Some(tsq) = tsquery(text) else { return "FALSE".into() };
+                let p = self.param(Box::new(tsq));
+                let columns: &[&str] = match field {
+                    None => &TEXT_COLUMNS,
+                    Some(TextField::Subject) => &["subject"],
+                    Some(TextField::From) => &["sender"],
+                    Some(TextField::To) => &["recipients"],
+                    Some(TextField::Cc) => &["cc"],
+                    Some(TextField::Body) => &["body"],
+                    Some(TextField::Filename) => &["filename"],
+                };
+                let any: Vec<String> = columns.iter().map(|c| format!("{c} @@ {p}::text::tsquery")).collect();
+                format!("({})", any.join(" OR "))
+            }
+            Query::MessageId(m) => {
+                let ids: Vec<i32> = ids_of(m).into_iter().map(pg_id).collect();
+                if ids.is_empty() {
+                    return "FALSE".into();
+                }
+                format!("id = ANY({}::integer[])", self.param(Box::new(ids)))
+            }
+            Query::Folder(path) => {
+                format!("folders @> ARRAY[{}::text]", self.param(Box::new(storable(crate::folders::term(path)))))
+            }
+            Query::Label(label) => {
+                format!("labels @> ARRAY[{}::text]", self.param(Box::new(storable(crate::folders::term(label)))))
+            }
+            Query::List(list) => {
+                let p = self.param(Box::new(storable(list.trim().to_lowercase())));
+                format!("(list IS NOT NULL AND list = {p}::text)")
+            }
+            Query::HasAttachment => "attachment".into(),
+            Query::Date { from, to } => {
+                let mut parts = Vec::new();
+                if let Some(from) = from {
+                    parts.push(format!("date >= {}::bigint", self.param(Box::new(*from))));
+                }
+                if let Some(to) = to {
+                    parts.push(format!("date < {}::bigint", self.param(Box::new(*to))));
+                }
+                all_of(parts)
+            }
+            Query::Size { min, max } => {
+                let mut parts = Vec::new();
+                if let Some(min) = min {
+                    parts.push(format!("size >= {}::bigint", self.param(Box::new(clamp_size(*min)))));
+                }
+                if let Some(max) = max {
+                    parts.push(format!("size < {}::bigint", self.param(Box::new(clamp_size(*max)))));
+                }
+                all_of(parts)
+            }
+            Query::Not(inner) => format!("NOT ({})", self.build(inner, ids_of)),
+            Query::And(all) => {
+                let parts = all.iter().map(|q| self.build(q, ids_of)).collect();
+                all_of(parts)
+            }
+            Query::Or(any) => {
+                if any.is_empty() {
+                    return "FALSE".into();
+                }
+                let parts: Vec<String> = any.iter().map(|q| self.build(q, ids_of)).collect();
+                format!("({})", parts.join(" OR "))
+            }
+        }
+    }
+
+    fn refs(params: &[Param]) -> Vec<&(dyn ToSql + Sync)> {
+        params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect()
+    }
+}
+
+fn all_of(parts: Vec<String>) -> String {
+    if parts.is_empty() {
+        "TRUE".into()
+    } else {
+        format!("({})", parts.join(" AND "))
+    }
+}
+
+impl PgSearch {
+    /// Keeps the count of a search run with its count, and gives its total and page.
+    fn counted(&self, key: &str, c: Counted) -> (i64, Vec<i32>) {
+        let total = c.total.unwrap_or(0);
+        self.counts.insert(key.to_string(), Kept { version: c.version, total, docs: c.docs.unwrap_or(0) });
+        (total, c.ids)
+    }
+
+    /// The search index in `db`, whose schema [`Database::connect`] brought up to date.
+    pub fn new(db: Arc<Database>) -> PgSearch {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(1);
+        let writer_db = Arc::clone(&db);
+        let spawned = std::thread::Builder::new().name("search-writer".into()).spawn(move || {
+            for job in rx {
+                match job {
+                    Job::Write(ops) => write(&writer_db, ops),
+                    Job::Barrier(done) => {
+                        let _ = done.send(());
+                    }
+                }
+            }
+        });
+        if let Err(e) = spawned {
+            // Without its thread every batch fails to send, is logged, and is caught up at the
+            // next start (see `flush`).
+            tracing::error!(error = %e, "search writer not started");
+        }
+        PgSearch {
+            db,
+            pending: Mutex::new(Pending::default()),
+            writer: Mutex::new(tx),
+            counts: quick_cache::sync::Cache::new(COUNTS_KEPT),
+        }
+    }
+
+    fn send(&self, job: Job) -> bool {
+        self.writer.lock().unwrap_or_else(|e| e.into_inner()).send(job).is_ok()
+    }
+
+    /// Waits until every batch handed to the writer is written.
+    fn settle(&self) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        if self.send(Job::Barrier(tx)) {
+            let _ = rx.recv();
+        }
+    }
+
+    fn pending(&self) -> MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues a change; writes the buffer when it is full.
+    fn push(&self, op: Op, bytes: usize) {
+        let full = {
+            let mut pending = self.pending();
+            pending.ops.push(op);
+            pending.bytes += bytes;
+            pending.ops.len() >= FLUSH_DOCS || pending.bytes >= FLUSH_BYTES
+        };
+        if full {
+            self.flush();
+        }
+    }
+
+    /// Hands what is buffered to the writer, to be written in one transaction. On failure it is
+    /// dropped, not retried: the archive compares [`SearchIndex::ids`] with its index at the next
+    /// start and adds what is missing.
+    fn flush(&self) {
+        // Taken and sent under one lock, so batches reach the writer in the order they were made.
+        let writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let ops = {
+            let mut pending = self.pending();
+            pending.bytes = 0;
+            std::mem::take(&mut pending.ops)
+        };
+        if !ops.is_empty() && writer.send(Job::Write(ops)).is_err() {
+            tracing::error!("search index changes not written: the writer has stopped");
+        }
+    }
+}
+
+/// Writes one batch of changes in one transaction (on the writer thread).
+fn write(db: &Database, ops: Vec<Op>) {
+    {
+        let (adds, deletes) = last_of_each(ops);
+        let count = adds.len();
+        let written = db.run(move |mut c| async move {
+            let fail = failed("search index: write");
+            let tx = c.transaction().await.map_err(&fail)?;
+            if !deletes.is_empty() {
+                tx.execute("DELETE FROM search_docs WHERE id = ANY($1)", &[&deletes]).await.map_err(&fail)?;
+            }
+            if !adds.is_empty() {
+                let ids: Vec<i32> = adds.iter().map(|r| r.id).collect();
+                let texts: Vec<Vec<&str>> =
+                    (0..TEXT_COLUMNS.len()).map(|i| adds.iter().map(|r| r.texts[i].as_str()).collect()).collect();
+                let dates: Vec<i64> = adds.iter().map(|r| r.date).collect();
+                let sizes: Vec<i64> = adds.iter().map(|r| r.size).collect();
+                let attachments: Vec<bool> = adds.iter().map(|r| r.attachment).collect();
+                let folders: Vec<&str> = adds.iter().map(|r| r.folders.as_str()).collect();
+                let labels: Vec<&str> = adds.iter().map(|r| r.labels.as_str()).collect();
+                let lists: Vec<Option<&str>> = adds.iter().map(|r| r.list.as_deref()).collect();
+                tx.execute(
+                    "INSERT INTO search_docs (id, subject, sender, recipients, cc, body, filename, date, size, \
+                     attachment, folders, labels, list) \
+                     SELECT t.id, t.subject::tsvector, t.sender::tsvector, t.recipients::tsvector, t.cc::tsvector, \
+                     t.body::tsvector, t.filename::tsvector, t.date, t.size, t.attachment, \
+                     ARRAY(SELECT jsonb_array_elements_text(t.folders::jsonb)), \
+                     ARRAY(SELECT jsonb_array_elements_text(t.labels::jsonb)), t.list \
+                     FROM unnest($1::integer[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
+                     $7::text[], $8::bigint[], $9::bigint[], $10::boolean[], $11::text[], $12::text[], $13::text[]) \
+                     AS t(id, subject, sender, recipients, cc, body, filename, date, size, attachment, folders, \
+                     labels, list) \
+                     ON CONFLICT (id) DO UPDATE SET subject = EXCLUDED.subject, sender = EXCLUDED.sender, \
+                     recipients = EXCLUDED.recipients, cc = EXCLUDED.cc, body = EXCLUDED.body, \
+                     filename = EXCLUDED.filename, date = EXCLUDED.date, size = EXCLUDED.size, \
+                     attachment = EXCLUDED.attachment, folders = EXCLUDED.folders, labels = EXCLUDED.labels, \
+                     list = EXCLUDED.list",
+                    &[
+                        &ids,
+                        &texts[0],
+                        &texts[1],
+                        &texts[2],
+                        &texts[3],
+                        &texts[4],
+                        &texts[5],
+                        &dates,
+                        &sizes,
+                        &attachments,
+                        &folders,
+                        &labels,
+                        &lists,
+                    ],
+                )
+                .await
+                .map_err(&fail)?;
+            }
+            // Counts made before this write no longer hold, on any replica.
+            tx.execute("UPDATE search_version SET n = n + 1", &[]).await.map_err(&fail)?;
+            tx.commit().await.map_err(&fail)?;
+            Ok(())
+        });
+        if let Err(e) = written {
+            tracing::error!(error = %e, documents = count, "search index changes not written");
+        }
+    }
+}
+
+/// The changes a batch makes: each id's last one (an add then a delete of the same id is a
+/// delete, a delete then an add an add), so that the two kinds can be written as two statements.
+fn last_of_each(ops: Vec<Op>) -> (Vec<Row>, Vec<i32>) {
+    let mut seen = HashSet::new();
+    let mut adds = Vec::new();
+    let mut deletes = Vec::new();
+    for op in ops.into_iter().rev() {
+        match op {
+            Op::Add(row) => {
+                if seen.insert(row.id) {
+                    adds.push(*row);
+                }
+            }
+            Op::Delete(id) => {
+                if seen.insert(pg_id(id)) {
+                    deletes.push(pg_id(id));
+                }
+            }
+        }
+    }
+    (adds, deletes)
+}
+
+impl SearchIndex for PgSearch {
+    fn add(&self, d: &Doc) {
+        let row = Row::of(d);
+        let bytes = row.bytes();
+        self.push(Op::Add(Box::new(row)), bytes);
+    }
+
+    fn delete(&self, id: u32) {
+        self.push(Op::Delete(id), 0);
+    }
+
+    fn commit(&self) {
+        self.flush();
+        self.settle();
+    }
+
+    fn ids(&self) -> Vec<u32> {
+        self.settle();
+        let mut ids = Vec::new();
+        let read = self.db.copy_rows("SELECT id FROM search_docs", &mut |row| {
+            if let Some(id) = row.first().and_then(|f| int4(*f)) {
+                ids.push(our_id(id));
+            }
+        });
+        if let Err(e) = read {
+            // The archive then adds every message again, which replaces rows and loses nothing.
+            tracing::warn!(error = %e, "search index ids unreadable");
+            return Vec::new();
+        }
+        ids.sort_unstable();
+        ids
+    }
+
+    /// The total, and a page newest first (then by id): PostgreSQL keeps no word statistics to
+    /// rank by relevance with, so the order differs from the embedded engine, not the set.
+    fn search(&self, q: &str, offset: usize, limit: usize, ids_of: &IdsOf<'_>) -> Result<Hits, Error> {
+        let parsed = query::parse(q)?;
+        let Condition { sql: cond, mut params } = Condition::of(&parsed, ids_of);
+        // The condition and its values name the search exactly (a `message-id:` term's ids too).
+        let key = format!("{cond}{params:?}");
+        let page = if limit == 0 {
+            "ARRAY[]::integer[]".to_string()
+        } else {
+            params.push(Box::new(i64::try_from(limit).unwrap_or(i64::MAX)));
+            params.push(Box::new(i64::try_from(offset).unwrap_or(i64::MAX)));
+            let n = params.len();
+            format!(
+                "ARRAY(SELECT id FROM search_docs WHERE {cond} ORDER BY date DESC, id DESC \
+                 LIMIT ${}::bigint OFFSET ${n}::bigint)",
+                n - 1
+            )
+        };
+        // One statement each, so that the version, the count and the page come from one snapshot.
+        let known = self.counts.get(&key);
+        let with_count = format!(
+            "SELECT (SELECT n FROM search_version), (SELECT count(*) FROM search_docs WHERE {cond}), {page}, \
+             (SELECT reltuples::bigint FROM pg_class WHERE oid = 'search_docs'::regclass)"
+        );
+        let without = format!("SELECT (SELECT n FROM search_version), NULL::bigint, {page}, NULL::bigint");
+        let params = Arc::new(params);
+        // Without a page, the statement that only asks for the version has no values to bind.
+        let run = |sql: String, bind: bool, in_date_order: bool| -> Result<Counted, Error> {
+            let params = Arc::clone(&params);
+            self.db.run(move |mut c| async move {
+                let fail = failed("search");
+                let values = if bind { Condition::refs(&params) } else { Vec::new() };
+                let mut walked = None;
+                if in_date_order {
+                    // Walk the messages newest first and stop at the page's last match: PostgreSQL
+                    // would otherwise fetch every match (from its bitmap of them) to sort them.
+                    // Matches bunched in the past make the walk long: it is given up after a
+                    // moment, and the page fetched the other way.
+                    let tx = c.transaction().await.map_err(&fail)?;
+                    tx.batch_execute(&format!(
+                        "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off; \
+                         SET LOCAL statement_timeout = {DATE_ORDER_TIMEOUT_MS}"
+                    ))
+                    .await
+                    .map_err(&fail)?;
+                    match tx.query_one(sql.as_str(), &values).await {
+                        Ok(row) => {
+                            tx.commit().await.map_err(&fail)?;
+                            walked = Some(row);
+                        }
+                        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::QUERY_CANCELED) => {
+                            tx.rollback().await.map_err(&fail)?;
+                        }
+                        Err(e) => return Err(fail(e)),
+                    }
+                }
+                let row = match walked {
+                    Some(row) => row,
+                    None => c.query_one(sql.as_str(), &values).await.map_err(&fail)?,
+                };
+                Ok(Counted { version: row.get(0), total: row.get(1), ids: row.get(2), docs: row.get(3) })
+            })
+        };
+        let (total, ids) = match known {
+            Some(kept) => {
+                // Matches are about evenly spread over time: walking newest first reaches the
+                // page's end after about this many messages.
+                let walk = (offset + limit) as f64 * kept.docs.max(1) as f64 / kept.total.max(1) as f64;
+                let in_date_order = limit > 0 && kept.total > 0 && walk <= DATE_ORDER_WALK;
+                match run(without, limit > 0, in_date_order)? {
+                    now if now.version == kept.version => (kept.total, now.ids),
+                    _ => self.counted(&key, run(with_count, true, false)?),
+                }
+            }
+            None => self.counted(&key, run(with_count, true, false)?),
+        };
+        Ok(Hits { total: usize::try_from(total).unwrap_or(0), ids: ids.into_iter().map(our_id).collect() })
+    }
+
+    fn matching(&self, q: &str, ids_of: &IdsOf<'_>) -> Result<HashSet<u32>, Error> {
+        let parsed = query::parse(q)?;
+        let Condition { sql: cond, params } = Condition::of(&parsed, ids_of);
+        let sql = format!("SELECT id FROM search_docs WHERE {cond}");
+        self.db.run(move |c| async move {
+            let rows = c.query(sql.as_str(), &Condition::refs(&params)).await.map_err(failed("search"))?;
+            Ok(rows.iter().map(|r| our_id(r.get(0))).collect())
+        })
+    }
+
+    fn snippets(&self, q: &str, texts: &[String]) -> Vec<Option<String>> {
+        crate::search::snippets_of_words(q, texts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+    use crate::postgres::testing::Cluster;
+    use crate::search::Embedded;
+
+    fn day(y: i64, m: i64, d: i64) -> i64 {
+        crate::dates::days_from_civil(y, m, d) * 86_400
+    }
+
+    /// An id past `i32::MAX`, stored as a negative `integer`.
+    const BIG_ID: u32 = 3_000_000_000;
+
+    fn docs() -> Vec<Doc> {
+        let doc = |id: u32, subject: &str, from: &str, body: &str| Doc {
+            id,
+            subject: subject.into(),
+            from: from.into(),
+            body: body.into(),
+            size: 1_000 + u64::from(id),
+            timestamp: Some(day(2020, 1, 1) + i64::from(id % 1000) * 3_600),
+            ..Doc::default()
+        };
+        let alice = "Alice Martin <alice@example.org>";
+        let bob = "Bob <bob@example.com>";
+        vec![
+            Doc {
+                to: "bob@example.com".into(),
+                cc: "carol@example.net".into(),
+                filenames: "report-q3.pdf".into(),
+                timestamp: Some(day(2017, 3, 5)),
+                size: 120_000,
+                has_attachment: true,
+                folder: "Archives/2017".into(),
+                labels: vec!["Work".into()],
+                ..doc(1, "Quarterly report", alice, "Please find the quarterly report attached. Numbers look good.")
+            },
+            Doc {
+                to: "alice@example.org".into(),
+                timestamp: Some(day(2018, 6, 1)),
+                size: 2_000,
+                folder: "Inbox".into(),
+                labels: vec!["Personal".into(), "Important".into()],
+                ..doc(2, "Café au lait", bob, "On se retrouve au Café de Flore à 10h ?")
+            },
+            Doc {
+                to: "bob@example.com".into(),
+                timestamp: Some(day(2018, 6, 2)),
+                folder: "Inbox".into(),
+                labels: vec!["personal".into()],
+                ..doc(3, "Re: Café au lait", alice, "Oui, le cafe est parfait.\n> On se retrouve au Café de Flore")
+            },
+            Doc {
+                to: "team@example.jp".into(),
+                timestamp: Some(day(2019, 11, 20)),
+                folder: "Archives/2019/Japan".into(),
+                ..doc(4, "会議の議事録", "田中 <tanaka@example.jp>", "東京タワーで会議をしましょう。")
+            },
+            Doc {
+                list: Some("rust-users.lists.example.org".into()),
+                folder: "Lists/Rust".into(),
+                size: 8_000,
+                ..doc(
+                    5,
+                    "[rust-users] Build fails on nightly",
+                    "dev@lists.example.org",
+                    "The build fails with error E0308 on nightly: cargo build --release",
+                )
+            },
+            Doc {
+                list: Some("Rust-Users.Lists.Example.Org".into()),
+                folder: "Lists/Rust".into(),
+                ..doc(
+                    6,
+                    "Re: [rust-users] Build fails on nightly",
+                    alice,
+                    "Fixed by updating the toolchain; the build no longer fails.",
+                )
+            },
+            Doc { timestamp: None, size: 500, ..doc(7, "Undated note", "", "This message has no date header at all") },
+            Doc {
+                filenames: "IMG_0001.jpg IMG_0002.jpg".into(),
+                size: 5_000_000,
+                has_attachment: true,
+                folder: "Archives/2017/Travel".into(),
+                labels: vec!["Travel".into()],
+                timestamp: Some(day(2017, 8, 20)),
+                ..doc(8, "Photos from the trip", bob, "See attached photos of the mountains")
+            },
+            doc(9, "Fox", alice, "the quick brown fox jumps over the lazy dog"),
+            doc(10, "Dog", bob, "the lazy dog jumps over the quick brown fox"),
+            // The long word is left out but keeps its place: "alpha beta" is no phrase here.
+            doc(11, "Gap", "", &format!("alpha {} beta gamma", "x".repeat(60))),
+            doc(12, "No gap", "", "alpha beta that that is"),
+            doc(13, "Ωmega launch", "", "ΩMEGA is launching"),
+            // Folded to "(1)" and "1.": lexemes that need quoting.
+            doc(14, "Items", "", "Item ⑴ and ⒈ apply; O'Reilly's book isn't here"),
+            Doc {
+                labels: vec!["Projects/Alpha".into(), " Urgent ".into()],
+                folder: "/Projects/".into(),
+                ..doc(15, "Labels", "", "labelled")
+            },
+            Doc { id: 16, timestamp: None, ..Doc::default() },
+            Doc {
+                to: "team@example.org, dave@example.com".into(),
+                cc: "alice@example.org".into(),
+                ..doc(17, "Team meeting", "carol@example.net", "Agenda: budget, hiring")
+            },
+            Doc {
+                filenames: "Budget 2024 (final).xlsx".into(),
+                has_attachment: true,
+                timestamp: Some(day(2024, 2, 1) - 1),
+                size: 2_047,
+                ..doc(18, "Budget", "", "the final budget")
+            },
+            Doc { timestamp: Some(day(2024, 2, 1)), size: 2_048, ..doc(19, "February", "", "first of february") },
+            Doc { list: Some(String::new()), ..doc(20, "Empty list id", "", "nothing") },
+            // Names PostgreSQL's text cannot hold as they are.
+            Doc {
+                list: Some("nul\0list".into()),
+                labels: vec!["nul\0label".into()],
+                folder: "Nul\0folder/inner".into(),
+                ..doc(21, "Nul", "", "a\0b")
+            },
+            Doc { folder: "Archives/2017".into(), ..doc(BIG_ID, "Large id", alice, "a message with a large id") },
+        ]
+    }
+
+    fn ids_of(m: &str) -> Vec<u32> {
+        match m {
+            "a1@example.org" => vec![1],
+            "thread@x" => vec![2, 3, BIG_ID],
+            "missing@x" => vec![99],
+            _ => Vec::new(),
+        }
+    }
+
+    const QUERIES: &[&str] = &[
+        "",
+        "report",
+        "Report",
+        "quarterly report",
+        "\"quarterly report\"",
+        "\"report quarterly\"",
+        "subject:café",
+        "cafe",
+        "CAFÉ",
+        "body:\"café de flore\"",
+        "body:\"flore de café\"",
+        "from:alice",
+        "from:alice@example.org",
+        "to:bob",
+        "cc:carol",
+        "cc:alice",
+        "to:\"example.org\"",
+        "example.org",
+        "filename:pdf",
+        "filename:report-q3.pdf",
+        "filename:\"budget 2024\"",
+        "filename:img_0001",
+        "会議",
+        "東京",
+        "タワー",
+        "京東",
+        "subject:議事録",
+        "\"brown fox jumps\"",
+        "\"quick brown fox\"",
+        "\"lazy dog jumps\"",
+        "\"the the\"",
+        "\"that that is\"",
+        "\"that is that\"",
+        "\"alpha beta\"",
+        "\"beta gamma\"",
+        "ωmega",
+        "Ωmega",
+        "⑴",
+        "o'reilly's",
+        "\"isn't here\"",
+        "message-id:<a1@example.org>",
+        "message-id:thread@x",
+        "msgid:nobody@x",
+        "message-id:missing@x",
+        "-message-id:thread@x",
+        "folder:Archives",
+        "folder:archives/2017",
+        "folder:/Archives/2017/",
+        "folder:Archive",
+        "folder:Inbox",
+        "folder:projects",
+        "-folder:archives",
+        "label:work",
+        "label:URGENT",
+        "label:projects/alpha",
+        "label:projects",
+        "-label:personal",
+        "list:rust-users.lists.example.org",
+        "list:<Rust-Users.Lists.Example.Org>",
+        "list:other",
+        "list:\"\"",
+        "list:nul\0list",
+        "label:nul\0label",
+        "folder:nul\0folder",
+        "\"a\0b\"",
+        "-list:rust-users.lists.example.org",
+        "has:attachment",
+        "-has:attachment",
+        "before:2018",
+        "after:2018",
+        "after:2018 before:2019-01",
+        "before:2024-02-01",
+        "after:2024-02-01",
+        "-before:2018",
+        "larger:2K",
+        "smaller:2K",
+        "larger:1M",
+        "larger:1K smaller:100K",
+        "larger:99999999G",
+        "-cafe",
+        "-(cafe OR report)",
+        "cafe OR report",
+        "(from:alice OR from:bob) -label:personal",
+        "build fails -subject:re",
+        "subject:re: build",
+        "(has:attachment OR list:rust-users.lists.example.org) after:2017-06",
+        "-(-has:attachment)",
+        "!!!",
+        "-!!!",
+        "\"\"",
+        "!!! OR report",
+        "nothing-at-all",
+        "http://alice.example.org/x",
+    ];
+
+    /// Every query answers the same set on both engines, and a page covering every match too.
+    #[test]
+    fn answers_as_the_embedded_engine() {
+        let Some(cluster) = Cluster::start() else { return };
+        let dir = tempfile::tempdir().expect("dir");
+        let embedded = Embedded::open(dir.path()).expect("opens");
+        let pg = PgSearch::new(cluster.database());
+        for d in docs() {
+            embedded.add(&d);
+            pg.add(&d);
+        }
+        embedded.commit();
+        pg.commit();
+        let all: Vec<u32> = {
+            let mut all: Vec<u32> = docs().iter().map(|d| d.id).collect();
+            all.sort_unstable();
+            all
+        };
+        assert_eq!(pg.ids(), all);
+        assert_eq!(embedded.ids(), all);
+        let dates: HashMap<u32, i64> = docs().iter().map(|d| (d.id, d.timestamp.unwrap_or(i64::MIN))).collect();
+        let mut matched_some = 0;
+        for q in QUERIES {
+            let want = embedded.matching(q, &ids_of).expect(q);
+            let got = pg.matching(q, &ids_of).expect(q);
+            let sorted = |s: &HashSet<u32>| {
+                let mut v: Vec<u32> = s.iter().copied().collect();
+                v.sort_unstable();
+                v
+            };
+            assert_eq!(sorted(&got), sorted(&want), "matching {q:?}");
+            matched_some += usize::from(!want.is_empty() && want.len() < all.len());
+
+            let want_hits = embedded.search(q, 0, 100, &ids_of).expect(q);
+            let hits = pg.search(q, 0, 100, &ids_of).expect(q);
+            assert_eq!(hits.total, want_hits.total, "total of {q:?}");
+            assert_eq!(hits.total, want.len(), "total of {q:?}");
+            let page: HashSet<u32> = hits.ids.iter().copied().collect();
+            assert_eq!(page, want_hits.ids.iter().copied().collect::<HashSet<u32>>(), "page of {q:?}");
+            // Newest first, then by id.
+            let mut ordered = hits.ids.clone();
+            ordered.sort_by_key(|id| std::cmp::Reverse((dates[id], pg_id(*id))));
+            assert_eq!(hits.ids, ordered, "order of {q:?}");
+
+            let counted = pg.search(q, 0, 0, &ids_of).expect(q);
+            assert_eq!((counted.total, counted.ids.len()), (want.len(), 0), "count of {q:?}");
+            let paged = pg.search(q, 1, 2, &ids_of).expect(q);
+            assert_eq!(paged.total, want.len(), "total of a page of {q:?}");
+            assert_eq!(paged.ids, hits.ids.iter().skip(1).take(2).copied().collect::<Vec<_>>(), "page 2 of {q:?}");
+        }
+        // The table is no trivial one: most queries pick some of the documents.
+        assert!(matched_some > QUERIES.len() / 2, "{matched_some} of {}", QUERIES.len());
+        for bad in ["\"open", "has:wings", "a OR"] {
+            assert!(matches!(pg.search(bad, 0, 10, &ids_of), Err(Error::BadQuery(_))), "{bad}");
+            assert!(matches!(pg.matching(bad, &ids_of), Err(Error::BadQuery(_))), "{bad}");
+        }
+        assert_eq!(
+            pg.snippets("flore", &["au Café de Flore".into()]),
+            embedded.snippets("flore", &["au Café de Flore".into()])
+        );
+    }
+
+    #[test]
+    fn deletes_and_re_adds_apply_in_order() {
+        let Some(cluster) = Cluster::start() else { return };
+        let pg = PgSearch::new(cluster.database());
+        let doc = |id: u32, body: &str| Doc { id, body: body.into(), ..Doc::default() };
+        for id in 1..=5 {
+            pg.add(&doc(id, "first"));
+        }
+        pg.commit();
+        assert_eq!(pg.ids(), vec![1, 2, 3, 4, 5]);
+        pg.delete(2);
+        // Deleted, then added again in the same batch: the add is the last word.
+        pg.delete(3);
+        pg.add(&doc(3, "second"));
+        // Added, then deleted: gone.
+        pg.add(&doc(6, "second"));
+        pg.delete(6);
+        // Added twice: the later one.
+        pg.add(&doc(7, "first"));
+        pg.add(&doc(7, "second"));
+        pg.delete(BIG_ID);
+        pg.commit();
+        assert_eq!(pg.ids(), vec![1, 3, 4, 5, 7]);
+        let none: &IdsOf<'_> = &|_| Vec::new();
+        assert_eq!(pg.matching("second", none).expect("runs"), HashSet::from([3, 7]));
+        assert_eq!(pg.matching("first", none).expect("runs"), HashSet::from([1, 4, 5]));
+        // A commit with nothing buffered is harmless.
+        pg.commit();
+        assert_eq!(pg.ids(), vec![1, 3, 4, 5, 7]);
+    }
+
+    /// A count kept from an earlier search is used only while nothing was written since, by this
+    /// replica or another one on the same database.
+    #[test]
+    fn kept_counts_follow_every_write() {
+        let Some(cluster) = Cluster::start() else { return };
+        let db = cluster.database();
+        let (here, there) = (PgSearch::new(Arc::clone(&db)), PgSearch::new(db));
+        let none: &IdsOf<'_> = &|_| Vec::new();
+        let doc =
+            |id: u32| Doc { id, body: "quarterly figures".into(), timestamp: Some(i64::from(id)), ..Doc::default() };
+        here.add(&doc(1));
+        here.commit();
+        for limit in [0, 10] {
+            assert_eq!(here.search("quarterly", 0, limit, none).expect("runs").total, 1);
+        }
+        there.add(&doc(2));
+        there.commit();
+        let hits = here.search("quarterly", 0, 10, none).expect("runs");
+        assert_eq!((hits.total, hits.ids), (2, vec![2, 1]), "a write on another replica is counted");
+        assert_eq!(here.search("quarterly", 0, 0, none).expect("runs").total, 2);
+        here.delete(1);
+        here.commit();
+        assert_eq!(here.search("quarterly", 0, 0, none).expect("runs").total, 1);
+        assert_eq!(here.search("quarterly", 0, 10, none).expect("runs").ids, vec![2]);
+    }
+
+    #[test]
+    fn a_full_buffer_is_written_before_the_commit() {
+        let Some(cluster) = Cluster::start() else { return };
+        let pg = PgSearch::new(cluster.database());
+        let count = FLUSH_DOCS as u32 + 10;
+        for id in 0..count {
+            pg.add(&Doc { id, subject: format!("number {id}"), ..Doc::default() });
+        }
+        assert_eq!(pg.ids().len(), FLUSH_DOCS);
+        pg.commit();
+        assert_eq!(pg.ids(), (0..count).collect::<Vec<_>>());
+        let hits = pg.search("number", 0, 5, &|_| Vec::new()).expect("runs");
+        assert_eq!((hits.total, hits.ids.len()), (count as usize, 5));
+    }
+
+    /// Texts past PostgreSQL's limits go in, trimmed as the module's notes say.
+    #[test]
+    fn long_texts_are_kept_within_postgres_limits() {
+        let Some(cluster) = Cluster::start() else { return };
+        let pg = PgSearch::new(cluster.database());
+        // More words than positions.
+        let long: String = (0..20_000).map(|i| format!("w{i} ")).collect();
+        // More than a tsvector holds: 150,000 distinct words of 8 letters.
+        let huge: String = (0..150_000).map(|i| format!("h{i:07} ")).collect();
+        // One word more often than its positions.
+        let repeated = format!("{}end", "common ".repeat(300));
+        let dir = tempfile::tempdir().expect("dir");
+        let embedded = Embedded::open(dir.path()).expect("opens");
+        for d in [
+            Doc { id: 1, body: long, ..Doc::default() },
+            Doc { id: 2, body: huge, ..Doc::default() },
+            Doc { id: 3, body: "w5 w6 common end".into(), ..Doc::default() },
+            Doc { id: 4, body: repeated, ..Doc::default() },
+        ] {
+            pg.add(&d);
+            embedded.add(&d);
+        }
+        pg.commit();
+        embedded.commit();
+        assert_eq!(pg.ids(), vec![1, 2, 3, 4]);
+        let none: &IdsOf<'_> = &|_| Vec::new();
+        let found = |q: &str| {
+            let mut v: Vec<u32> = pg.matching(q, none).expect(q).into_iter().collect();
+            v.sort_unstable();
+            v
+        };
+        let embedded_found = |q: &str| {
+            let mut v: Vec<u32> = embedded.matching(q, none).expect(q).into_iter().collect();
+            v.sort_unstable();
+            v
+        };
+        // Where both engines agree.
+        for (q, want) in [
+            ("w19999", vec![1]),
+            ("w5", vec![1, 3]),
+            ("\"w5 w6\"", vec![1, 3]),
+            ("\"w8000 w8001 w8002\"", vec![1]),
+            // The last two words at exact positions (16,380 and 16,381).
+            ("\"w16379 w16380\"", vec![1]),
+            ("\"common common common\"", vec![4]),
+            ("\"common end\"", vec![3, 4]),
+            ("h0000000", vec![2]),
+            ("\"h0000000 h0000001\"", vec![2]),
+            ("h0074999", vec![2]),
+        ] {
+            assert_eq!(embedded_found(q), want, "embedded: {q}");
+        }
+        for (q, want) in [
+            ("w19999", vec![1]),
+            ("w5", vec![1, 3]),
+            ("\"w5 w6\"", vec![1, 3]),
+            ("\"w8000 w8001 w8002\"", vec![1]),
+            ("\"w16379 w16380\"", vec![1]),
+            ("\"common common common\"", vec![4]),
+            ("h0000000", vec![2]),
+            ("\"h0000000 h0000001\"", vec![2]),
+            ("h0074999", vec![2]),
+            // The documented differences: no phrase across or past the last exact position, none
+            // on a word's 257th place or later, no word past what a tsvector holds.
+            ("\"w16380 w16381\"", vec![]),
+            ("\"w17000 w17001\"", vec![]),
+            ("\"common end\"", vec![3]),
+            ("h0075000", vec![]),
+            ("h0149999", vec![]),
+        ] {
+            assert_eq!(found(q), want, "{q}");
+        }
+        for q in ["\"w16380 w16381\"", "\"w17000 w17001\"", "h0149999"] {
+            assert_eq!(embedded_found(q).len(), 1, "embedded: {q}");
+        }
+    }
+
+    #[test]
+    fn tsvectors_in_text_form() {
+        assert_eq!(tsvector(""), "");
+        assert_eq!(tsvector("Café, café! x"), "'cafe':1,2 'x':3");
+        // A word left out as too long keeps its place.
+        assert_eq!(tsvector(&format!("a {} b", "y".repeat(60))), "'a':1 'b':3");
+        assert_eq!(tsvector("⑴"), "'(1)':1");
+        let mut quoted = String::new();
+        quote("it's a\\b", &mut quoted);
+        assert_eq!(quoted, "'it''s a\\\\b'");
+        assert_eq!(tsquery("Quick brown"), Some("'quick' <-> 'brown'".into()));
+        assert_eq!(tsquery("!!!"), None);
+        assert_eq!((pg_position(0), pg_position(16_380), pg_position(16_381)), (1, 16_381, 16_383));
+        assert_eq!(pg_position(usize::MAX - 1), 16_383);
+        // One word repeated past its positions keeps 256 of them, and the far one once.
+        let many = tsvector(&"z ".repeat(20_000));
+        assert_eq!(many.matches(',').count(), MAX_POSITIONS - 1);
+    }
+
+    #[test]
+    fn trimmed_tsvectors_fit_the_budget() {
+        let cost = |lexemes: &[(String, Vec<u16>)]| -> usize {
+            lexemes.iter().map(|(w, p)| lexeme_cost(w) + 2 * (p.len() - 1)).sum()
+        };
+        // Positions trimmed first: every word stays.
+        let mut lexemes: Vec<(String, Vec<u16>)> =
+            (0..3_000u16).map(|i| (format!("w{i:05}"), (0..200).map(|k| k * 50 + i % 50 + 1).collect())).collect();
+        fit(&mut lexemes);
+        assert_eq!(lexemes.len(), 3_000);
+        assert!(cost(&lexemes) <= TSVECTOR_BUDGET);
+        // Words trimmed when their first positions alone are too many.
+        let mut lexemes: Vec<(String, Vec<u16>)> = (0..200_000).map(|i| (format!("w{i:07}"), vec![1])).collect();
+        fit(&mut lexemes);
+        assert!(cost(&lexemes) <= TSVECTOR_BUDGET);
+        assert_eq!(lexemes.len(), TSVECTOR_BUDGET / lexeme_cost("w0000000"));
+        assert_eq!(lexemes[0].0, "w0000000");
+    }
+}

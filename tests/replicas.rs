@@ -1,0 +1,238 @@
+//! Several real `mailshelf serve` processes on one PostgreSQL database and one read-only mount:
+//! they serve the same answers, exactly one indexes, uploads to any of them appear on all, a
+//! replica killed with SIGKILL (the indexer too) loses no acknowledged upload and hands indexing
+//! over, and a database that goes away makes them answer 503 until it is back.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::common::postgres::{self, Cluster};
+use crate::common::process::{request, HttpReply, Served};
+use crate::common::repo_path;
+
+/// An acknowledged upload: its id and the bytes sent.
+type Acked = (String, Vec<u8>);
+
+/// A replica of the archive in `url` over `mount`.
+fn replica(url: &str, mount: &Path) -> (Served, tempfile::TempDir) {
+    let data = tempfile::tempdir().expect("data folder");
+    let served = Served::start(data.path(), &["--database-url", url, mount.to_str().expect("path")]);
+    (served, data)
+}
+
+fn get(addr: SocketAddr, path: &str) -> Option<HttpReply> {
+    request(addr, "GET", path, &[], b"").ok()
+}
+
+fn status(addr: SocketAddr) -> Option<serde_json::Value> {
+    get(addr, "/api/status").filter(|r| r.status == 200).map(|r| r.json())
+}
+
+/// Waits (up to `secs`) until `test` holds; false if it never did.
+fn within(secs: u64, mut test: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < deadline {
+        if test() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    test()
+}
+
+/// A copy of the samples, as the read-only mount, with a fingerprint of every file in it.
+fn mount() -> (tempfile::TempDir, BTreeMap<PathBuf, Vec<u8>>) {
+    let dir = tempfile::tempdir().expect("mount");
+    let from = repo_path("samples");
+    for f in crate::common::walk(&from) {
+        let rel = f.strip_prefix(&from).expect("under samples");
+        let to = dir.path().join(rel);
+        std::fs::create_dir_all(to.parent().expect("parent")).expect("folders");
+        std::fs::copy(&f, &to).expect("copy");
+    }
+    let before = fingerprint(dir.path());
+    (dir, before)
+}
+
+fn fingerprint(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    crate::common::walk(dir).into_iter().map(|p| (p.clone(), std::fs::read(&p).expect("read"))).collect()
+}
+
+fn listed_ids(addr: SocketAddr) -> Vec<String> {
+    let r = get(addr, "/api/messages?limit=1000").expect("list");
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    r.json()["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| m["id"].as_str().expect("id").to_string())
+        .collect()
+}
+
+fn upload(addr: SocketAddr, n: usize) -> (Vec<u8>, Option<String>) {
+    let body = format!(
+        "Message-ID: <upload-{n}@replicas.test>\r\nFrom: tester@replicas.test\r\nSubject: upload {n}\r\n\
+         Date: Tue, 24 Nov 2026 10:{:02}:{:02} +0000\r\n\r\nbody of upload {n}\r\n",
+        n / 60 % 60,
+        n % 60
+    )
+    .into_bytes();
+    let acked = request(addr, "POST", "/api/messages", &[("Content-Type", "message/rfc822")], &body)
+        .ok()
+        .filter(|r| r.status == 201)
+        .and_then(|r| r.json()[0]["id"].as_str().map(str::to_string));
+    (body, acked)
+}
+
+#[test]
+fn replicas_serve_the_same_answers_and_one_indexes() {
+    if !postgres::available("replicas_serve_the_same_answers_and_one_indexes") {
+        return;
+    }
+    let url = Cluster::shared().database();
+    let (mount, before) = mount();
+    let (a, _da) = replica(&url, mount.path());
+    let (b, _db) = replica(&url, mount.path());
+    let expected = crate::api::SAMPLE_MESSAGES;
+    assert!(
+        within(60, || [a.addr, b.addr].iter().all(|&x| status(x).is_some_and(|s| s["messages"] == expected))),
+        "both replicas list the samples"
+    );
+    let roles: Vec<bool> = [a.addr, b.addr].iter().map(|&x| status(x).expect("status")["indexer"] == true).collect();
+    assert_eq!(roles.iter().filter(|&&r| r).count(), 1, "exactly one indexer: {roles:?}");
+    let s = status(a.addr).expect("status");
+    assert_eq!(s["backend"], "postgresql");
+    assert_eq!(s["database_reachable"], true);
+
+    // An upload to one is on the other within a second or so, byte for byte.
+    let (bytes, id) = upload(b.addr, 1);
+    let id = id.expect("acknowledged");
+    assert!(within(10, || listed_ids(a.addr).contains(&id)), "the upload reaches the other replica");
+    let raw = get(a.addr, &format!("/raw/{id}")).expect("raw");
+    assert_eq!(raw.body, bytes);
+
+    // Same list, same message, same search, same part, same page.
+    assert_eq!(listed_ids(a.addr), listed_ids(b.addr));
+    for path in [
+        "/api/messages?limit=50",
+        "/api/messages/welcome@example.com",
+        "/api/messages?q=invoice",
+        "/api/messages?q=from:tester%40replicas.test",
+        "/api/folders",
+        "/api/stats",
+        "/message/welcome@example.com",
+    ] {
+        let (x, y) = (get(a.addr, path).expect("a"), get(b.addr, path).expect("b"));
+        assert_eq!(
+            (x.status, String::from_utf8_lossy(&x.body)),
+            (y.status, String::from_utf8_lossy(&y.body)),
+            "{path} differs between replicas"
+        );
+        assert_eq!(x.status, 200, "{path}");
+    }
+    drop((a, b));
+    assert_eq!(fingerprint(mount.path()), before, "nothing is written under the mount");
+}
+
+#[test]
+fn killed_replicas_lose_no_acknowledged_upload_and_indexing_moves_on() {
+    if !postgres::available("killed_replicas_lose_no_acknowledged_upload_and_indexing_moves_on") {
+        return;
+    }
+    let url = Cluster::shared().database();
+    let (mount, before) = mount();
+    let (first, _d1) = replica(&url, mount.path());
+    assert!(within(60, || status(first.addr).is_some_and(|s| s["indexer"] == true)), "the first replica indexes");
+    let (second, _d2) = replica(&url, mount.path());
+    let (third, _d3) = replica(&url, mount.path());
+    let addrs = [first.addr, second.addr, third.addr];
+    assert!(within(60, || addrs.iter().all(|&x| status(x).is_some_and(|s| s["ready"] == true))));
+
+    // Uploads to every replica, round and round, while two of them are killed.
+    let acked: Arc<Mutex<Vec<Acked>>> = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let uploaders: Vec<_> = (0..3)
+        .map(|t| {
+            let (acked, stop) = (Arc::clone(&acked), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let mut n = t;
+                while !stop.load(Ordering::Relaxed) {
+                    let (bytes, id) = upload(addrs[n % 3], n);
+                    if let Some(id) = id {
+                        acked.lock().expect("acked").push((id, bytes));
+                    }
+                    n += 3;
+                }
+            })
+        })
+        .collect();
+    let count = |acked: &Mutex<Vec<Acked>>| acked.lock().expect("acked").len();
+    assert!(within(30, || count(&acked) >= 20), "uploads are acknowledged");
+    third.kill();
+    let at = count(&acked);
+    assert!(within(30, || count(&acked) >= at + 20), "uploads go on after a serving replica died");
+    first.kill();
+    let killed = Instant::now();
+    assert!(within(30, || status(second.addr).is_some_and(|s| s["indexer"] == true)), "the survivor indexes");
+    let failover = killed.elapsed();
+    let at = count(&acked);
+    assert!(within(30, || count(&acked) >= at + 20), "uploads go on after the indexer died");
+    stop.store(true, Ordering::Relaxed);
+    for u in uploaders {
+        u.join().expect("uploader");
+    }
+
+    // Every acknowledged upload is listed on the survivor and on a fresh replica, byte for byte.
+    let (fresh, _d4) = replica(&url, mount.path());
+    let acked = acked.lock().expect("acked").clone();
+    for addr in [second.addr, fresh.addr] {
+        let listed = listed_ids(addr);
+        for (id, bytes) in &acked {
+            assert!(listed.contains(id), "{id} acknowledged but not listed");
+            assert_eq!(&get(addr, &format!("/raw/{id}")).expect("raw").body, bytes, "{id}");
+        }
+    }
+    eprintln!(
+        "{} uploads acknowledged, all found; indexing moved on {:.1} s after the kill",
+        acked.len(),
+        failover.as_secs_f64()
+    );
+    drop((second, fresh));
+    assert_eq!(fingerprint(mount.path()), before, "nothing is written under the mount");
+}
+
+#[test]
+fn a_database_restart_answers_503_then_recovers_by_itself() {
+    if !postgres::available("a_database_restart_answers_503_then_recovers_by_itself") {
+        return;
+    }
+    let cluster = Cluster::start();
+    let url = cluster.database();
+    let (mount, _) = mount();
+    let (r, _d) = replica(&url, mount.path());
+    assert!(within(60, || status(r.addr).is_some_and(|s| s["messages"] == crate::api::SAMPLE_MESSAGES)));
+
+    cluster.halt();
+    let unavailable = || get(r.addr, "/api/messages").is_some_and(|x| x.status == 503);
+    assert!(within(10, unavailable), "503 while the database is away");
+    let reply = get(r.addr, "/api/messages").expect("answer");
+    assert_eq!(reply.header("retry-after"), Some("2"));
+    assert_eq!(reply.header("content-type"), Some("application/problem+json"));
+    let page = request(r.addr, "GET", "/", &[("Accept", "text/html")], b"").expect("page");
+    assert_eq!(page.status, 503);
+    let s = status(r.addr).expect("status still answers");
+    assert_eq!(s["database_reachable"], false);
+    let (_, acked) = upload(r.addr, 9000);
+    assert!(acked.is_none(), "no upload is acknowledged while the database is away");
+
+    cluster.resume();
+    assert!(within(30, || get(r.addr, "/api/messages").is_some_and(|x| x.status == 200)), "serves again");
+    let (bytes, id) = upload(r.addr, 9001);
+    let id = id.expect("uploads work again");
+    assert_eq!(get(r.addr, &format!("/raw/{id}")).expect("raw").body, bytes);
+    assert!(within(10, || status(r.addr).is_some_and(|s| s["indexer"] == true)), "indexes again");
+}
