@@ -228,16 +228,8 @@ impl SearchIndex for Embedded {
             .and_then(|parsed| self.build(&parsed, &|_| Vec::new()).ok())
             .and_then(|query| SnippetGenerator::create(&self.reader.searcher(), &*query, self.fields.body).ok());
         let Some(mut generator) = generator else { return vec![None; texts.len()] };
-        generator.set_max_num_chars(240);
-        texts
-            .iter()
-            .map(|text| {
-                let mut snippet = generator.snippet(text);
-                snippet.set_snippet_prefix_postfix("<mark>", "</mark>");
-                let html = snippet.to_html();
-                (!html.trim().is_empty()).then_some(html)
-            })
-            .collect()
+        generator.set_max_num_chars(super::SNIPPET_CHARS);
+        super::excerpts(&generator, texts)
     }
 }
 

@@ -104,7 +104,15 @@ pub fn snippets_of_words(q: &str, texts: &[String]) -> Vec<Option<String>> {
         return vec![None; texts.len()];
     }
     let field = tantivy::schema::Field::from_field_id(0);
-    let generator = SnippetGenerator::new(terms, tokenizer::analyzer(), field, 240);
+    excerpts(&SnippetGenerator::new(terms, tokenizer::analyzer(), field, SNIPPET_CHARS), texts)
+}
+
+/// The longest excerpt shown of a message's text, in characters.
+const SNIPPET_CHARS: usize = 240;
+
+/// Each text's best excerpt as `generator` finds it, HTML-escaped, matched words in `<mark>`
+/// (`None` where nothing matched).
+fn excerpts(generator: &SnippetGenerator, texts: &[String]) -> Vec<Option<String>> {
     texts
         .iter()
         .map(|text| {
