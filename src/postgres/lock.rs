@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::Client;
 
 use super::{Database, INDEXER_LOCK};
 
@@ -39,13 +39,7 @@ impl IndexerLock {
                         return None;
                     }
                 }
-                _ => {
-                    let (client, connection) = config.connect(NoTls).await.ok()?;
-                    tokio::spawn(async move {
-                        let _ = connection.await;
-                    });
-                    Arc::new(client)
-                }
+                _ => Arc::new(super::connect_own(&config).await?),
             };
             let got = client.query_one("SELECT pg_try_advisory_lock($1)", &[&INDEXER_LOCK]).await.ok()?;
             let held: bool = got.get(0);

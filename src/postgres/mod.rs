@@ -274,14 +274,8 @@ impl Database {
                 // time in a row (a replica answering 503 for a busy moment would be worse).
                 let mut timed_out = false;
                 if conn.as_ref().is_none_or(|c| c.is_closed()) {
-                    conn = match tokio::time::timeout(HEALTH_TIMEOUT, config.connect(NoTls)).await {
-                        Ok(Ok((client, connection))) => {
-                            tokio::spawn(async move {
-                                let _ = connection.await;
-                            });
-                            Some(client)
-                        }
-                        Ok(Err(_)) => None,
+                    conn = match tokio::time::timeout(HEALTH_TIMEOUT, connect_own(&config)).await {
+                        Ok(client) => client,
                         Err(_) => {
                             timed_out = true;
                             None
@@ -332,6 +326,16 @@ impl Drop for Database {
             rt.shutdown_background();
         }
     }
+}
+
+/// A connection of its own, outside the pool (the lock's, the health check's), driven on the
+/// current runtime; `None` when the database refuses or cannot be reached.
+async fn connect_own(config: &tokio_postgres::Config) -> Option<tokio_postgres::Client> {
+    let (client, connection) = config.connect(NoTls).await.ok()?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Some(client)
 }
 
 /// What a driver error means here: the database gone (a replica waits for it) or a fault of ours.

@@ -287,86 +287,62 @@ impl Store for PgStore {
             let fail = failed("database: commit");
             let tx = c.transaction().await.map_err(&fail)?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK]).await.map_err(&fail)?;
-            // What was stored under the ids written or removed goes first.
-            if !rows.touched.is_empty() {
-                for sql in [
-                    "DELETE FROM links WHERE id = ANY($1)",
-                    "DELETE FROM hashes WHERE id = ANY($1)",
-                    "DELETE FROM listed WHERE id = ANY($1)",
-                ] {
-                    tx.execute(sql, &[&rows.touched]).await.map_err(&fail)?;
-                }
-            }
-            if !rows.removed.is_empty() {
-                tx.execute("DELETE FROM entries WHERE id = ANY($1)", &[&rows.removed]).await.map_err(&fail)?;
-            }
-            if !rows.entry_ids.is_empty() {
-                tx.execute(
+            type Values<'a> = Vec<&'a (dyn tokio_postgres::types::ToSql + Sync)>;
+            // In this order (what was stored under the ids written or removed goes first), each
+            // statement only when it has rows.
+            let writes: [(bool, &str, Values<'_>); 14] = [
+                (rows.touched.is_empty(), "DELETE FROM links WHERE id = ANY($1)", vec![&rows.touched]),
+                (rows.touched.is_empty(), "DELETE FROM hashes WHERE id = ANY($1)", vec![&rows.touched]),
+                (rows.touched.is_empty(), "DELETE FROM listed WHERE id = ANY($1)", vec![&rows.touched]),
+                (rows.removed.is_empty(), "DELETE FROM entries WHERE id = ANY($1)", vec![&rows.removed]),
+                (
+                    rows.entry_ids.is_empty(),
                     "INSERT INTO entries (id, data) SELECT * FROM unnest($1::integer[], $2::bytea[]) \
                      ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data",
-                    &[&rows.entry_ids, &rows.entry_data],
-                )
-                .await
-                .map_err(&fail)?;
-            }
-            if !rows.link_ids.is_empty() {
-                tx.execute(
+                    vec![&rows.entry_ids, &rows.entry_data],
+                ),
+                (
+                    rows.link_ids.is_empty(),
                     "INSERT INTO links (kind, hash, id) SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::integer[]) \
                      ON CONFLICT DO NOTHING",
-                    &[&rows.link_kinds, &rows.link_hashes, &rows.link_ids],
-                )
-                .await
-                .map_err(&fail)?;
-            }
-            if !rows.hash_ids.is_empty() {
-                tx.execute(
+                    vec![&rows.link_kinds, &rows.link_hashes, &rows.link_ids],
+                ),
+                (
+                    rows.hash_ids.is_empty(),
                     "INSERT INTO hashes (hash, id) SELECT * FROM unnest($1::bytea[], $2::integer[]) \
                      ON CONFLICT (hash) DO UPDATE SET id = EXCLUDED.id",
-                    &[&rows.hashes, &rows.hash_ids],
-                )
-                .await
-                .map_err(&fail)?;
-            }
-            if !rows.listed_ids.is_empty() {
-                tx.execute(
+                    vec![&rows.hashes, &rows.hash_ids],
+                ),
+                (
+                    rows.listed_ids.is_empty(),
                     "INSERT INTO listed (id, rank, folder) SELECT * FROM unnest($1::integer[], $2::bigint[], $3::integer[])",
-                    &[&rows.listed_ids, &rows.listed_ranks, &rows.listed_folders],
-                )
-                .await
-                .map_err(&fail)?;
-            }
-            if !rows.folder_ids.is_empty() {
-                tx.execute(
+                    vec![&rows.listed_ids, &rows.listed_ranks, &rows.listed_folders],
+                ),
+                (
+                    rows.folder_ids.is_empty(),
                     "INSERT INTO folders (id, path) SELECT * FROM unnest($1::integer[], $2::text[]) ON CONFLICT DO NOTHING",
-                    &[&rows.folder_ids, &rows.folder_paths],
-                )
-                .await
-                .map_err(&fail)?;
-            }
-            if !rows.labels.is_empty() {
-                tx.execute(
+                    vec![&rows.folder_ids, &rows.folder_paths],
+                ),
+                (
+                    rows.labels.is_empty(),
                     "INSERT INTO labels (label, count) SELECT * FROM unnest($1::text[], $2::bigint[]) \
                      ON CONFLICT (label) DO UPDATE SET count = labels.count + EXCLUDED.count",
-                    &[&rows.labels, &rows.label_changes],
-                )
-                .await
-                .map_err(&fail)?;
-                tx.execute("DELETE FROM labels WHERE count <= 0", &[]).await.map_err(&fail)?;
-            }
-            if !rows.removed_sources.is_empty() {
-                tx.execute("DELETE FROM sources WHERE key = ANY($1)", &[&rows.removed_sources]).await.map_err(&fail)?;
-            }
-            if !rows.source_keys.is_empty() {
-                tx.execute(
+                    vec![&rows.labels, &rows.label_changes],
+                ),
+                (rows.labels.is_empty(), "DELETE FROM labels WHERE count <= 0", vec![]),
+                (rows.removed_sources.is_empty(), "DELETE FROM sources WHERE key = ANY($1)", vec![&rows.removed_sources]),
+                (
+                    rows.source_keys.is_empty(),
                     "INSERT INTO sources (key, state) SELECT * FROM unnest($1::text[], $2::bytea[]) \
                      ON CONFLICT (key) DO UPDATE SET state = EXCLUDED.state",
-                    &[&rows.source_keys, &rows.source_states],
-                )
-                .await
-                .map_err(&fail)?;
-            }
-            if !rows.removed_uploads.is_empty() {
-                tx.execute("DELETE FROM uploads WHERE name = ANY($1)", &[&rows.removed_uploads]).await.map_err(&fail)?;
+                    vec![&rows.source_keys, &rows.source_states],
+                ),
+                (rows.removed_uploads.is_empty(), "DELETE FROM uploads WHERE name = ANY($1)", vec![&rows.removed_uploads]),
+            ];
+            for (nothing, sql, values) in &writes {
+                if !nothing {
+                    tx.execute(*sql, values).await.map_err(&fail)?;
+                }
             }
             for (name, bytes) in &rows.uploads {
                 tx.execute(
