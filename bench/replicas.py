@@ -714,18 +714,22 @@ def run(args) -> dict:
             f" MB after VACUUM (ANALYZE) ({size['vacuum_analyze_seconds']} s)")
         save()
 
+        def join(k: int) -> None:
+            """Starts replica k and times it until it lists every message (steps 4 and 5)."""
+            res["load"][f"replica{k}"] = load()
+            say(f"replica {k}")
+            r = Replica(k, args.bin, archive, db_url, work)
+            replicas.append(r)
+            j = wait_joined(r, n, args.timeout)
+            j.update(r.settle(1, 30))
+            j["mem_settled_kb"] = r.mem()
+            res[f"replica{k}"] = j
+            say(f"  lists {n} messages {j['seconds']} s after spawn (first status {j['first_status_seconds']} s), "
+                f"RSS {j['mem_settled_kb'].get('VmRSS', 0) // 1024} MB")
+            save()
+
         # 4. replica 2
-        res["load"]["replica2"] = load()
-        say("replica 2")
-        r2 = Replica(2, args.bin, archive, db_url, work)
-        replicas.append(r2)
-        j = wait_joined(r2, n, args.timeout)
-        j.update(r2.settle(1, 30))
-        j["mem_settled_kb"] = r2.mem()
-        res["replica2"] = j
-        say(f"  lists {n} messages {j['seconds']} s after spawn (first status {j['first_status_seconds']} s), "
-            f"RSS {j['mem_settled_kb'].get('VmRSS', 0) // 1024} MB")
-        save()
+        join(2)
 
         # 5. latency with 1, 2, 3 replicas
         pages = scale.pick_pages(r1.url, archive)
@@ -733,17 +737,7 @@ def run(args) -> dict:
         res["rounds"] = []
         for count in (1, 2, 3):
             if count == 3:
-                res["load"]["replica3"] = load()
-                say("replica 3")
-                r3 = Replica(3, args.bin, archive, db_url, work)
-                replicas.append(r3)
-                j = wait_joined(r3, n, args.timeout)
-                j.update(r3.settle(1, 30))
-                j["mem_settled_kb"] = r3.mem()
-                res["replica3"] = j
-                say(f"  lists {n} messages {j['seconds']} s after spawn, "
-                    f"RSS {j['mem_settled_kb'].get('VmRSS', 0) // 1024} MB")
-                save()
+                join(3)
             res["load"][f"round{count}"] = load()
             say(f"latency with {count} replica{'s' if count > 1 else ''} under load")
             rnd = measure_round(replicas[:count], pages, queries, args.duration, search_duration, args.connections)
@@ -962,10 +956,7 @@ def main() -> int:
         say(f"interrupted ({e or 'Ctrl-C'}); what was measured is in {args.out or 'no --out file'}")
         return 130
     finally:
-        for p in list(PROCS):
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        scale.kill_all(PROCS)
     return 0
 
 

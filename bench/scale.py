@@ -90,6 +90,14 @@ RUST_LOG = "info,mailshelf::archive=debug"
 PROCS: list[subprocess.Popen] = []
 
 
+def kill_all(procs) -> None:
+    """Kills and reaps every process of `procs` still running (on the way out, also on errors)."""
+    for p in list(procs):
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 def say(msg: str) -> None:
     print(f"scale: {time.strftime('%H:%M:%S')} {msg}", file=sys.stderr, flush=True)
 
@@ -727,10 +735,7 @@ def main() -> int:
                 ap.error("wrk is not installed")
             print_one(run_archive(args))
     finally:
-        for p in list(PROCS):
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        kill_all(PROCS)
     return 0
 
 
