@@ -130,11 +130,13 @@ async fn sample_resources_really_load() {
         ),
         ("/message/fwd-5b2c9a@example.net", &["/part/original-2026@example.net/"]),
     ];
+    let mut b = Browser::launch();
+    b.watch_network();
     for (page, wanted) in cases {
-        load(&format!("{base}{page}")).await;
-        let got = requested(&log);
+        b.goto(&format!("{base}{page}"));
         for w in *wanted {
-            assert!(got.iter().any(|g| g.starts_with(w)), "{page} did not load {w}; requests: {got:#?}");
+            let answer = b.wait_response(w);
+            assert_eq!(answer["status"], 200, "{page} loaded {w}: {answer:#}");
         }
     }
     // The saved page: its stylesheet, the images it and its CSS name, its frame and the frame's image.
@@ -145,8 +147,7 @@ async fn sample_resources_really_load() {
         .find(|m| m["subject"] == "Field notes: a week in the hills")
         .map(|m| m["id"].as_str().expect("id").to_string())
         .expect("saved page listed");
-    log.lock().expect("log").clear();
-    load(&format!("{base}/message/{saved}")).await;
+    b.goto(&format!("{base}/message/{saved}"));
     let detail = app.json(&format!("/api/messages/{saved}")).await;
     let mut wanted = Vec::new();
     let mut stack = vec![&detail["parts"][0]];
@@ -158,9 +159,14 @@ async fn sample_resources_really_load() {
         stack.extend(p["parts"].as_array().expect("parts"));
     }
     assert_eq!(wanted.len(), 5, "{detail:#}");
+    for w in &wanted {
+        let answer = b.wait_response(w);
+        assert_eq!(answer["status"], 200, "saved page loaded {w}: {answer:#}");
+    }
+    // And the server saw each of them: the browser did not answer from anywhere else.
     let got = requested(&log);
     for w in &wanted {
-        assert!(got.iter().any(|g| g.starts_with(w.as_str())), "saved page did not load {w}; requests: {got:#?}");
+        assert!(got.iter().any(|g| g.starts_with(w.as_str())), "server never asked for {w}: {got:#?}");
     }
 }
 

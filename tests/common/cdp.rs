@@ -44,6 +44,8 @@ pub struct Browser {
     next_id: u64,
     /// Events received while waiting for answers, oldest first.
     events: Vec<Value>,
+    /// Whether frames in processes of their own are attached and their requests reported.
+    watching_network: bool,
     child: Child,
     _profile: tempfile::TempDir,
 }
@@ -81,7 +83,15 @@ impl Browser {
         let stream = TcpStream::connect(&hostport).expect("devtools socket");
         stream.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
         let (ws, _) = tungstenite::client(ws_url.as_str(), stream).expect("devtools handshake");
-        let mut b = Browser { ws, session: String::new(), next_id: 0, events: Vec::new(), child, _profile: profile };
+        let mut b = Browser {
+            ws,
+            session: String::new(),
+            next_id: 0,
+            events: Vec::new(),
+            watching_network: false,
+            child,
+            _profile: profile,
+        };
         let targets = b.call_browser("Target.getTargets", json!({}));
         let page = targets["targetInfos"]
             .as_array()
@@ -124,12 +134,37 @@ impl Browser {
 
     fn read(&mut self) -> Value {
         loop {
-            match self.ws.read().expect("devtools message") {
-                Message::Text(t) => return serde_json::from_str(t.as_str()).expect("json"),
+            let v: Value = match self.ws.read().expect("devtools message") {
+                Message::Text(t) => serde_json::from_str(t.as_str()).expect("json"),
                 Message::Close(_) => panic!("devtools closed"),
-                _ => {}
+                _ => continue,
+            };
+            if self.watching_network && v["method"] == "Target.attachedToTarget" {
+                // A frame in a process of its own (a sandboxed message body is one) waits, paused,
+                // until its requests are being reported too.
+                let session = v["params"]["sessionId"].clone();
+                for (method, params) in [
+                    ("Network.enable", json!({})),
+                    (
+                        "Target.setAutoAttach",
+                        json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}),
+                    ),
+                    ("Runtime.runIfWaitingForDebugger", json!({})),
+                ] {
+                    self.next_id += 1;
+                    let msg = json!({"id": self.next_id, "method": method, "params": params, "sessionId": session});
+                    self.ws.send(Message::text(msg.to_string())).expect("send");
+                }
             }
+            return v;
         }
+    }
+
+    /// Reports every request of the page and of all its frames from now on (see [`Browser::wait_response`]).
+    pub fn watch_network(&mut self) {
+        self.watching_network = true;
+        self.call("Network.enable", json!({}));
+        self.call("Target.setAutoAttach", json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}));
     }
 
     fn call_browser(&mut self, method: &str, params: Value) -> Value {
@@ -156,6 +191,30 @@ impl Browser {
             if v["method"] == method {
                 return v;
             }
+            self.events.push(v);
+        }
+    }
+
+    /// Waits until the page (or a frame of it) has had an answer for a URL whose path starts
+    /// with `path`, and returns that answer's `Network.Response`. Needs [`Browser::watch_network`] first.
+    /// Resources a page finds late (a CSS background is asked for after layout, which may come
+    /// after the load event) are awaited here rather than guessed at with a timer.
+    pub fn wait_response(&mut self, path: &str) -> Value {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let matches = |e: &Value| {
+            e["method"] == "Network.responseReceived"
+                && e["params"]["response"]["url"]
+                    .as_str()
+                    .and_then(|u| u.split_once("://").map(|(_, rest)| rest))
+                    .and_then(|rest| rest.find('/').map(|i| &rest[i..]))
+                    .is_some_and(|p| p.starts_with(path))
+        };
+        loop {
+            if let Some(i) = self.events.iter().position(matches) {
+                return self.events.remove(i)["params"]["response"].clone();
+            }
+            assert!(std::time::Instant::now() < deadline, "no answer for {path} within 60 s");
+            let v = self.read();
             self.events.push(v);
         }
     }
