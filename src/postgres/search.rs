@@ -92,8 +92,10 @@ struct Counted {
 /// matching 94,000 took 0.5 s the one way and milliseconds the other.
 const DATE_ORDER_WALK: f64 = 20_000.0;
 
-/// How long a walk newest first may take before the page is fetched the other way.
-const DATE_ORDER_TIMEOUT_MS: u32 = 100;
+/// The fewest and the most messages a walk newest first reads (four times the expected
+/// walk, within these): a page the walk leaves short is fetched the other way.
+const WALK_LEAST: f64 = 2_000.0;
+const WALK_MOST: f64 = 80_000.0;
 
 /// Searches whose counts are kept.
 const COUNTS_KEPT: usize = 1024;
@@ -393,6 +395,19 @@ fn all_of(parts: Vec<String>) -> String {
     }
 }
 
+/// The dates every match lies within when the query says so at its top (`after:` and `before:`
+/// joined to the rest by AND), in seconds: a walk newest first starts and ends there.
+fn date_bounds(q: &Query) -> (Option<i64>, Option<i64>) {
+    match q {
+        Query::Date { from, to } => (*from, *to),
+        Query::And(all) => all
+            .iter()
+            .map(date_bounds)
+            .fold((None, None), |(f, t), (f2, t2)| (f.into_iter().chain(f2).max(), t.into_iter().chain(t2).min())),
+        _ => (None, None),
+    }
+}
+
 impl PgSearch {
     /// Keeps the count of a search run with its count, and gives its total and page.
     fn counted(&self, key: &str, c: Counted) -> (i64, Vec<i32>) {
@@ -604,75 +619,79 @@ impl SearchIndex for PgSearch {
         let Condition { sql: cond, mut params } = Condition::of(&parsed, ids_of);
         // The condition and its values name the search exactly (a `message-id:` term's ids too).
         let key = format!("{cond}{params:?}");
-        let page = if limit == 0 {
-            "ARRAY[]::integer[]".to_string()
-        } else {
-            params.push(Box::new(i64::try_from(limit).unwrap_or(i64::MAX)));
-            params.push(Box::new(i64::try_from(offset).unwrap_or(i64::MAX)));
-            let n = params.len();
+        let known = self.counts.get(&key);
+        let (from, to) = date_bounds(&parsed);
+        // The page, as an array of ids, from the messages `source` names (a table or a subquery).
+        let page = |source: &str, n: usize| {
             format!(
-                "ARRAY(SELECT id FROM search_docs WHERE {cond} ORDER BY date DESC, id DESC \
+                "ARRAY(SELECT id FROM {source} WHERE {cond} ORDER BY date DESC, id DESC \
                  LIMIT ${}::bigint OFFSET ${n}::bigint)",
                 n - 1
             )
         };
+        let (fetched, walk) = if limit == 0 {
+            ("ARRAY[]::integer[]".to_string(), None)
+        } else {
+            params.push(Box::new(i64::try_from(limit).unwrap_or(i64::MAX)));
+            params.push(Box::new(i64::try_from(offset).unwrap_or(i64::MAX)));
+            let n = params.len();
+            // Walking the messages newest first and stopping at the page's last match beats
+            // fetching every match (from a bitmap of them) to sort them, when matches are common
+            // enough: they are about evenly spread over time, so the walk reaches the page's end
+            // after about `expected` messages. It is bounded by a number of messages, not by a
+            // time, so that a busy machine makes it slower rather than wasted; matches bunched in
+            // the past leave the page short, and it is then fetched the other way.
+            let walk = known.filter(|kept| kept.total > 0).and_then(|kept| {
+                let expected = (offset + limit) as f64 * kept.docs.max(1) as f64 / kept.total as f64;
+                (expected <= DATE_ORDER_WALK).then(|| {
+                    let most = (expected * 4.0).clamp(WALK_LEAST, WALK_MOST) as i64;
+                    let within = all_of(
+                        [from.map(|f| format!("date >= {f}")), to.map(|t| format!("date < {t}"))]
+                            .into_iter()
+                            .flatten()
+                            .collect(),
+                    );
+                    let newest = format!(
+                        "(SELECT * FROM search_docs WHERE {within} ORDER BY date DESC, id DESC LIMIT {most}) newest"
+                    );
+                    (page(&newest, n), kept)
+                })
+            });
+            (page("search_docs", n), walk)
+        };
         // One statement each, so that the version, the count and the page come from one snapshot.
-        let known = self.counts.get(&key);
         let with_count = format!(
-            "SELECT (SELECT n FROM search_version), (SELECT count(*) FROM search_docs WHERE {cond}), {page}, \
+            "SELECT (SELECT n FROM search_version), (SELECT count(*) FROM search_docs WHERE {cond}), {fetched}, \
              (SELECT reltuples::bigint FROM pg_class WHERE oid = 'search_docs'::regclass)"
         );
-        let without = format!("SELECT (SELECT n FROM search_version), NULL::bigint, {page}, NULL::bigint");
+        let version_and =
+            |page: &str| format!("SELECT (SELECT n FROM search_version), NULL::bigint, {page}, NULL::bigint");
         let params = Arc::new(params);
         // Without a page, the statement that only asks for the version has no values to bind.
-        let run = |sql: String, bind: bool, in_date_order: bool| -> Result<Counted, Error> {
+        let run = |sql: String, bind: bool| -> Result<Counted, Error> {
             let params = Arc::clone(&params);
-            self.db.run(move |mut c| async move {
-                let fail = failed("search");
+            self.db.run(move |c| async move {
                 let values = if bind { Condition::refs(&params) } else { Vec::new() };
-                let mut walked = None;
-                if in_date_order {
-                    // Walk the messages newest first and stop at the page's last match: PostgreSQL
-                    // would otherwise fetch every match (from its bitmap of them) to sort them.
-                    // Matches bunched in the past make the walk long: it is given up after a
-                    // moment, and the page fetched the other way.
-                    let tx = c.transaction().await.map_err(&fail)?;
-                    tx.batch_execute(&format!(
-                        "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off; \
-                         SET LOCAL statement_timeout = {DATE_ORDER_TIMEOUT_MS}"
-                    ))
-                    .await
-                    .map_err(&fail)?;
-                    match tx.query_one(sql.as_str(), &values).await {
-                        Ok(row) => {
-                            tx.commit().await.map_err(&fail)?;
-                            walked = Some(row);
-                        }
-                        Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::QUERY_CANCELED) => {
-                            tx.rollback().await.map_err(&fail)?;
-                        }
-                        Err(e) => return Err(fail(e)),
-                    }
-                }
-                let row = match walked {
-                    Some(row) => row,
-                    None => c.query_one(sql.as_str(), &values).await.map_err(&fail)?,
-                };
+                let row = c.query_one(sql.as_str(), &values).await.map_err(failed("search"))?;
                 Ok(Counted { version: row.get(0), total: row.get(1), ids: row.get(2), docs: row.get(3) })
             })
         };
-        let (total, ids) = match known {
-            Some(kept) => {
-                // Matches are about evenly spread over time: walking newest first reaches the
-                // page's end after about this many messages.
-                let walk = (offset + limit) as f64 * kept.docs.max(1) as f64 / kept.total.max(1) as f64;
-                let in_date_order = limit > 0 && kept.total > 0 && walk <= DATE_ORDER_WALK;
-                match run(without, limit > 0, in_date_order)? {
-                    now if now.version == kept.version => (kept.total, now.ids),
-                    _ => self.counted(&key, run(with_count, true, false)?),
+        let (total, ids) = match (known, walk) {
+            (_, Some((walking, kept))) => match run(version_and(&walking), true)? {
+                // The page is whole when it is full, or ends where the matches do.
+                now if now.version == kept.version
+                    && (now.ids.len() == limit || (offset + now.ids.len()) as i64 >= kept.total) =>
+                {
+                    (kept.total, now.ids)
                 }
-            }
-            None => self.counted(&key, run(with_count, true, false)?),
+                now if now.version == kept.version => (kept.total, run(version_and(&fetched), true)?.ids),
+                _ => self.counted(&key, run(with_count, true)?),
+            },
+            (Some(kept), None) => match run(version_and(&fetched), limit > 0)? {
+                now if now.version == kept.version => (kept.total, now.ids),
+                _ => self.counted(&key, run(with_count, true)?),
+            },
+            (None, _) => self.counted(&key, run(with_count, true)?),
         };
         Ok(Hits { total: usize::try_from(total).unwrap_or(0), ids: ids.into_iter().map(our_id).collect() })
     }
@@ -1044,6 +1063,56 @@ mod tests {
         here.commit();
         assert_eq!(here.search("quarterly", 0, 0, none).expect("runs").total, 1);
         assert_eq!(here.search("quarterly", 0, 10, none).expect("runs").ids, vec![2]);
+    }
+
+    /// Pages read by walking newest first are the pages a fetch of every match gives: when the
+    /// walk reaches the page's end, when it runs out before (matches bunched in the past), at the
+    /// last page, and within dates the query names.
+    #[test]
+    fn pages_walked_newest_first_are_the_pages_fetched() {
+        let Some(cluster) = Cluster::start() else { return };
+        let pg = PgSearch::new(cluster.database());
+        let none: &IdsOf<'_> = &|_| Vec::new();
+        let count = 3_000u32;
+        let hour = |id: u32| day(2020, 1, 1) + i64::from(id) * 3_600;
+        for id in 0..count {
+            // Every message is "common"; the 300 oldest are "rare", too few for a walk newest
+            // first to reach them within its bound; every third is "third".
+            let mut body = String::from("common");
+            if id < 300 {
+                body.push_str(" rare");
+            }
+            if id % 3 == 0 {
+                body.push_str(" third");
+            }
+            pg.add(&Doc { id, body, timestamp: Some(hour(id)), ..Doc::default() });
+        }
+        pg.commit();
+        let newest_first = |ids: Vec<u32>| {
+            let mut ids = ids;
+            ids.sort_by_key(|id| std::cmp::Reverse(*id));
+            ids
+        };
+        let after = crate::dates::civil_from_days((hour(2_000)).div_euclid(86_400));
+        let cases: Vec<(String, Vec<u32>)> = vec![
+            ("common".into(), (0..count).collect()),
+            ("rare".into(), (0..300).collect()),
+            ("third".into(), (0..count).filter(|id| id % 3 == 0).collect()),
+            (
+                format!("third after:{:04}-{:02}-{:02}", after.0, after.1, after.2),
+                (0..count).filter(|id| id % 3 == 0 && hour(*id) >= day(after.0, after.1, after.2)).collect(),
+            ),
+        ];
+        for (q, matches) in cases {
+            let all = newest_first(matches);
+            // The first ask counts; the later ones know the count and may walk.
+            assert_eq!(pg.search(&q, 0, 0, none).expect("runs").total, all.len(), "{q}");
+            for (offset, limit) in [(0, 10), (5, 10), (290, 20), (all.len() - 7, 20), (all.len(), 5)] {
+                let hits = pg.search(&q, offset, limit, none).expect("runs");
+                let want: Vec<u32> = all.iter().skip(offset).take(limit).copied().collect();
+                assert_eq!((hits.total, hits.ids), (all.len(), want), "{q} at {offset}+{limit}");
+            }
+        }
     }
 
     #[test]
