@@ -642,7 +642,7 @@ impl SearchIndex for PgSearch {
             // time, so that a busy machine makes it slower rather than wasted; matches bunched in
             // the past leave the page short, and it is then fetched the other way.
             let walk = known.filter(|kept| kept.total > 0).and_then(|kept| {
-                let expected = (offset + limit) as f64 * kept.docs.max(1) as f64 / kept.total as f64;
+                let expected = offset.saturating_add(limit) as f64 * kept.docs.max(1) as f64 / kept.total as f64;
                 (expected <= DATE_ORDER_WALK).then(|| {
                     let most = (expected * 4.0).clamp(WALK_LEAST, WALK_MOST) as i64;
                     let within = all_of(
@@ -676,14 +676,13 @@ impl SearchIndex for PgSearch {
                 Ok(Counted { version: row.get(0), total: row.get(1), ids: row.get(2), docs: row.get(3) })
             })
         };
+        // A walked page is whole when it is full, or ends where the matches do.
+        let whole = |ids: &[i32], total: i64| {
+            ids.len() == limit || i64::try_from(offset.saturating_add(ids.len())).unwrap_or(i64::MAX) >= total
+        };
         let (total, ids) = match (known, walk) {
             (_, Some((walking, kept))) => match run(version_and(&walking), true)? {
-                // The page is whole when it is full, or ends where the matches do.
-                now if now.version == kept.version
-                    && (now.ids.len() == limit || (offset + now.ids.len()) as i64 >= kept.total) =>
-                {
-                    (kept.total, now.ids)
-                }
+                now if now.version == kept.version && whole(&now.ids, kept.total) => (kept.total, now.ids),
                 now if now.version == kept.version => (kept.total, run(version_and(&fetched), true)?.ids),
                 _ => self.counted(&key, run(with_count, true)?),
             },
