@@ -43,8 +43,9 @@ pub async fn run(archive: Arc<Archive>, roots: Vec<PathBuf>) {
                 }))
             }
             Role::Indexing(_) | Role::Watching(_) if !held => {
-                // A run under way finishes its batch (writes stay consistent: ids and commits
-                // come from the database); watching stops, and the new holder takes over.
+                // A run under way goes on to its end (writes stay consistent: ids and commits
+                // come from the database, though a message the new holder reads too is then
+                // listed twice); watching stops, and the new holder takes over.
                 tracing::warn!("this replica lost the indexer lock (its database connection ended)");
                 if let Role::Watching(Some(watch)) = role {
                     drop(watch);
