@@ -43,9 +43,8 @@ pub async fn run(archive: Arc<Archive>, roots: Vec<PathBuf>) {
                 }))
             }
             Role::Indexing(_) | Role::Watching(_) if !held => {
-                // A run under way goes on to its end (writes stay consistent: ids and commits
-                // come from the database, though a message the new holder reads too is then
-                // listed twice); watching stops, and the new holder takes over.
+                // A run under way stops at its next checkpoint and takes back what it read since
+                // the last (see `Archive::collect`); watching stops, and the new holder takes over.
                 tracing::warn!("this replica lost the indexer lock (its database connection ended)");
                 if let Role::Watching(Some(watch)) = role {
                     drop(watch);
@@ -77,6 +76,10 @@ enum Role {
 fn index_and_watch(archive: Arc<Archive>, roots: Vec<PathBuf>) -> Option<Watch> {
     let started = std::time::Instant::now();
     archive.ingest_paths(&roots);
+    if !archive.is_indexer() {
+        // The run was given up (the lock went with its connection): the new holder watches.
+        return None;
+    }
     tracing::info!(messages = archive.index().listed_count(), seconds = started.elapsed().as_secs_f64(), "indexed");
     match crate::watch::watch(archive, roots) {
         Ok(w) => Some(w),

@@ -1,7 +1,8 @@
 //! Several real `mailshelf serve` processes on one PostgreSQL database and one read-only mount:
 //! they serve the same answers, exactly one indexes, uploads to any of them appear on all, a
 //! replica killed with SIGKILL (the indexer too) loses no acknowledged upload and hands indexing
-//! over, and a database that goes away makes them answer 503 until it is back.
+//! over, a database that goes away makes them answer 503 until it is back, and an indexer that
+//! loses its lock mid-run stops instead of indexing beside the next holder.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -235,4 +236,87 @@ fn a_database_restart_answers_503_then_recovers_by_itself() {
     let id = id.expect("uploads work again");
     assert_eq!(get(r.addr, &format!("/raw/{id}")).expect("raw").body, bytes);
     assert!(within(10, || status(r.addr).is_some_and(|s| s["indexer"] == true)), "indexes again");
+}
+
+/// A replica whose lock connection alone is cut stops indexing at its next checkpoint instead of
+/// reading on beside the replica that takes over (which would list what both read twice); the
+/// next holder resumes, and every message is listed once.
+#[test]
+fn a_replica_that_loses_the_lock_stops_indexing() {
+    if !postgres::available("a_replica_that_loses_the_lock_stops_indexing") {
+        return;
+    }
+    // More messages than two checkpoints (a checkpoint every 10,000), in one mbox.
+    const MESSAGES: usize = 25_000;
+    let dir = tempfile::tempdir().expect("mount");
+    let mut mbox = String::with_capacity(MESSAGES * 200);
+    for n in 0..MESSAGES {
+        mbox.push_str(&format!(
+            "From sender@lock.test Tue Nov 24 10:00:00 2026\nMessage-ID: <{n}@lock.test>\n\
+             From: sender@lock.test\nSubject: message {n}\nDate: Tue, 24 Nov 2026 10:00:00 +0000\n\n\
+             body {n}\n\n"
+        ));
+    }
+    std::fs::write(dir.path().join("big.mbox"), mbox).expect("write");
+    let url = Cluster::shared().database();
+    let psql = |name: &str, args: &[&str]| {
+        let mut cmd = std::process::Command::new(postgres::bin_dir().expect("PostgreSQL's programs").join("psql"));
+        cmd.args(["-X", "-q", "-tA", "-d", &url]).args(args).env("PGAPPNAME", name);
+        cmd
+    };
+    let query = |sql: &str| {
+        let out = psql("lock-check", &["-c", sql]).output().expect("psql runs");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    // The indexer lock's key, as pg_locks shows a bigint advisory lock.
+    let the_lock = "locktype = 'advisory' AND classid = 1835823976 AND objid = 2 AND objsubid = 1 AND granted";
+
+    let (first, _d1) = replica(&url, dir.path());
+    assert!(within(60, || status(first.addr).is_some_and(|s| s["indexer"] == true)), "the first replica indexes");
+    assert!(
+        within(120, || status(first.addr).is_some_and(|s| s["messages"].as_u64() >= Some(12_000))),
+        "past the first checkpoint"
+    );
+    // Cut the lock's connection and hold the lock ourselves, so that no replica may index.
+    let mut thief = psql(
+        "lock-thief",
+        &[
+            "-c",
+            &format!("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE {the_lock}"),
+            "-c",
+            "SELECT pg_advisory_lock(x'6d6c736800000002'::bigint)",
+            "-c",
+            "SELECT pg_sleep(600)",
+        ],
+    )
+    .stdout(std::process::Stdio::null())
+    .spawn()
+    .expect("psql runs");
+    let held_by_thief = || {
+        query(&format!(
+            "SELECT count(*) FROM pg_locks JOIN pg_stat_activity USING (pid) \
+             WHERE {the_lock} AND application_name = 'lock-thief'"
+        )) == "1"
+    };
+    assert!(within(30, held_by_thief), "the lock is taken away");
+    let stopped = || status(first.addr).is_some_and(|s| s["indexer"] == false && s["indexing"] == false);
+    assert!(within(120, stopped), "the replica without the lock stops");
+    let short = status(first.addr).expect("status")["messages"].as_u64().expect("messages");
+    assert!(short < MESSAGES as u64, "it stopped before the end: {short} of {MESSAGES}");
+
+    // Given back: a replica takes it, resumes from what was committed, and lists each message once.
+    // Its session ends (a sleeping backend would not notice its client going away).
+    query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lock-thief'");
+    let _ = thief.wait();
+    let (second, _d2) = replica(&url, dir.path());
+    let all = |addr| status(addr).is_some_and(|s| s["messages"] == MESSAGES && s["indexing"] == false);
+    assert!(
+        within(180, || all(first.addr) && all(second.addr)),
+        "every message listed once on both: {:?} {:?}",
+        status(first.addr),
+        status(second.addr)
+    );
+    let (fresh, _d3) = replica(&url, dir.path());
+    assert!(within(60, || status(fresh.addr).is_some_and(|s| s["messages"] == MESSAGES)), "and in the database");
+    eprintln!("lock lost at {short} of {MESSAGES} messages listed; the run stopped and the next holder finished it");
 }

@@ -314,10 +314,12 @@ impl Archive {
         }
         let parsed_before = self.progress.parsed.load(Ordering::Relaxed);
         tracing::debug!(seconds = started.elapsed().as_secs_f64(), to_read = todo.len(), "sources compared");
-        self.run_pipeline(todo, &mut batch);
-        let _ = self.commit(std::mem::take(&mut batch), Commit::Done);
+        let finished = self.run_pipeline(todo, &mut batch, true) && self.is_indexer();
+        if finished {
+            let _ = self.commit(std::mem::take(&mut batch), Commit::Done);
+        }
         let large = self.progress.parsed.load(Ordering::Relaxed) - parsed_before >= COMPACT_AFTER;
-        if large {
+        if finished && large {
             self.store.compact();
             for (table, rows, stored, total) in self.store.table_sizes().unwrap_or_default() {
                 tracing::debug!(table, rows, stored, total, "index table");
@@ -433,8 +435,16 @@ impl Archive {
     }
 
     /// The indexing thread: adds parsed messages, finishes sources, commits in batches.
-    fn collect(&self, out_rx: Receiver<Outcome>, pending: &mut [Option<Pending>], batch: &mut Batch) {
+    fn collect(
+        &self,
+        out_rx: Receiver<Outcome>,
+        pending: &mut [Option<Pending>],
+        batch: &mut Batch,
+        for_paths: bool,
+    ) -> bool {
         let mut since_commit = 0;
+        // Entries this run added since its last checkpoint, to take back out if it is given up.
+        let mut uncommitted: Vec<EntryId> = Vec::new();
         for outcome in out_rx {
             let src = match outcome {
                 Outcome::Parsed { src, msg, location, doc, hash } => {
@@ -456,6 +466,7 @@ impl Archive {
                                         search.add(&doc);
                                     }
                                     p.ids.push(id);
+                                    uncommitted.push(id);
                                 }
                                 // Found again where it was read from before: still this source's.
                                 Added::Duplicate(id) if self.read_from(id, &p.path) => p.ids.push(id),
@@ -506,11 +517,38 @@ impl Archive {
                 self.progress.indexed.fetch_add(1, Ordering::Relaxed);
             }
             if since_commit >= BATCH {
+                if for_paths && !self.is_indexer() {
+                    self.give_up(uncommitted, batch);
+                    return false;
+                }
                 // Each commit is durable (see the store's): at a million messages, one durable
                 // commit in four left a 398 MB index after compaction, every one 289 MB, for a
                 // second of syncing in all.
-                let _ = self.commit(std::mem::take(batch), Commit::Checkpoint);
+                if self.commit(std::mem::take(batch), Commit::Checkpoint).is_ok() {
+                    uncommitted.clear();
+                }
                 since_commit = 0;
+            }
+        }
+        if for_paths && !self.is_indexer() {
+            self.give_up(uncommitted, batch);
+            return false;
+        }
+        true
+    }
+
+    /// Gives up a run of a replica that no longer holds the indexer lock (its lock's connection
+    /// ended while the run went on): another replica may be reading the same sources already, and
+    /// both committing would list their messages twice. What was read since the last checkpoint
+    /// is taken back out, and its sources are left for the new holder to read.
+    fn give_up(&self, uncommitted: Vec<EntryId>, batch: &mut Batch) {
+        tracing::warn!(messages = uncommitted.len(), "this replica lost the indexer lock: its run stops here");
+        *batch = Batch::default();
+        let mut index = self.index_mut();
+        for id in uncommitted {
+            index.remove(id);
+            if let Some(search) = &self.search {
+                search.delete(id);
             }
         }
     }

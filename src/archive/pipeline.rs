@@ -55,9 +55,13 @@ pub(super) enum Outcome {
 }
 
 impl Archive {
-    pub(super) fn run_pipeline(&self, todo: Vec<ToRead>, batch: &mut Batch) {
+    /// Reads `todo` on every core into `batch`, committing a checkpoint every [`super::BATCH`]
+    /// messages. For the given paths (`for_paths`), which only the holder of the indexer lock
+    /// reads, returns false when the run was given up because this replica lost the lock; what
+    /// it read since its last checkpoint is then taken back out.
+    pub(super) fn run_pipeline(&self, todo: Vec<ToRead>, batch: &mut Batch, for_paths: bool) -> bool {
         if todo.is_empty() {
-            return;
+            return true;
         }
         let workers = crate::par::cores();
         let (job_tx, job_rx) = sync_channel::<Job>(IN_FLIGHT);
@@ -88,8 +92,11 @@ impl Archive {
                 scope.spawn(move || parse_worker(&rx, &tx, search));
             }
             drop(out_tx);
-            self.collect(out_rx, &mut pending, batch);
-        });
+            // Only the workers hold the jobs' receiver now: if collecting stops early, they stop
+            // at their next message, and with them gone the walker's next send fails and it stops.
+            drop(job_rx);
+            self.collect(out_rx, &mut pending, batch, for_paths)
+        })
     }
 }
 

@@ -157,7 +157,7 @@ impl Archive {
         let found = ingest::Found { root: Arc::from(uploads.as_path()), path };
         let todo = vec![super::ToRead { found, key: key.clone(), start: 0, ids: Vec::new(), replaced: Vec::new() }];
         let mut batch = Batch::default();
-        self.run_pipeline(todo, &mut batch);
+        self.run_pipeline(todo, &mut batch, false);
         let ids = batch.sources.iter().find(|(k, _)| *k == key).map(|(_, st)| st.ids.clone()).unwrap_or_default();
         self.commit(batch, Commit::Done)?;
         self.index_mut().sort();
