@@ -171,17 +171,23 @@ impl Config {
         let data_dir = args.data_dir.unwrap_or_else(default_data_dir);
         let max_upload = parse_size(&args.max_upload)
             .ok_or_else(|| Error::BadSetting(format!("--max-upload: cannot read {:?} as a size", args.max_upload)))?;
-        for o in &args.cors_origins {
+        // An empty item is no item: a variable set to nothing (`MAILSHELF_ALLOWED_HOSTS=`, as a
+        // compose file's `${VAR:-}` gives) or a trailing comma.
+        let listed = |items: &[String]| -> Vec<String> {
+            items.iter().map(|s| s.trim()).filter(|s| !s.is_empty()).map(str::to_string).collect()
+        };
+        let (cors, hosts) = (listed(&args.cors_origins), listed(&args.allowed_hosts));
+        for o in &cors {
             if !is_origin(o) {
                 return Err(Error::BadSetting(format!(
                     "--cors-origin: {o:?} is not an origin like https://tools.example:8443"
                 )));
             }
         }
-        let cors_origins = args.cors_origins.iter().map(|o| o.trim_end_matches('/').to_string()).collect();
+        let cors_origins = cors.iter().map(|o| o.trim_end_matches('/').to_string()).collect();
         let mut allowed_hosts = Vec::new();
-        for h in &args.allowed_hosts {
-            let name = h.trim().trim_end_matches('.').to_ascii_lowercase();
+        for h in &hosts {
+            let name = h.trim_end_matches('.').to_ascii_lowercase();
             let valid = name == "*"
                 || (!name.is_empty()
                     && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_')));
@@ -283,6 +289,25 @@ pub fn parse_size(s: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn serve_args(args: &[&str]) -> ServeArgs {
+        let cli = Cli::try_parse_from(["mailshelf", "serve"].iter().chain(args)).expect("parses");
+        match cli.command {
+            Command::Serve(a) => a,
+            other => panic!("not serve: {other:?}"),
+        }
+    }
+
+    /// A list setting given as nothing (an empty variable, as compose's `${VAR:-}` makes, or a
+    /// trailing comma) is no entry, not a bad one; a bad entry is still refused.
+    #[test]
+    fn empty_list_items_are_no_items() {
+        let config = Config::from_args(serve_args(&["--allowed-host", "", "--cors-origin", ""])).expect("valid");
+        assert!(config.allowed_hosts.is_empty() && config.cors_origins.is_empty());
+        let config = Config::from_args(serve_args(&["--allowed-host", "mail.example.org,"])).expect("valid");
+        assert_eq!(config.allowed_hosts, ["mail.example.org"]);
+        assert!(Config::from_args(serve_args(&["--allowed-host", "http://x"])).is_err());
+    }
 
     #[test]
     fn sizes() {
