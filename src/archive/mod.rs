@@ -314,7 +314,9 @@ impl Archive {
         }
         let parsed_before = self.progress.parsed.load(Ordering::Relaxed);
         tracing::debug!(seconds = started.elapsed().as_secs_f64(), to_read = todo.len(), "sources compared");
-        let finished = self.run_pipeline(todo, &mut batch, true) && self.is_indexer();
+        // A run started by the holder of the indexer lock stops if the lock is lost on the way.
+        let holding = self.indexer_lock.is_some() && self.is_indexer();
+        let finished = self.run_pipeline(todo, &mut batch, holding) && (!holding || self.is_indexer());
         if finished {
             let _ = self.commit(std::mem::take(&mut batch), Commit::Done);
         }
@@ -440,7 +442,7 @@ impl Archive {
         out_rx: Receiver<Outcome>,
         pending: &mut [Option<Pending>],
         batch: &mut Batch,
-        for_paths: bool,
+        holding: bool,
     ) -> bool {
         let mut since_commit = 0;
         // Entries this run added since its last checkpoint, to take back out if it is given up.
@@ -517,7 +519,7 @@ impl Archive {
                 self.progress.indexed.fetch_add(1, Ordering::Relaxed);
             }
             if since_commit >= BATCH {
-                if for_paths && !self.is_indexer() {
+                if holding && !self.is_indexer() {
                     self.give_up(uncommitted, batch);
                     return false;
                 }
@@ -530,7 +532,7 @@ impl Archive {
                 since_commit = 0;
             }
         }
-        if for_paths && !self.is_indexer() {
+        if holding && !self.is_indexer() {
             self.give_up(uncommitted, batch);
             return false;
         }

@@ -56,10 +56,9 @@ pub(super) enum Outcome {
 
 impl Archive {
     /// Reads `todo` on every core into `batch`, committing a checkpoint every [`super::BATCH`]
-    /// messages. For the given paths (`for_paths`), which only the holder of the indexer lock
-    /// reads, returns false when the run was given up because this replica lost the lock; what
-    /// it read since its last checkpoint is then taken back out.
-    pub(super) fn run_pipeline(&self, todo: Vec<ToRead>, batch: &mut Batch, for_paths: bool) -> bool {
+    /// messages. A run of the indexer lock's holder (`holding`) is given up when the lock is lost
+    /// on the way: it returns false, and what was read since the last checkpoint is taken back out.
+    pub(super) fn run_pipeline(&self, todo: Vec<ToRead>, batch: &mut Batch, holding: bool) -> bool {
         if todo.is_empty() {
             return true;
         }
@@ -95,7 +94,7 @@ impl Archive {
             // Only the workers hold the jobs' receiver now: if collecting stops early, they stop
             // at their next message, and with them gone the walker's next send fails and it stops.
             drop(job_rx);
-            self.collect(out_rx, &mut pending, batch, for_paths)
+            self.collect(out_rx, &mut pending, batch, holding)
         })
     }
 }
