@@ -293,6 +293,9 @@ impl Database {
                             false
                         }
                         Err(_) => {
+                            // Not asked again on this connection: one whose packets are lost (a
+                            // cut network path) never answers, and a new one tells.
+                            conn = None;
                             timed_out = true;
                             false
                         }
