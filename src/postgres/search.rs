@@ -654,7 +654,7 @@ impl SearchIndex for PgSearch {
                     let newest = format!(
                         "(SELECT * FROM search_docs WHERE {within} ORDER BY date DESC, id DESC LIMIT {most}) newest"
                     );
-                    (page(&newest, n), kept)
+                    page(&newest, n)
                 })
             });
             (page("search_docs", n), walk)
@@ -681,7 +681,7 @@ impl SearchIndex for PgSearch {
             ids.len() == limit || i64::try_from(offset.saturating_add(ids.len())).unwrap_or(i64::MAX) >= total
         };
         let (total, ids) = match (known, walk) {
-            (_, Some((walking, kept))) => match run(version_and(&walking), true)? {
+            (Some(kept), Some(walking)) => match run(version_and(&walking), true)? {
                 now if now.version == kept.version && whole(&now.ids, kept.total) => (kept.total, now.ids),
                 now if now.version == kept.version => (kept.total, run(version_and(&fetched), true)?.ids),
                 _ => self.counted(&key, run(with_count, true)?),
