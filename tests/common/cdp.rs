@@ -115,13 +115,8 @@ impl Browser {
     }
 
     fn send(&mut self, method: &str, params: Value, session: bool) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        let mut msg = json!({"id": id, "method": method, "params": params});
-        if session {
-            msg["sessionId"] = json!(self.session);
-        }
-        self.ws.send(Message::text(msg.to_string())).expect("send");
+        let session = session.then(|| json!(self.session));
+        let id = self.post(method, params, session);
         loop {
             let v = self.read();
             if v["id"] == id {
@@ -130,6 +125,17 @@ impl Browser {
             }
             self.events.push(v);
         }
+    }
+
+    /// Sends a command (to a session, or to the browser), without waiting; its id.
+    fn post(&mut self, method: &str, params: Value, session: Option<Value>) -> u64 {
+        self.next_id += 1;
+        let mut msg = json!({"id": self.next_id, "method": method, "params": params});
+        if let Some(session) = session {
+            msg["sessionId"] = session;
+        }
+        self.ws.send(Message::text(msg.to_string())).expect("send");
+        self.next_id
     }
 
     fn read(&mut self) -> Value {
@@ -151,9 +157,7 @@ impl Browser {
                     ),
                     ("Runtime.runIfWaitingForDebugger", json!({})),
                 ] {
-                    self.next_id += 1;
-                    let msg = json!({"id": self.next_id, "method": method, "params": params, "sessionId": session});
-                    self.ws.send(Message::text(msg.to_string())).expect("send");
+                    self.post(method, params, Some(session.clone()));
                 }
             }
             return v;
