@@ -316,7 +316,7 @@ impl Archive {
         tracing::debug!(seconds = started.elapsed().as_secs_f64(), to_read = todo.len(), "sources compared");
         // A run started by the holder of the indexer lock stops if the lock is lost on the way.
         let holding = self.indexer_lock.is_some() && self.is_indexer();
-        let finished = self.run_pipeline(todo, &mut batch, holding) && (!holding || self.is_indexer());
+        let finished = self.run_pipeline(todo, &mut batch, holding) && !self.lost_lock(holding);
         if finished {
             let _ = self.commit(std::mem::take(&mut batch), Commit::Done);
         }
@@ -519,7 +519,7 @@ impl Archive {
                 self.progress.indexed.fetch_add(1, Ordering::Relaxed);
             }
             if since_commit >= BATCH {
-                if holding && !self.is_indexer() {
+                if self.lost_lock(holding) {
                     self.give_up(uncommitted, batch);
                     return false;
                 }
@@ -532,11 +532,16 @@ impl Archive {
                 since_commit = 0;
             }
         }
-        if holding && !self.is_indexer() {
+        if self.lost_lock(holding) {
             self.give_up(uncommitted, batch);
             return false;
         }
         true
+    }
+
+    /// Whether a run begun under the indexer lock (`holding`) has lost it since.
+    fn lost_lock(&self, holding: bool) -> bool {
+        holding && !self.is_indexer()
     }
 
     /// Gives up a run of a replica that no longer holds the indexer lock (its lock's connection
