@@ -6,7 +6,7 @@
 //! body of about 1.5 KB, under B-trees of as many levels as they need. It goes to a temporary folder
 //! that is removed at the end.
 //!
-//! Measured, one thread: listing the archive (`mailshelf::pst::list`: the node index and the folder
+//! Measured, one thread: listing the archive (`mailshelf::ingest::pst::list`: the node index and the folder
 //! tree), then reading every item back by its node id and parsing it into the message model
 //! (`item_msg` + `parse_message`, what a parse worker does per item). Peak memory is the process's
 //! high-water mark (`VmHWM`), read after each phase.
@@ -251,7 +251,7 @@ fn main() {
 fn measure(path: &std::path::Path) {
     let base = peak_kb();
     let started = Instant::now();
-    let listing = mailshelf::pst::list(path).unwrap();
+    let listing = mailshelf::ingest::pst::list(path).unwrap();
     let items = listing.items.len();
     let listed = started.elapsed().as_secs_f64();
     println!("list: {listed:.2} s ({:.0} items/s), peak RSS {} MB", items as f64 / listed, peak_kb() / 1024);
@@ -259,7 +259,7 @@ fn measure(path: &std::path::Path) {
     let started = Instant::now();
     let mut bytes_read = 0usize;
     for item in &listing.items {
-        let msg = mailshelf::pst::item_msg(path, item.node).unwrap();
+        let msg = mailshelf::ingest::pst::item_msg(path, item.node).unwrap();
         bytes_read += msg.len();
         let parsed = mailshelf::parse::parse_message(Arc::from(msg)).unwrap();
         std::hint::black_box(parsed);

@@ -99,7 +99,7 @@ async fn serve(config: Config) -> Result<(), mailshelf::Error> {
 
     // Index in the background (the server answers, and reports progress, while it runs), then
     // watch for new mail; with a shared database, follow the other replicas.
-    tokio::spawn(mailshelf::replica::run(archive.clone(), roots));
+    tokio::spawn(mailshelf::archive::replica::run(archive.clone(), roots));
     tokio::spawn(show_progress(archive.clone()));
     tokio::spawn(mailshelf::memory::release_periodically());
 

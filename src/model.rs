@@ -87,7 +87,7 @@ pub struct Summary {
     pub in_reply_to: Vec<String>,
     pub references: Vec<String>,
     #[serde(default)]
-    /// Labels and keywords it carries (see [`crate::folders`]).
+    /// Labels and keywords it carries (see [`crate::index::folders`]).
     pub labels: Vec<String>,
     #[serde(default)]
     /// The mailing list it came through: the List-Id's identifier (`rust-users.lists.rust-lang.org`).

@@ -238,7 +238,7 @@ async fn mail_dropped_into_a_watched_folder_appears() {
     std::fs::write(mail.path().join("Maildir/cur/1.host:2,S"), message(1, Some("w1@x"), "one")).expect("write");
     let paths = [mail.path().to_path_buf()];
     let app = TestApp::new(&paths);
-    let _watcher = mailshelf::watch::watch(app.archive.clone(), app.archive.roots(&paths)).expect("watch");
+    let _watcher = mailshelf::archive::watch::watch(app.archive.clone(), app.archive.roots(&paths)).expect("watch");
     assert_eq!(app.archive.index().listed_count(), 1);
     // Delivery as a Maildir does it: write in tmp/, rename into new/.
     std::fs::create_dir_all(mail.path().join("Maildir/tmp")).expect("mkdir");
@@ -253,7 +253,7 @@ async fn mail_dropped_into_a_watched_folder_appears() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watching_falls_back_to_rescans_when_events_cannot_be_had() {
-    use mailshelf::watch::{watch_with, Settings};
+    use mailshelf::archive::watch::{watch_with, Settings};
     // A path that is not there yet cannot be watched (nor can more folders than the inotify limit
     // allows): the watch re-scans on a timer instead, so mail that lands there still appears.
     let mail = tempfile::tempdir().expect("dir");

@@ -312,7 +312,7 @@ async fn watching_keeps_folder_counts_current() {
     std::fs::create_dir_all(mail.path().join(".Lists.rust/new")).expect("mkdir");
     let paths = [mail.path().to_path_buf()];
     let app = TestApp::new(&paths);
-    let _watcher = mailshelf::watch::watch(app.archive.clone(), app.archive.roots(&paths)).expect("watch");
+    let _watcher = mailshelf::archive::watch::watch(app.archive.clone(), app.archive.roots(&paths)).expect("watch");
     assert_eq!(folders(&app).await, [("Lists".to_string(), 0), ("Lists/rust".into(), 1)]);
     write(&mail.path().join(".Lists.rust/new/2.host"), msg(2));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);

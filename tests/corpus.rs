@@ -50,8 +50,8 @@ async fn every_corpus_message_is_listed_and_answers() {
                 }
             }
             Kind::Pst => {
-                let listing = mailshelf::pst::list(f).expect("listed");
-                let notices = (!listing.notices.is_empty()).then_some(mailshelf::pst::NOTICE_NODE);
+                let listing = mailshelf::ingest::pst::list(f).expect("listed");
+                let notices = (!listing.notices.is_empty()).then_some(mailshelf::ingest::pst::NOTICE_NODE);
                 for node in listing.items.iter().map(|i| i.node).chain(notices) {
                     let src = ingest::Source::Pst { path: f.clone(), node, folder: String::new() };
                     if let Ok(msg) = parse_message(Arc::from(src.read().expect("read"))) {

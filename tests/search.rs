@@ -179,7 +179,7 @@ async fn uploaded_and_delivered_messages_are_found() {
     assert_eq!(r.status, StatusCode::CREATED);
     assert_eq!(subjects(&app, "zeppelin").await, set(&["Uploaded"]));
 
-    let _watcher = mailshelf::watch::watch(app.archive.clone(), app.archive.roots(&paths)).expect("watch");
+    let _watcher = mailshelf::archive::watch::watch(app.archive.clone(), app.archive.roots(&paths)).expect("watch");
     std::fs::write(
         dir.path().join("dropped.eml"),
         "From: d@example.com\r\nSubject: Dropped in\r\nMessage-ID: <d1@x>\r\n\r\nquokka sighting\r\n",

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use mailshelf::ids;
 use mailshelf::model::{Body, Message};
 use mailshelf::rewrite::{rewrite_css, rewrite_html, visible_text, Options};
-use mailshelf::{route, text, view};
+use mailshelf::{route, view, view::text};
 
 /// Bytes → `parse_message` → the model → for every part of the message and of every message it
 /// encloses, what the server does with it: HTML is rewritten and its visible text extracted (search
@@ -55,7 +55,7 @@ pub fn message(data: &[u8]) {
 
 /// The search box: any string → `query::parse`, which must answer (a query or an error) and not panic.
 pub fn query(input: &str) {
-    let _ = mailshelf::query::parse(input);
+    let _ = mailshelf::search::query::parse(input);
 }
 
 /// Invariants the rest of the server indexes by without checking: a violation would be a panic

@@ -7,6 +7,9 @@
 //! makes what the search index gets of a message. A source's state is written only once all its
 //! messages are, so a crash re-reads exactly the sources that were not finished.
 
+pub mod replica;
+pub mod watch;
+
 mod doc;
 mod load;
 mod pipeline;

@@ -140,13 +140,13 @@ fn walk_one(
         }
         Kind::Pst => {
             // Listed like an mbox, an item a job; the worker reads each item.
-            let listing = crate::pst::list(&found.path).map_err(std::io::Error::other)?;
+            let listing = crate::ingest::pst::list(&found.path).map_err(std::io::Error::other)?;
             for notice in &listing.notices {
                 tracing::warn!(path = %found.path.display(), "{notice}");
             }
             let rel = relative_start(&found.root, &found.path);
             let notices = (!listing.notices.is_empty())
-                .then(|| crate::pst::PstItem { node: crate::pst::NOTICE_NODE, folder: String::new() });
+                .then(|| crate::ingest::pst::PstItem { node: crate::ingest::pst::NOTICE_NODE, folder: String::new() });
             let mut count = 0;
             for item in listing.items.into_iter().chain(notices) {
                 let source = Source::Pst { path: found.path.clone(), node: item.node, folder: item.folder };
@@ -193,7 +193,7 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: 
         keyword_names
             .borrow_mut()
             .entry(maildir.to_path_buf())
-            .or_insert_with(|| crate::folders::read_keyword_names(maildir))
+            .or_insert_with(|| crate::parse::labels::read_keyword_names(maildir))
             .clone()
     };
     loop {
@@ -212,8 +212,8 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: 
                 match parsed {
                     Ok(mut msg) => {
                         if let Some(f) = &flags {
-                            msg.summary.labels.extend(crate::folders::maildir_keywords(source.path(), f, &names));
-                            crate::folders::tidy_labels(&mut msg.summary.labels);
+                            msg.summary.labels.extend(crate::parse::labels::maildir_keywords(source.path(), f, &names));
+                            crate::parse::labels::tidy_labels(&mut msg.summary.labels);
                         }
                         Outcome::Parsed {
                             src,

@@ -174,19 +174,19 @@ impl Archive {
         let mut tmp = tempfile::NamedTempFile::new()?;
         tmp.write_all(bytes)?;
         tmp.flush()?;
-        let listing = crate::pst::list(tmp.path())?;
+        let listing = crate::ingest::pst::list(tmp.path())?;
         let file_name = outlook_file_name(name);
         let shown = Path::new(&file_name);
         let mut items = Vec::new();
         for item in &listing.items {
-            let Ok(raw) = crate::pst::item_msg(tmp.path(), item.node) else { continue };
+            let Ok(raw) = crate::ingest::pst::item_msg(tmp.path(), item.node) else { continue };
             let Ok(msg) = parse_message(Arc::from(raw)) else { continue };
-            items.push((msg, crate::folders::pst_folder(shown, &item.folder)));
+            items.push((msg, crate::index::folders::pst_folder(shown, &item.folder)));
         }
         if !listing.notices.is_empty() {
-            let notice = crate::pst::notice_message(shown, &listing.notices);
+            let notice = crate::ingest::pst::notice_message(shown, &listing.notices);
             if let Ok(msg) = parse_message(Arc::from(notice)) {
-                items.push((msg, crate::folders::pst_folder(shown, "")));
+                items.push((msg, crate::index::folders::pst_folder(shown, "")));
             }
         }
         if items.is_empty() {
@@ -247,7 +247,7 @@ fn check_pst(bytes: &[u8]) -> Result<(), Error> {
     let mut tmp = tempfile::NamedTempFile::new()?;
     tmp.write_all(bytes)?;
     tmp.flush()?;
-    crate::pst::list(tmp.path()).map(|_| ())
+    crate::ingest::pst::list(tmp.path()).map(|_| ())
 }
 
 /// The name an uploaded Outlook data file is kept under: the name it came with, reduced to a

@@ -289,10 +289,10 @@ fn labels(msg: &mail_parser::Message<'_>) -> Vec<String> {
     let mut out = Vec::new();
     for h in msg.headers() {
         if let Some(v) = h.value().as_text() {
-            crate::folders::header_labels(h.name(), v, &mut out);
+            crate::parse::labels::header_labels(h.name(), v, &mut out);
         }
     }
-    crate::folders::tidy_labels(&mut out);
+    crate::parse::labels::tidy_labels(&mut out);
     out
 }
 

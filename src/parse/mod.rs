@@ -12,6 +12,8 @@
 //! for their compressed RTF bodies and [`codepage`] for 8-bit strings); [`tnef`] opens
 //! `winmail.dat` parts found by [`mime`] into child parts.
 
+pub mod labels;
+
 mod build;
 mod charset;
 mod codepage;

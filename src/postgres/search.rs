@@ -1,7 +1,7 @@
 //! Full-text search in PostgreSQL's own text search, for replicas sharing one database: one row a
 //! message in `search_docs` (migration 0002), a `tsvector` a text field with a GIN index on each,
 //! and plain columns for dates, sizes, attachments, folders, labels and lists. Queries in the mail
-//! search language ([`crate::query`]) become one SQL condition with numbered parameters, and
+//! search language ([`crate::search::query`]) become one SQL condition with numbered parameters, and
 //! answer with the same set of messages as the embedded engine ([`crate::search::Embedded`]).
 //!
 //! The words are never split by PostgreSQL: its parser, dictionaries and locale would find other
@@ -31,7 +31,7 @@ use tokio_postgres::types::ToSql;
 
 use super::{failed, int4, our_id, pg_id, Database};
 use crate::error::Error;
-use crate::query::{self, Query, TextField};
+use crate::search::query::{self, Query, TextField};
 use crate::search::{Doc, Hits, IdsOf, SearchIndex};
 
 /// Buffered documents written at once (one transaction, one statement a kind of change).
@@ -136,8 +136,8 @@ struct Row {
 
 impl Row {
     fn of(d: &Doc) -> Row {
-        let folders: Vec<String> = crate::folders::folder_terms(&d.folder).into_iter().map(storable).collect();
-        let labels: Vec<String> = d.labels.iter().map(|l| storable(crate::folders::term(l))).collect();
+        let folders: Vec<String> = crate::index::folders::folder_terms(&d.folder).into_iter().map(storable).collect();
+        let labels: Vec<String> = d.labels.iter().map(|l| storable(crate::index::folders::term(l))).collect();
         Row {
             id: pg_id(d.id),
             texts: [&d.subject, &d.from, &d.to, &d.cc, &d.body, &d.filenames].map(|t| tsvector(t)),
@@ -337,10 +337,10 @@ impl Condition {
                 format!("id = ANY({}::integer[])", self.param(Box::new(ids)))
             }
             Query::Folder(path) => {
-                format!("folders @> ARRAY[{}::text]", self.param(Box::new(storable(crate::folders::term(path)))))
+                format!("folders @> ARRAY[{}::text]", self.param(Box::new(storable(crate::index::folders::term(path)))))
             }
             Query::Label(label) => {
-                format!("labels @> ARRAY[{}::text]", self.param(Box::new(storable(crate::folders::term(label)))))
+                format!("labels @> ARRAY[{}::text]", self.param(Box::new(storable(crate::index::folders::term(label)))))
             }
             Query::List(list) => {
                 let p = self.param(Box::new(storable(list.trim().to_lowercase())));

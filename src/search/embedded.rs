@@ -16,7 +16,7 @@ use tantivy::tokenizer::{TextAnalyzer, TokenStream};
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::error::Error;
-use crate::query::{self, Query, TextField};
+use crate::search::query::{self, Query, TextField};
 
 use super::directory::ReleasableDirectory;
 use super::tokenizer::analyzer;
@@ -133,11 +133,11 @@ impl SearchIndex for Embedded {
         doc.add_i64(f.date, d.timestamp.unwrap_or(i64::MIN));
         doc.add_u64(f.size, d.size);
         doc.add_u64(f.attachment, u64::from(d.has_attachment));
-        for t in crate::folders::folder_terms(&d.folder) {
+        for t in crate::index::folders::folder_terms(&d.folder) {
             doc.add_text(f.folder, &t);
         }
         for l in &d.labels {
-            doc.add_text(f.label, crate::folders::term(l));
+            doc.add_text(f.label, crate::index::folders::term(l));
         }
         if let Some(l) = &d.list {
             doc.add_text(f.list, l.to_lowercase());
@@ -288,11 +288,11 @@ impl Embedded {
                 Box::new(BooleanQuery::new(any))
             }
             Query::Folder(path) => Box::new(TermQuery::new(
-                Term::from_field_text(f.folder, &crate::folders::term(path)),
+                Term::from_field_text(f.folder, &crate::index::folders::term(path)),
                 IndexRecordOption::Basic,
             )),
             Query::Label(label) => Box::new(TermQuery::new(
-                Term::from_field_text(f.label, &crate::folders::term(label)),
+                Term::from_field_text(f.label, &crate::index::folders::term(label)),
                 IndexRecordOption::Basic,
             )),
             Query::List(list) => Box::new(TermQuery::new(

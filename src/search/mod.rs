@@ -1,9 +1,11 @@
 //! Full-text search behind one interface, [`SearchIndex`]: the embedded engine ([`Embedded`],
 //! tantivy in `--data-dir/search`) by default, PostgreSQL's own text search
 //! ([`crate::postgres::PgSearch`]) when the server shares a database. Both take the same [`Doc`]s,
-//! answer the same query language ([`crate::query`]) and split words with the same mail-aware
+//! answer the same query language ([`crate::search::query`]) and split words with the same mail-aware
 //! analyzer: letters and digits of any script, each CJK character on its own (so a phrase of them
 //! matches inside longer runs), lower-cased and folded to ASCII, so "Café" finds "cafe".
+
+pub mod query;
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -93,7 +95,7 @@ pub fn each_word(text: &str, f: &mut dyn FnMut(&str, usize)) {
 /// Highlighted excerpts for an engine that keeps no word statistics of its own: every word of
 /// the query's text terms weighs the same.
 pub fn snippets_of_words(q: &str, texts: &[String]) -> Vec<Option<String>> {
-    let Ok(parsed) = crate::query::parse(q) else { return vec![None; texts.len()] };
+    let Ok(parsed) = crate::search::query::parse(q) else { return vec![None; texts.len()] };
     let mut terms = BTreeMap::new();
     parsed.each_text(&mut |text| {
         for w in words(text) {

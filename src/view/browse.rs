@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::folders::{self, FolderNode};
+use crate::index::folders::{self, FolderNode};
 use crate::index::{Entry, EntryId, EntryPass, Index, Location, NO_ENTRY};
 
 /// Which listed messages a list, its conversations or an overview covers.

@@ -3,6 +3,11 @@
 //! snippets, and threads; [`browse`] the folders, labels and conversations, [`stats`] the numbers
 //! of an overview. The pages and the API both call this, so they cannot drift apart.
 
+pub mod charts;
+pub mod frame;
+pub mod text;
+pub mod thumb;
+
 pub mod browse;
 pub mod stats;
 

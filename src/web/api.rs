@@ -14,8 +14,8 @@ use super::extract::{flag, Ids, Params};
 use super::state::AppState;
 use crate::archive::Loaded;
 use crate::error::Error;
-use crate::folders::FolderNode;
 use crate::ids::encode_segment;
+use crate::index::folders::FolderNode;
 use crate::index::{Entry, Location};
 use crate::model::{Body, External, Message, PartIdx};
 use crate::route;
@@ -501,7 +501,7 @@ pub async fn upload(State(state): State<AppState>, req: Request) -> Response {
             let to = match loaded.as_slice() {
                 [one] => route::message_url(&one.entry.key),
                 // Several: the folder they were filed in, which lists them all.
-                _ => route::folder_url(crate::folders::UPLOADS),
+                _ => route::folder_url(crate::index::folders::UPLOADS),
             };
             match HeaderValue::from_str(&to) {
                 Ok(location) => (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response(),

@@ -19,7 +19,6 @@
 pub mod api;
 pub mod app;
 pub mod assets;
-pub mod charts;
 pub mod csp;
 pub mod error;
 pub mod export;

@@ -52,7 +52,7 @@ use crate::error::Error;
         api::FolderList,
         api::LabelList,
         api::LabelCount,
-        crate::folders::FolderNode,
+        crate::index::folders::FolderNode,
         crate::view::stats::Stats,
         crate::view::stats::Count,
         crate::view::stats::Attachments,

@@ -17,8 +17,8 @@ use crate::error::Error;
 use crate::index::{Entry, EntryId, Location};
 use crate::model::{External, Message, Part, PartIdx};
 use crate::route;
-use crate::text;
 use crate::view::browse::{self, Scope};
+use crate::view::text;
 use crate::view::{blocking, part_filename, served_type, Found, View};
 
 /// Messages per list page.
@@ -319,7 +319,7 @@ fn sidebar(state: &AppState, scope: &Scope) -> Sidebar {
     let index = state.archive().index();
     let (tree, _) = browse::folder_tree(&index);
     let mut folders = Vec::new();
-    let mut stack: Vec<(usize, &crate::folders::FolderNode)> = tree.iter().rev().map(|f| (0, f)).collect();
+    let mut stack: Vec<(usize, &crate::index::folders::FolderNode)> = tree.iter().rev().map(|f| (0, f)).collect();
     while let Some((depth, f)) = stack.pop() {
         if folders.len() >= SIDEBAR_FOLDERS {
             break;
@@ -366,7 +366,7 @@ pub struct ConversationMessage {
     labels: Vec<LabelLink>,
     /// The one the conversation was opened at.
     current: bool,
-    /// The class that sets the body frame's starting height (see [`crate::frame`]).
+    /// The class that sets the body frame's starting height (see [`crate::view::frame`]).
     frame_class: &'static str,
 }
 
@@ -516,7 +516,7 @@ fn overview_page(
     s: &crate::view::stats::Stats,
     query_error: Option<String>,
 ) -> OverviewPage {
-    use super::charts::{columns, rows, Bar};
+    use crate::view::charts::{columns, rows, Bar};
     // A bar's messages: this overview's scope and search, narrowed by the bar's own query.
     let search_url = |extra: &str| {
         let q = if query.trim().is_empty() { extra.to_string() } else { format!("{extra} ({query})") };
@@ -618,7 +618,7 @@ pub struct Nested {
     page_url: String,
     html_src: Option<String>,
     text_html: Option<String>,
-    /// The class that sets its frame's starting height (see [`crate::frame`]).
+    /// The class that sets its frame's starting height (see [`crate::view::frame`]).
     frame_class: &'static str,
 }
 
@@ -692,7 +692,7 @@ pub struct MessagePage {
     /// "Older" links and the `k`/`j` keys.
     newer: Option<String>,
     older: Option<String>,
-    /// The class that sets the body frame's starting height (see [`crate::frame`]).
+    /// The class that sets the body frame's starting height (see [`crate::view::frame`]).
     frame_class: &'static str,
 }
 
@@ -868,7 +868,7 @@ fn attachments_of(key: &str, msg: &Message) -> Vec<Attachment> {
             let content_type = served_type(p);
             Attachment {
                 name: part_filename(p),
-                thumb_url: crate::thumb::is_thumbnailable(&content_type).then(|| route::thumb_url(key, msg, i)),
+                thumb_url: crate::view::thumb::is_thumbnailable(&content_type).then(|| route::thumb_url(key, msg, i)),
                 content_type,
                 size: human_size(p.size() as u64),
                 download_url: format!("{url}?download=1"),
@@ -1042,7 +1042,7 @@ fn frame_class(msg: &Message) -> &'static str {
         crate::model::Body::Text(t) => Some(t.as_str()),
         _ => None,
     });
-    html.map_or(crate::frame::FrameHeight::Tall, crate::frame::estimate).class()
+    html.map_or(crate::view::frame::FrameHeight::Tall, crate::view::frame::estimate).class()
 }
 
 /// A subject as the pages show it: an empty or missing one says so.

@@ -1,5 +1,5 @@
 //! `/message/<mid>/print`, a message laid out for paper, and `/message/<mid>.pdf`, the same page
-//! printed to PDF on the server with the original message attached inside (see [`crate::pdf`]).
+//! printed to PDF on the server with the original message attached inside (see [`crate::export::pdf`]).
 //!
 //! On the message page the body sits in a sandboxed frame, and a frame prints only its visible
 //! slice. The print view inlines the body instead: the same rewritten, script-free HTML the frame
@@ -23,8 +23,8 @@ use super::pages::{human_size, long_date};
 use super::state::AppState;
 use crate::archive::Loaded;
 use crate::error::Error;
+use crate::export::pdf::{self, Fetched, PdfMeta};
 use crate::model::{Body as PartBody, Message, PartIdx};
-use crate::pdf::{self, Fetched, PdfMeta};
 use crate::route;
 use crate::view::{blocking, external_place, part_filename, served_type, View};
 
@@ -48,7 +48,7 @@ pub struct PrintNested {
 
 /// A body to print, after the headers of the enclosed message it belongs to (none for the
 /// message's own). A body is either a rewritten HTML part (scripts, handlers and remote references
-/// already gone) or text escaped by [`crate::text::render`].
+/// already gone) or text escaped by [`crate::view::text::render`].
 pub struct PrintSection {
     nested: Option<PrintNested>,
     body: Option<String>,
@@ -175,7 +175,7 @@ fn body_of(msg: &Message, want_text: bool) -> (Option<PartIdx>, Option<String>) 
             let p = &msg.parts[i];
             let flowed = p.param("format").is_some_and(|f| f.eq_ignore_ascii_case("flowed"));
             let delsp = p.param("delsp").is_some_and(|d| d.eq_ignore_ascii_case("yes"));
-            Some(crate::text::render(t, flowed, delsp))
+            Some(crate::view::text::render(t, flowed, delsp))
         }
         _ => None,
     });

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::archive::Archive;
 use crate::config::Config;
-use crate::thumb::Thumbnails;
+use crate::view::thumb::Thumbnails;
 use crate::view::View;
 
 #[derive(Clone)]

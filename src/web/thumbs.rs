@@ -1,5 +1,5 @@
 //! `/thumb/<mid>/<cid>`: a small picture of an image part for the message page, made by
-//! [`crate::thumb`]. A part that is not an image mailshelf can shrink (an unknown format, a broken
+//! [`crate::view::thumb`]. A part that is not an image mailshelf can shrink (an unknown format, a broken
 //! or truncated file, a decompression bomb) answers with the file icon, never an error: the page
 //! shows an `<img>` either way. Only a message or part that does not exist is a 404.
 

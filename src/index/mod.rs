@@ -5,6 +5,8 @@
 //! not a gigabyte, and a warm start reads the list, not every entry. No HTTP: the archive fills it,
 //! routes and pages read it.
 
+pub mod folders;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -39,7 +41,7 @@ pub struct Entry {
     pub has_attachments: bool,
     /// The Message-ID this one replies to: the last References entry, else In-Reply-To.
     pub parent: Option<String>,
-    /// Labels and keywords (see [`crate::folders`]).
+    /// Labels and keywords (see [`crate::index::folders`]).
     pub labels: Vec<String>,
     /// The mailing list it came through (its List-Id).
     pub list: Option<String>,
@@ -663,22 +665,25 @@ impl Index {
         let Location::Top { source, rel, uploaded, .. } = &e.location else { return Ok(NO_FOLDER) };
         let path = if let Source::Stored { folder, .. } = source {
             if folder.is_empty() {
-                crate::folders::UPLOADS.to_string()
+                crate::index::folders::UPLOADS.to_string()
             } else {
-                format!("{}/{folder}", crate::folders::UPLOADS)
+                format!("{}/{folder}", crate::index::folders::UPLOADS)
             }
         } else if let (true, Source::Pst { path, folder, .. }) = (*uploaded, source) {
             // An uploaded Outlook data file keeps its folders, under the name it came with.
             let name = std::path::Path::new(path.file_name().unwrap_or_default());
-            format!("{}/{}", crate::folders::UPLOADS, crate::folders::pst_folder(name, folder))
+            format!("{}/{}", crate::index::folders::UPLOADS, crate::index::folders::pst_folder(name, folder))
         } else if *uploaded {
-            crate::folders::UPLOADS.to_string()
+            crate::index::folders::UPLOADS.to_string()
         } else {
             let full = source.path().to_string_lossy();
             let rel_path = full.get(usize::from(*rel)..).unwrap_or(&full);
             match source {
-                Source::Pst { folder, .. } => crate::folders::pst_folder(std::path::Path::new(rel_path), folder),
-                _ => crate::folders::folder_of(std::path::Path::new(rel_path), matches!(source, Source::Mbox { .. })),
+                Source::Pst { folder, .. } => crate::index::folders::pst_folder(std::path::Path::new(rel_path), folder),
+                _ => crate::index::folders::folder_of(
+                    std::path::Path::new(rel_path),
+                    matches!(source, Source::Mbox { .. }),
+                ),
             }
         };
         if let Some(&f) = self.folder_ids.get(&path) {

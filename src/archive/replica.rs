@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::archive::watch::Watch;
 use crate::archive::Archive;
-use crate::watch::Watch;
 
 /// How often a replica follows the change feed and asks for the indexer lock.
 pub const FOLLOW_EVERY: Duration = Duration::from_secs(1);
@@ -81,7 +81,7 @@ fn index_and_watch(archive: Arc<Archive>, roots: Vec<PathBuf>) -> Option<Watch> 
         return None;
     }
     tracing::info!(messages = archive.index().listed_count(), seconds = started.elapsed().as_secs_f64(), "indexed");
-    match crate::watch::watch(archive, roots) {
+    match crate::archive::watch::watch(archive, roots) {
         Ok(w) => Some(w),
         Err(e) => {
             tracing::warn!(error = %e, "new mail will appear only after a restart");

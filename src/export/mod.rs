@@ -1,0 +1,214 @@
+//! Taking mail out again: every message a search matches written as one mbox (mboxrd), one zip of
+//! `.eml` files, or one CSV row each. HTTP-free: the writers take any `std::io::Write`, so the web
+//! layer can pour them into a response body a chunk at a time, and a test or a tool into a file.
+//!
+//! Memory stays flat however many messages match: only the matching ids are held (four bytes
+//! each), and each message is read from its source, written, and dropped before the next. Messages
+//! are read past the archive's cache of parsed messages, so an export does not push out what
+//! people are reading.
+
+mod csv;
+mod mbox;
+pub mod pdf;
+mod zip;
+
+pub use mbox::{asctime, mbox_sender, MboxWriter};
+pub use zip::{safe_file_stem, zip_name, ZipExport};
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::sync::Arc;
+
+use crate::archive::Archive;
+use crate::error::Error;
+use crate::index::{Entry, EntryId, Location};
+use crate::ingest::Source;
+use crate::model::{Message, PartIdx};
+use crate::view::browse::Scope;
+
+/// What an export is written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// One mboxrd file (`From ` separator lines, `>From ` escaping).
+    Mbox,
+    /// A zip of one file per message with its exact bytes.
+    Zip,
+    /// One CSV row per message (RFC 4180, UTF-8, header row).
+    Csv,
+}
+
+impl Format {
+    pub fn parse(s: &str) -> Option<Format> {
+        match s.to_ascii_lowercase().as_str() {
+            "mbox" => Some(Format::Mbox),
+            "zip" => Some(Format::Zip),
+            "csv" => Some(Format::Csv),
+            _ => None,
+        }
+    }
+
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Mbox => "mbox",
+            Format::Zip => "zip",
+            Format::Csv => "csv",
+        }
+    }
+
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Format::Mbox => "application/mbox",
+            Format::Zip => "application/zip",
+            Format::Csv => "text/csv; charset=utf-8; header=present",
+        }
+    }
+}
+
+/// The listed messages a query matches, in the list's order (newest first). An empty query is
+/// every listed message; with search turned off only an empty query can run.
+///
+/// All the ids are taken at once, as a snapshot: four bytes a message, and an export then never
+/// pages deep into the search index (which costs the whole depth on every page) nor sees the list
+/// shift under it while indexing goes on.
+pub fn matching_ids(archive: &Archive, scope: &Scope, query: &str) -> Result<Vec<EntryId>, Error> {
+    let matched: Option<HashSet<EntryId>> =
+        if query.trim().is_empty() { None } else { Some(archive.search_ids(query)?) };
+    let index = archive.index();
+    Ok(scope.ids(&index).into_iter().filter(|id| matched.as_ref().is_none_or(|m| m.contains(id))).collect())
+}
+
+/// A message read for export: its index entry, its bytes as given, and the message parsed from
+/// them when the format needs it.
+pub struct Exported {
+    pub entry: Arc<Entry>,
+    /// The folder it is filed in.
+    pub folder: String,
+    /// The source's bytes, as `/raw/` serves them.
+    given: Arc<[u8]>,
+    /// `None` when the bytes are a plain Internet message and the format needs nothing parsed.
+    message: Option<Message>,
+}
+
+impl Exported {
+    /// The bytes `/raw/` serves.
+    pub fn given(&self) -> &[u8] {
+        &self.given
+    }
+
+    /// The Internet message: the bytes given, or for a file in another format the one made of it.
+    pub fn internet_message(&self) -> &[u8] {
+        self.message.as_ref().map_or(&self.given, |m| &m.raw)
+    }
+}
+
+/// Reads a listed message from its source, bypassing the archive's cache, and parses it when
+/// `format` needs more than its bytes (CSV, or a file in another format). `None` for an id that is
+/// gone or not listed (removed while the export ran).
+pub fn read(archive: &Archive, id: EntryId, format: Format) -> Result<Option<Exported>, Error> {
+    let (entry, folder) = {
+        let index = archive.index();
+        let Some(entry) = index.get(id) else { return Ok(None) };
+        let folder = index.folder_path(entry.folder).to_string();
+        (entry, folder)
+    };
+    let Location::Top { source, .. } = &entry.location else { return Ok(None) };
+    let given: Arc<[u8]> = Arc::from(archive.read_source(source)?);
+    let path = match source {
+        Source::File { path } => Some(path.as_path()),
+        Source::Mbox { .. } | Source::Pst { .. } | Source::Stored { .. } => None,
+    };
+    let message = if format == Format::Csv || !crate::parse::is_plain_message(&given, path) {
+        Some(crate::parse::parse_file(given.clone(), path)?)
+    } else {
+        None
+    };
+    Ok(Some(Exported { entry, folder, given, message }))
+}
+
+/// Writes every message of `ids` in `format` to `out`, reading each with `read`. A message that
+/// can no longer be read (its source gone or changed) is left out and logged; a write error (the
+/// client went away) ends the export.
+pub fn write_all<W: Write>(
+    format: Format,
+    ids: &[EntryId],
+    mut read: impl FnMut(EntryId) -> Result<Option<Exported>, Error>,
+    out: W,
+) -> std::io::Result<W> {
+    let mut writer = Writer::new(format, out)?;
+    for &id in ids {
+        match read(id) {
+            Ok(Some(m)) => writer.add(&m)?,
+            Ok(None) => {}
+            Err(e) => tracing::warn!(id, error = %e, "left out of the export: unreadable"),
+        }
+    }
+    writer.finish()
+}
+
+/// One export being written.
+pub enum Writer<W: Write> {
+    Mbox(MboxWriter<W>),
+    Zip(Box<ZipExport<W>>),
+    Csv(Box<::csv::Writer<W>>),
+}
+
+impl<W: Write> Writer<W> {
+    pub fn new(format: Format, out: W) -> std::io::Result<Writer<W>> {
+        Ok(match format {
+            Format::Mbox => Writer::Mbox(MboxWriter::new(out)),
+            Format::Zip => Writer::Zip(Box::new(ZipExport::new(out))),
+            Format::Csv => Writer::Csv(Box::new(csv::writer(out)?)),
+        })
+    }
+
+    pub fn add(&mut self, m: &Exported) -> std::io::Result<()> {
+        match self {
+            Writer::Mbox(w) => {
+                w.add(&mbox_sender(m.entry.summary.from.as_deref()), m.entry.summary.timestamp, m.internet_message())
+            }
+            Writer::Zip(w) => w.add(m),
+            Writer::Csv(w) => csv::add(w, m),
+        }
+    }
+
+    pub fn finish(self) -> std::io::Result<W> {
+        match self {
+            Writer::Mbox(w) => Ok(w.into_inner()),
+            Writer::Zip(w) => w.finish(),
+            Writer::Csv(w) => w.into_inner().map_err(|e| e.into_error()),
+        }
+    }
+}
+
+/// The parts a reader calls attachments: the same rule as [`Message::has_attachments`], which
+/// decides the list's attachment badge and `has:attachment`.
+pub fn attachments(msg: &Message) -> impl Iterator<Item = PartIdx> + '_ {
+    msg.parts.iter().enumerate().filter_map(move |(i, p)| {
+        let counts = !p.is_multipart()
+            && p.is_attachment_like()
+            && p.related_scope.is_none()
+            && Some(i) != msg.html_body
+            && Some(i) != msg.text_body;
+        counts.then_some(i)
+    })
+}
+
+/// The file name an export of `query` is offered under: `mailshelf-<query>.<ext>`, the query made
+/// safe as a file name (`mailshelf-all` for an empty one).
+pub fn download_name(query: &str, format: Format) -> String {
+    let q = safe_file_stem(query.trim()).replace(' ', "_");
+    let q: String = q.chars().take(60).collect();
+    let q = if q.is_empty() { "all".to_string() } else { q };
+    format!("mailshelf-{q}.{}", format.extension())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn downloads_are_named_for_their_query() {
+        assert_eq!(download_name("", Format::Csv), "mailshelf-all.csv");
+        assert_eq!(download_name("from:alice bob", Format::Mbox), "mailshelf-from_alice_bob.mbox");
+    }
+}

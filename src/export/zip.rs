@@ -1,0 +1,134 @@
+//! A zip of one `.eml` (or `.msg`, `.mht`, …) file per message, streamed, with names that are safe
+//! file names and unique within the zip.
+
+use std::collections::HashSet;
+use std::io::Write;
+
+use super::Exported;
+use crate::index::{Entry, Location};
+use crate::model::Message;
+
+/// A zip of one file per message, stored (not compressed: the bytes are the message's exactly and
+/// cost no CPU to write), streamed with data descriptors so nothing is seeked or held. The zip's
+/// central directory, written last, needs each file's name and offsets: about a hundred bytes a
+/// message are kept until then (the names, to make them unique, are part of that).
+pub struct ZipExport<W: Write> {
+    zip: zip::ZipWriter<zip::write::StreamWriter<W>>,
+    names: HashSet<String>,
+}
+
+impl<W: Write> ZipExport<W> {
+    pub fn new(out: W) -> Self {
+        ZipExport { zip: zip::ZipWriter::new_stream(out), names: HashSet::new() }
+    }
+
+    pub(super) fn add(&mut self, m: &Exported) -> std::io::Result<()> {
+        let name = self.unique(&zip_name(&m.entry, m.message.as_ref()));
+        let mut options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored)
+            .large_file(m.given().len() as u64 >= u64::from(u32::MAX));
+        if let Some(t) = m.entry.summary.timestamp.and_then(|ts| zip_time(ts, m.entry.summary.zone.unwrap_or(0))) {
+            options = options.last_modified_time(t);
+        }
+        self.zip.start_file(name, options).map_err(std::io::Error::other)?;
+        self.zip.write_all(m.given())
+    }
+
+    /// `name`, or `name (2)`, `name (3)`… when a file of that name (compared without case, as
+    /// Windows and macOS do) is already in the zip.
+    fn unique(&mut self, name: &str) -> String {
+        let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
+        let mut candidate = name.to_string();
+        let mut n = 1;
+        while !self.names.insert(candidate.to_lowercase()) {
+            n += 1;
+            candidate = format!("{stem} ({n}).{ext}");
+        }
+        candidate
+    }
+
+    pub(super) fn finish(self) -> std::io::Result<W> {
+        let w = self.zip.finish().map_err(std::io::Error::other)?;
+        Ok(w.into_inner())
+    }
+}
+
+/// `<date>-<subject>.<ext>`: the date the message was written (its own zone), the subject made
+/// safe as a file name on every common system, and the extension of what `/raw/` gives.
+pub fn zip_name(entry: &Entry, msg: Option<&Message>) -> String {
+    let date = entry.summary.date().and_then(|d| d.get(..10).map(str::to_string)).unwrap_or_else(|| "undated".into());
+    let subject = safe_file_stem(entry.summary.subject.as_deref().unwrap_or(""));
+    let subject = if subject.is_empty() { "no subject".to_string() } else { subject };
+    format!("{date}-{subject}.{}", raw_extension(entry, msg))
+}
+
+/// The extension of the bytes `/raw/` serves: `.msg` for an Outlook file, the source file's own
+/// extension for another format, else `.eml`.
+fn raw_extension(entry: &Entry, msg: Option<&Message>) -> String {
+    match msg.and_then(|m| m.origin.original.as_ref()) {
+        Some(o) if o.starts_with(crate::ingest::OLE_MAGIC) => "msg".into(),
+        Some(_) => match &entry.location {
+            Location::Top { source, .. } => source
+                .path()
+                .extension()
+                .and_then(|e| e.to_str())
+                .filter(|e| e.len() <= 16 && e.chars().all(|c| c.is_ascii_alphanumeric()))
+                .map_or_else(|| "eml".into(), str::to_ascii_lowercase),
+            Location::Nested { .. } => "eml".into(),
+        },
+        None => "eml".into(),
+    }
+}
+
+/// A subject as a file name that Windows, macOS and Linux all accept: no path separators, no
+/// characters Windows reserves (`<>:"|?*`), no control characters, no trailing dot or space, runs
+/// of white space as one space; at most 80 characters. (The date before it means it is never a
+/// name Windows reserves, such as `CON`.)
+pub fn safe_file_stem(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        let c = if c.is_control() || matches!(c, '/' | '\\' | '<' | '>' | ':' | '"' | '|' | '?' | '*') {
+            '_'
+        } else if c.is_whitespace() {
+            ' '
+        } else {
+            c
+        };
+        if c == ' ' && (out.is_empty() || out.ends_with(' ')) {
+            continue;
+        }
+        out.push(c);
+        if out.chars().count() >= 80 {
+            break;
+        }
+    }
+    out.trim_end_matches(['.', ' ']).to_string()
+}
+
+/// A zip time stamp (local time, two-second steps, 1980–2107) for a message date.
+fn zip_time(timestamp: i64, zone_minutes: i16) -> Option<zip::DateTime> {
+    let local = timestamp + i64::from(zone_minutes) * 60;
+    let (y, m, d) = crate::dates::civil_from_days(local.div_euclid(86_400));
+    let s = local.rem_euclid(86_400);
+    zip::DateTime::from_date_and_time(
+        u16::try_from(y).ok()?,
+        u8::try_from(m).ok()?,
+        u8::try_from(d).ok()?,
+        u8::try_from(s / 3600).ok()?,
+        u8::try_from(s % 3600 / 60).ok()?,
+        u8::try_from(s % 60).ok()?,
+    )
+    .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_stems_are_safe() {
+        assert_eq!(safe_file_stem("Re: a/b\\c  <d>?. "), "Re_ a_b_c _d__");
+        assert_eq!(safe_file_stem("..."), "");
+        assert_eq!(safe_file_stem(&"x".repeat(200)).len(), 80);
+    }
+}

@@ -1,0 +1,312 @@
+//! Telling a message from other files by its first bytes: an Internet message, an mbox, an Outlook
+//! data file, or one of the formats that stand for a message (`.emlx`, a web archive, UTF-16 text),
+//! with how much a file's name and place let through (a file given by name is trusted more than one
+//! found in a walk).
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use super::walk::Found;
+
+/// What the first bytes of a file say it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Message,
+    Mbox,
+    /// An Outlook data file: a tree of folders and items.
+    Pst,
+    Other,
+}
+
+/// Header names that mark the start of a message (or a saved page) — one must appear in the first
+/// header block, so a YAML or `key: value` file is not taken for mail.
+const MAIL_HEADERS: &[&str] = &[
+    "from",
+    "to",
+    "cc",
+    "subject",
+    "date",
+    "message-id",
+    "mime-version",
+    "content-type",
+    "received",
+    "return-path",
+    "delivered-to",
+    "x-mailer",
+    "snapshot-content-location",
+    "content-location",
+    "reply-to",
+    "sender",
+    "in-reply-to",
+    "references",
+    "x-original-to",
+    "envelope-to",
+    "dkim-signature",
+    "content-transfer-encoding",
+    "resent-from",
+    "user-agent",
+    "newsgroups",
+    "path",
+    "arc-seal",
+];
+
+/// Tells a message, an mbox, and anything else apart from the start of a file.
+pub fn sniff(head: &[u8]) -> Kind {
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    let start = head.iter().position(|&c| !matches!(c, b'\r' | b'\n')).unwrap_or(head.len());
+    let head = &head[start..];
+    if head.starts_with(b"From ") {
+        return Kind::Mbox;
+    }
+    let mut known = false;
+    let mut fields = 0;
+    for line in head.split(|&c| c == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            break;
+        }
+        if line[0] == b' ' || line[0] == b'\t' {
+            if fields == 0 {
+                return Kind::Other;
+            }
+            continue;
+        }
+        let Some(colon) = line.iter().position(|&c| c == b':') else {
+            // A header block line without a colon: tolerated once a few real fields were seen
+            // (broken mailers), otherwise this is not mail.
+            if fields >= 2 && known {
+                continue;
+            }
+            return Kind::Other;
+        };
+        let name = &line[..colon];
+        if name.is_empty() || !name.iter().all(|&c| (33..=126).contains(&c)) {
+            return Kind::Other;
+        }
+        fields += 1;
+        if let Ok(n) = std::str::from_utf8(name) {
+            known |= MAIL_HEADERS.iter().any(|h| h.eq_ignore_ascii_case(n));
+        }
+        if fields > 64 {
+            break;
+        }
+    }
+    if known && fields > 0 {
+        Kind::Message
+    } else {
+        Kind::Other
+    }
+}
+
+/// What a file's place and name already say about it, which decides how much its first bytes must
+/// prove before it is taken for mail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// The user said so: a PATH given as a file, an upload, or a file named `.eml`, `.mht`,
+    /// `.mhtml`, `.mbox`. A message even when its header block is broken (a stray line, a
+    /// continuation without its white space): what can be parsed is shown.
+    Given,
+    /// Found in a walked folder with no extension (or in a Maildir's `cur/` or `new/`): a message
+    /// when it starts with a header field of any name (Usenet articles start with `Path:`,
+    /// `Xref:` or `Newsgroups:`), however the later lines look.
+    Bare,
+    /// Found with some other extension: a message only when its header block reads as one and
+    /// names a field mail has (so a `key: value` or YAML file is not taken for mail).
+    Other,
+}
+
+/// Extensions that name a message or an mbox (Outlook's `.msg`, Apple Mail's `.emlx` and
+/// `.partial.emlx`, Safari's `.webarchive` included).
+const MAIL_EXTENSIONS: &[&str] = &["eml", "mht", "mhtml", "mbox", "mbx", "msg", "emlx", "webarchive"];
+
+/// The first bytes of an OLE compound file, the container of Outlook `.msg` files (and of other
+/// Office documents, so it counts only where a file is claimed to be a message).
+pub const OLE_MAGIC: &[u8] = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1";
+
+impl Claim {
+    /// The claim of a file found under `root`: `Given` when it is the root itself.
+    pub fn of(found: &Found) -> Claim {
+        let path = found.path.as_path();
+        let ext = path.extension().and_then(|e| e.to_str());
+        let in_maildir = path.parent().and_then(Path::file_name).is_some_and(|d| d == "cur" || d == "new");
+        match ext {
+            _ if path == &*found.root => Claim::Given,
+            Some(e) if MAIL_EXTENSIONS.iter().any(|m| m.eq_ignore_ascii_case(e)) => Claim::Given,
+            None => Claim::Bare,
+            Some(_) if in_maildir => Claim::Bare,
+            Some(_) => Claim::Other,
+        }
+    }
+}
+
+/// [`sniff`], as strict as the file's [`Claim`] asks. Files in other formats that hold one message
+/// are looked through: a UTF-16 file (by its byte order mark) is sniffed as the text it holds, an
+/// Apple Mail `.emlx` after its byte-count line; a binary property list (a Safari `.webarchive`)
+/// is a message when the file is claimed as one.
+pub fn sniff_claimed(head: &[u8], claim: Claim) -> Kind {
+    // An Outlook data file says so in its first ten bytes, whatever its name.
+    if head.starts_with(crate::ingest::pst::PST_MAGIC) && head.get(8..10) == Some(b"SM") {
+        return Kind::Pst;
+    }
+    if claim == Claim::Given && head.starts_with(OLE_MAGIC) {
+        return Kind::Message;
+    }
+    if let Some(text) = utf16_to_bytes(head) {
+        return sniff_claimed(&text, claim);
+    }
+    if head.starts_with(b"bplist00") {
+        return if claim == Claim::Given { Kind::Message } else { Kind::Other };
+    }
+    if let Some(rest) = after_emlx_count(head) {
+        if sniff_claimed(rest, claim) == Kind::Message {
+            return Kind::Message;
+        }
+    }
+    match sniff(head) {
+        Kind::Other if claim != Claim::Other => {
+            let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+            let text = &text[text.iter().position(|&c| !c.is_ascii_whitespace()).unwrap_or(text.len())..];
+            let binary = text.is_empty() || text.contains(&0);
+            match claim {
+                Claim::Given if !binary => Kind::Message,
+                Claim::Bare if !binary && starts_with_field(text) => Kind::Message,
+                _ => Kind::Other,
+            }
+        }
+        kind => kind,
+    }
+}
+
+/// The bytes a UTF-16 file stands for, when it starts with a byte order mark (`FF FE` little
+/// endian, `FE FF` big endian), as some Windows tools save `.eml` files: its text, in UTF-8 (which
+/// is what an 8-bit message's bytes are read as). `None` for anything else. An odd last byte or a
+/// lone surrogate becomes U+FFFD.
+pub fn utf16_to_bytes(bytes: &[u8]) -> Option<Vec<u8>> {
+    let encoding = match bytes {
+        [0xFF, 0xFE, ..] => encoding_rs::UTF_16LE,
+        [0xFE, 0xFF, ..] => encoding_rs::UTF_16BE,
+        _ => return None,
+    };
+    let (text, _) = encoding.decode_without_bom_handling(&bytes[2..]);
+    Some(text.into_owned().into_bytes())
+}
+
+/// What follows the first line of an Apple Mail `.emlx` (the message's length in bytes, in ASCII
+/// digits, maybe padded with spaces), when the first line is one.
+pub fn after_emlx_count(bytes: &[u8]) -> Option<&[u8]> {
+    let (digits, rest) = emlx_count_line(bytes)?;
+    digits.parse::<u64>().ok()?;
+    Some(rest)
+}
+
+/// The digits of an `.emlx` byte-count line and what follows the line.
+pub fn emlx_count_line(bytes: &[u8]) -> Option<(&str, &[u8])> {
+    let end = bytes.iter().take(32).position(|&b| b == b'\n')?;
+    let line = std::str::from_utf8(&bytes[..end]).ok()?.trim_end_matches([' ', '\t', '\r']);
+    (!line.is_empty() && line.len() <= 20 && line.bytes().all(|b| b.is_ascii_digit()))
+        .then_some((line, &bytes[end + 1..]))
+}
+
+/// Whether the first line is a header field: a name of printable characters, then a colon.
+fn starts_with_field(text: &[u8]) -> bool {
+    let line = text.split(|&c| c == b'\n').next().unwrap_or(text);
+    match line.iter().position(|&c| c == b':') {
+        Some(colon) if colon > 0 => line[..colon].iter().all(|&c| (33..=126).contains(&c)),
+        _ => false,
+    }
+}
+
+/// Reads the first bytes of a file for [`sniff_claimed`].
+pub fn sniff_file(path: &Path, claim: Claim) -> std::io::Result<Kind> {
+    let mut f = File::open(path)?;
+    let mut head = vec![0u8; 8192];
+    let mut filled = 0;
+    while filled < head.len() {
+        let n = f.read(&mut head[filled..])?;
+        if n == 0 {
+            break;
+        }
+        filled += n;
+    }
+    Ok(sniff_claimed(&head[..filled], claim))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffing() {
+        let cases: &[(&[u8], Kind)] = &[
+            (b"From: a@b\r\nSubject: x\r\n\r\nbody", Kind::Message),
+            (b"\xef\xbb\xbfContent-Type: text/html\n\n<p>", Kind::Message),
+            (b"From a@b Sat Jan  3 01:05:34 1996\nFrom: a\n", Kind::Mbox),
+            (b"{\"json\": true}", Kind::Other),
+            (b"name: value\nother: 2\n", Kind::Other),
+            (b"<?xml version=\"1.0\"?>", Kind::Other),
+            (b"", Kind::Other),
+        ];
+        for (input, want) in cases {
+            assert_eq!(sniff(input), *want, "{}", String::from_utf8_lossy(input));
+        }
+    }
+
+    #[test]
+    fn what_a_claim_lets_through() {
+        let broken = b"From: a@b\r\nSubject: x\r\nthis line is no field\r\nTo: c\r\n\r\nbody";
+        let cases: &[(&[u8], Claim, Kind)] = &[
+            (broken, Claim::Given, Kind::Message),
+            (b"Subject: x\r\nunfolded continuation\r\n\r\nbody", Claim::Given, Kind::Message),
+            (b"just some text someone saved as .eml", Claim::Given, Kind::Message),
+            (b"\x00\x01binary", Claim::Given, Kind::Other),
+            (b"", Claim::Given, Kind::Other),
+            (b"Path: news.example!not-for-mail\r\nXref: x\r\nbroken\r\n\r\nbody", Claim::Bare, Kind::Message),
+            (b"X-Anything: 1\nno field here\n", Claim::Bare, Kind::Message),
+            (b"plain words: not a field name\n", Claim::Bare, Kind::Other),
+            (b"just text", Claim::Bare, Kind::Other),
+            (b"name: value\nother: 2\n", Claim::Other, Kind::Other),
+            (b"Path: x\r\nXref: y\r\n\r\nb", Claim::Other, Kind::Message),
+            (b"From a@b Sat Jan  3 01:05:34 1996\nFrom: a\n", Claim::Bare, Kind::Mbox),
+        ];
+        for (input, claim, want) in cases {
+            assert_eq!(sniff_claimed(input, *claim), *want, "{claim:?}: {}", String::from_utf8_lossy(input));
+        }
+        let found = |root: &str, path: &str| Found { root: std::sync::Arc::from(Path::new(root)), path: path.into() };
+        assert_eq!(Claim::of(&found("/m/a.txt", "/m/a.txt")), Claim::Given);
+        assert_eq!(Claim::of(&found("/m", "/m/saved.EML")), Claim::Given);
+        assert_eq!(Claim::of(&found("/m", "/m/news/12345")), Claim::Bare);
+        assert_eq!(Claim::of(&found("/m", "/m/cur/1.M1P1.host:2,S")), Claim::Bare);
+        assert_eq!(Claim::of(&found("/m", "/m/notes.yaml")), Claim::Other);
+    }
+
+    #[test]
+    fn other_formats_are_looked_through() {
+        let utf16 = |text: &str, le: bool| -> Vec<u8> {
+            let bom: [u8; 2] = if le { [0xFF, 0xFE] } else { [0xFE, 0xFF] };
+            let units = text.encode_utf16().flat_map(|u| if le { u.to_le_bytes() } else { u.to_be_bytes() });
+            bom.into_iter().chain(units).collect()
+        };
+        let mail = "From: a@b\r\nSubject: x\r\n\r\nbody";
+        let cases: Vec<(&str, Vec<u8>, Claim, Kind)> = vec![
+            ("utf-16 le", utf16(mail, true), Claim::Other, Kind::Message),
+            ("utf-16 be", utf16(mail, false), Claim::Given, Kind::Message),
+            ("utf-16 text", utf16("just words", true), Claim::Other, Kind::Other),
+            ("emlx", format!("{}      \n{mail}", mail.len()).into_bytes(), Claim::Given, Kind::Message),
+            ("emlx in a walk", format!("{}\n{mail}", mail.len()).into_bytes(), Claim::Bare, Kind::Message),
+            ("numbers only", b"12345\n67890\n".to_vec(), Claim::Other, Kind::Other),
+            ("binary plist given", b"bplist00\xd1\x01\x02".to_vec(), Claim::Given, Kind::Message),
+            ("binary plist found", b"bplist00\xd1\x01\x02".to_vec(), Claim::Other, Kind::Other),
+            ("outlook data file", b"!BDN\x00\x00\x00\x00SM\x17\x00".to_vec(), Claim::Other, Kind::Pst),
+            ("not quite one", b"!BDN\x00\x00\x00\x00XX".to_vec(), Claim::Given, Kind::Other),
+        ];
+        for (name, input, claim, want) in cases {
+            assert_eq!(sniff_claimed(&input, claim), want, "{name}");
+        }
+        let found = |root: &str, path: &str| Found { root: std::sync::Arc::from(Path::new(root)), path: path.into() };
+        assert_eq!(Claim::of(&found("/m", "/m/Inbox.mbox/Messages/1.partial.emlx")), Claim::Given);
+        assert_eq!(Claim::of(&found("/m", "/m/saved/page.webarchive")), Claim::Given);
+        assert_eq!(after_emlx_count(b"12 \r\nrest"), Some(&b"rest"[..]));
+        assert_eq!(after_emlx_count(b"Subject: 12\n"), None);
+    }
+}
