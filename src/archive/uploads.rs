@@ -181,12 +181,12 @@ impl Archive {
         for item in &listing.items {
             let Ok(raw) = crate::ingest::pst::item_msg(tmp.path(), item.node) else { continue };
             let Ok(msg) = parse_message(Arc::from(raw)) else { continue };
-            items.push((msg, crate::index::folders::pst_folder(shown, &item.folder)));
+            items.push((msg, crate::index::folders::uploaded_item(&file_name, &item.folder)));
         }
         if !listing.notices.is_empty() {
             let notice = crate::ingest::pst::notice_message(shown, &listing.notices);
             if let Ok(msg) = parse_message(Arc::from(notice)) {
-                items.push((msg, crate::index::folders::pst_folder(shown, "")));
+                items.push((msg, crate::index::folders::uploaded_item(&file_name, "")));
             }
         }
         if items.is_empty() {

@@ -3,18 +3,59 @@
 //! Maildir++ (`.Sub.Folder` is `Sub/Folder`), Thunderbird (`X` beside `X.sbd/`), Apple Mail
 //! (`X.mbox/`, its inner UUID and `Messages` folders hidden), each mbox file a folder of its own,
 //! an Outlook data file a folder holding its own tree — and uploads are `Uploads`. The one place a
-//! folder's name is decided; also the terms `folder:` searches by, and the tree the pages show.
-//! Pure functions, no I/O.
+//! folder's name is decided ([`of_location`] for every listed message); also the terms `folder:`
+//! searches by, and the tree the pages show. Pure functions, no I/O.
 
 use std::path::{Component, Path};
 
 use serde::Serialize;
+
+use super::Location;
+use crate::ingest::Source;
 
 /// The folder of uploaded messages.
 pub const UPLOADS: &str = "Uploads";
 
 /// The folder of messages found directly in a Maildir given as PATH (Maildir++ calls it so).
 pub const INBOX: &str = "INBOX";
+
+/// The folder a listed message is filed in, from where it is (`None` for a message enclosed in
+/// another): an upload under [`UPLOADS`], anything else by its path relative to the PATH it was
+/// found under ([`folder_of`], [`pst_folder`]).
+pub fn of_location(location: &Location) -> Option<String> {
+    let Location::Top { source, rel, uploaded, .. } = location else { return None };
+    Some(match source {
+        Source::Stored { folder, .. } => under_uploads(folder),
+        // An Outlook data file uploaded to a data folder before uploads were kept in the store.
+        Source::Pst { path, folder, .. } if *uploaded => {
+            under_uploads(&uploaded_item(&path.file_name().unwrap_or_default().to_string_lossy(), folder))
+        }
+        _ if *uploaded => UPLOADS.to_string(),
+        _ => {
+            let full = source.path().to_string_lossy();
+            let rel_path = Path::new(full.get(usize::from(*rel)..).unwrap_or(&full));
+            match source {
+                Source::Pst { folder, .. } => pst_folder(rel_path, folder),
+                _ => folder_of(rel_path, matches!(source, Source::Mbox { .. })),
+            }
+        }
+    })
+}
+
+/// The folder, below [`UPLOADS`], of an item of an uploaded Outlook data file named `file_name`,
+/// filed in `inner` there: the file's tree under its name (`Uploads/backup/Inbox`).
+pub fn uploaded_item(file_name: &str, inner: &str) -> String {
+    pst_folder(Path::new(file_name), inner)
+}
+
+/// `folder` (`""`: none) below [`UPLOADS`].
+fn under_uploads(folder: &str) -> String {
+    if folder.is_empty() {
+        UPLOADS.to_string()
+    } else {
+        format!("{UPLOADS}/{folder}")
+    }
+}
 
 /// The folder a message belongs to, from its path relative to the PATH it was found under
 /// (`Archives.sbd/2017`, `.Lists.rust/cur/123:2,S`, `Work.mbox/…/Messages/1.emlx`); `mbox` when the
@@ -173,6 +214,31 @@ mod tests {
         for (rel, inner, want) in cases {
             assert_eq!(pst_folder(Path::new(rel), inner), *want, "{rel} {inner}");
         }
+    }
+
+    #[test]
+    fn every_listed_message_is_filed_by_where_it_is() {
+        let top = |source: Source, uploaded: bool| Location::Top { source, rel: 6, flags: None, uploaded };
+        let pst = |path: &str, folder: &str| Source::Pst { path: path.into(), node: 7, folder: folder.into() };
+        let stored = |folder: &str| Source::Stored { name: "h.eml".into(), folder: folder.into() };
+        let cases: Vec<(Location, Option<&str>)> = vec![
+            (top(Source::File { path: "/mail/.Lists.rust/cur/1:2,S".into() }, false), Some("Lists/rust")),
+            (
+                top(Source::Mbox { path: "/mail/Archives.sbd/2017".into(), offset: 0, len: 9 }, false),
+                Some("Archives/2017"),
+            ),
+            (top(pst("/mail/old/2019.pst", "Inbox"), false), Some("old/2019/Inbox")),
+            (top(Source::File { path: "/mail/loose.eml".into() }, false), Some("")),
+            (top(stored(""), true), Some("Uploads")),
+            (top(stored("backup/Inbox"), true), Some("Uploads/backup/Inbox")),
+            (top(pst("/data/uploads/ab12/backup.pst", "Inbox"), true), Some("Uploads/backup/Inbox")),
+            (top(Source::File { path: "/data/uploads/ab12.eml".into() }, true), Some("Uploads")),
+            (Location::Nested { parent: 1, part: 2 }, None),
+        ];
+        for (location, want) in cases {
+            assert_eq!(of_location(&location).as_deref(), want, "{location:?}");
+        }
+        assert_eq!(uploaded_item("backup.pst", "Inbox"), "backup/Inbox");
     }
 
     #[test]
