@@ -4,12 +4,14 @@
 //! Its rooms: this file holds the archive itself, the scan that decides what to read and the
 //! collector that adds what was read and commits it; [`pipeline`] reads and parses sources on every
 //! core; [`load`] reads a message back for viewing; [`uploads`] takes and deletes uploads; [`doc`]
-//! makes what the search index gets of a message. A source's state is written only once all its
-//! messages are, so a crash re-reads exactly the sources that were not finished.
+//! makes what the search index gets of a message; [`backend`] says which backend keeps it. A
+//! source's state is written only once all its messages are, so a crash re-reads exactly the
+//! sources that were not finished.
 
 pub mod replica;
 pub mod watch;
 
+mod backend;
 mod doc;
 mod load;
 mod pipeline;
@@ -21,6 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
+pub use backend::Backend;
 pub use doc::search_doc;
 pub use load::Loaded;
 
@@ -177,35 +180,6 @@ impl Archive {
             },
             database,
         })
-    }
-
-    /// The shared database this server is a replica of, if any.
-    pub fn database(&self) -> Option<&Arc<crate::postgres::Database>> {
-        self.database.as_ref()
-    }
-
-    /// Whether this server indexes the given paths: always with a data folder; with a shared
-    /// database, while it holds the indexer lock (asking takes the lock when it is free).
-    pub fn hold_indexer_lock(&self) -> bool {
-        self.indexer_lock.as_ref().is_none_or(|l| l.hold())
-    }
-
-    /// Whether this server indexed the paths when last asked ([`Archive::hold_indexer_lock`]),
-    /// without asking the database.
-    pub fn is_indexer(&self) -> bool {
-        self.indexer_lock.as_ref().is_none_or(|l| l.is_held())
-    }
-
-    /// Takes in what other replicas committed since the last call (a shared database; nothing to
-    /// do otherwise). Parsed messages stay cached: an id's bytes never change.
-    pub fn catch_up(&self) -> Result<bool, Error> {
-        if self.database.is_none() {
-            return Ok(false);
-        }
-        // Read without holding the index, which pages need meanwhile.
-        let from = self.index().feed_position();
-        let Some(changes) = self.store.changes_since(from)? else { return Ok(false) };
-        self.index_mut().apply_changes(from, changes)
     }
 
     /// Read access to the index. A poisoned lock (a panic elsewhere) still yields the data: the

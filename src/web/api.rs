@@ -51,15 +51,16 @@ pub struct Status {
     responses((status = 200, description = "Progress of indexing", body = Status)))]
 pub async fn status(State(state): State<AppState>) -> Json<Status> {
     let p = &state.archive().progress;
+    let backend = state.archive().backend();
     Json(Status {
         ready: p.ready.load(Ordering::Acquire),
         messages: state.archive().index().listed_count(),
         indexed: p.indexed.load(Ordering::Relaxed),
         total: p.total.load(Ordering::Relaxed),
         indexing: p.running.load(Ordering::Acquire),
-        backend: if state.archive().database().is_some() { "postgresql" } else { "embedded" }.to_string(),
+        backend: backend.name.to_string(),
         indexer: state.archive().is_indexer(),
-        database_reachable: state.archive().database().map(|d| d.is_reachable()),
+        database_reachable: backend.shared.then_some(backend.reachable),
     })
 }
 
