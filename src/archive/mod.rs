@@ -81,9 +81,6 @@ pub struct Archive {
     closing: AtomicBool,
     /// One indexing run at a time (start-up, a watch event, an upload).
     ingest_lock: Mutex<()>,
-    /// Where uploads are kept: a folder of files (walked like a given path), or `None` for the
-    /// store itself (a shared database, where no replica's disk may hold what a user gave).
-    uploads: Option<PathBuf>,
     /// The shared database, when this server is one of its replicas, and the lock that makes one
     /// of them the indexer.
     database: Option<Arc<crate::postgres::Database>>,
@@ -142,7 +139,9 @@ impl Archive {
         } else {
             None
         };
-        Self::with_parts(store, search, Some(data_dir.join("uploads")), None)
+        let archive = Self::with_parts(store, search, None)?;
+        archive.take_in_file_uploads(&data_dir.join("uploads"));
+        Ok(archive)
     }
 
     /// An archive kept in a shared PostgreSQL database: its index, its search and its uploads, so
@@ -151,13 +150,12 @@ impl Archive {
         let store: Arc<dyn Store> = Arc::new(crate::postgres::PgStore::open(Arc::clone(&database))?);
         let search: Option<Box<dyn SearchIndex>> =
             if search { Some(Box::new(crate::postgres::PgSearch::new(Arc::clone(&database)))) } else { None };
-        Self::with_parts(store, search, None, Some(database))
+        Self::with_parts(store, search, Some(database))
     }
 
     fn with_parts(
         store: Arc<dyn Store>,
         search: Option<Box<dyn SearchIndex>>,
-        uploads: Option<PathBuf>,
         database: Option<Arc<crate::postgres::Database>>,
     ) -> Result<Archive, Error> {
         let t = std::time::Instant::now();
@@ -171,7 +169,6 @@ impl Archive {
             search_checked: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             ingest_lock: Mutex::new(()),
-            uploads,
             indexer_lock: database.as_ref().map(|d| crate::postgres::IndexerLock::new(Arc::clone(d))),
             progress: Progress {
                 // A replica serves what the database holds from the start; indexing adds to it.
@@ -203,16 +200,10 @@ impl Archive {
         self.store.close();
     }
 
-    /// The folder uploads are kept in (`None`: they are kept in the store).
-    pub fn uploads_dir(&self) -> Option<&Path> {
-        self.uploads.as_deref()
-    }
-
-    /// The folders and files indexing reads: the given paths and the uploads folder.
+    /// The folders and files indexing reads for the given paths: the paths themselves (uploads
+    /// are in the store, never read from a folder).
     pub fn roots(&self, paths: &[PathBuf]) -> Vec<PathBuf> {
-        let mut roots = paths.to_vec();
-        roots.extend(self.uploads.clone());
-        roots
+        paths.to_vec()
     }
 
     /// Brings the index up to date with `roots`: new and changed sources are read, unchanged ones

@@ -562,9 +562,7 @@ async fn receive(state: &AppState, req: Request, form: bool) -> Result<Vec<Loade
     blocking(move || {
         let mut out = Vec::new();
         for (name, f) in files {
-            for id in archive.store_upload(f, name.as_deref())? {
-                out.push(archive.load(id)?);
-            }
+            out.extend(archive.store_upload(f, name.as_deref())?);
         }
         Ok(out)
     })
