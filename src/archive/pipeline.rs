@@ -123,7 +123,7 @@ fn walk_one(
 ) -> std::io::Result<(usize, SourceState)> {
     let (size, mtime_ns) = stat(&found.path)?;
     let mut state = SourceState { size, mtime_ns, ..SourceState::default() };
-    match ingest::sniff_file(&found.path, ingest::Claim::of(found))? {
+    match ingest::sniff_found(found)? {
         Kind::Other => Ok((0, state)),
         Kind::Message => {
             let job = Job::File { src, root: found.root.clone(), path: found.path.clone() };
