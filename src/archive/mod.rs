@@ -439,6 +439,15 @@ impl Archive {
                                     uncommitted.push(id);
                                 }
                                 // Found again where it was read from before: still this source's.
+                                // Listed from now on, not new: no longer only enclosed in another.
+                                Added::Relisted(id) => {
+                                    if let (Some(search), Some(mut doc)) = (&self.search, doc) {
+                                        doc.id = id;
+                                        doc.folder = self.folder_of(id);
+                                        search.add(&doc);
+                                    }
+                                    p.ids.push(id);
+                                }
                                 Added::Duplicate(id) if self.read_from(id, &p.path) => p.ids.push(id),
                                 Added::Duplicate(_) => {}
                             },

@@ -66,9 +66,13 @@ impl Archive {
                     let ours = index.get(added.id()).is_some_and(|e| is_ours(&e));
                     (added, ours, had)
                 };
-                if let Added::New(id) = added {
-                    new.push(id);
-                    self.index_for_search(id, &msg);
+                match added {
+                    Added::New(id) => {
+                        new.push(id);
+                        self.index_for_search(id, &msg);
+                    }
+                    Added::Relisted(id) => self.index_for_search(id, &msg),
+                    Added::Duplicate(_) => {}
                 }
                 if ours && !had && stored.insert(name.clone()) {
                     batch.uploads.push((name, Arc::from(msg.given())));

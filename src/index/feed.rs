@@ -33,7 +33,13 @@ impl Index {
         if entries.is_empty() {
             return Ok(false);
         }
-        self.reload_folders()?;
+        if self.reload_folders()? {
+            // A folder counted under one number is counted under another now: count again.
+            self.cache.clear();
+            self.reload()?;
+            self.generation += 1;
+            return Ok(true);
+        }
         for (id, now) in entries {
             // Changed here since: ours is newer until it is committed.
             if self.pending.contains_key(&id) {
@@ -48,15 +54,16 @@ impl Index {
                 }
                 seen.insert(hash_key(&e.hash));
             }
-            let listed_now = now.filter(|e| matches!(e.location, Location::Top { .. }));
+            let listed_now =
+                now.filter(|e| matches!(e.location, Location::Top { .. })).map(|e| self.canonical(e.folder));
             let here = self.folder_of(id);
             match listed_now {
-                Some(e) if here == NO_FOLDER => self.place(id, e.folder),
-                Some(e) if here != e.folder => {
+                Some(folder) if here == NO_FOLDER => self.place(id, folder),
+                Some(folder) if here != folder => {
                     if let Some(n) = self.folder_counts.get_mut(here as usize) {
                         *n = n.saturating_sub(1);
                     }
-                    self.file_in(id, e.folder);
+                    self.file_in(id, folder);
                 }
                 Some(_) => {}
                 None if here != NO_FOLDER => self.unlist(id, here),

@@ -118,19 +118,55 @@ pub fn pst_folder(rel: &Path, inner: &str) -> String {
     out
 }
 
-/// The search terms a folder is found by: itself and each folder above it, lower case, so that
-/// `folder:archives` finds `Archives/2017`.
+/// What a folder is known by, in the tree, on its page and in `folder:` alike: its path without
+/// case, without quotes, white space around its segments or empty segments. Paths that differ only
+/// so are one folder (a Maildir's `INBOX` and a mail client's `Inbox` in two trees served together,
+/// as IMAP has it), and a folder is found whether it is typed as the tree shows it or in lower
+/// case, quoted or not.
+pub fn key(path: &str) -> String {
+    let segments: Vec<String> =
+        path.split('/').map(|s| s.replace('"', "").trim().to_lowercase()).filter(|s| !s.is_empty()).collect();
+    segments.join("/")
+}
+
+/// The search terms a folder is found by: the [`key`] of itself and of each folder above it, so
+/// that `folder:archives` finds `Archives/2017`.
 pub fn folder_terms(folder: &str) -> Vec<String> {
-    let lower = folder.to_lowercase();
-    let mut out: Vec<String> =
-        lower.match_indices('/').map(|(i, _)| lower[..i].to_string()).filter(|s| !s.is_empty()).collect();
-    if !lower.is_empty() {
-        out.push(lower);
+    let key = key(folder);
+    let mut out: Vec<String> = key.match_indices('/').map(|(i, _)| key[..i].to_string()).collect();
+    if !key.is_empty() {
+        out.push(key);
     }
     out
 }
 
-/// The search term of a folder or label as typed: lower case, no slashes at the ends.
+/// How folder paths are spelled when several spellings are one folder (see [`key`]): the first
+/// spelling met of each folder and of each folder above it, so that `Archives/2017` and
+/// `archives/2018` show as `Archives` holding both.
+#[derive(Debug, Default)]
+pub struct Spellings {
+    first: std::collections::HashMap<String, String>,
+}
+
+impl Spellings {
+    /// `path` as the folders it lies in were first spelled (itself too, when it is new).
+    pub fn spell(&mut self, path: &str) -> String {
+        let segments: Vec<&str> = path.split('/').collect();
+        let mut out = String::new();
+        for (i, seg) in segments.iter().enumerate() {
+            let mut next = out.clone();
+            if i > 0 {
+                next.push('/');
+            }
+            next.push_str(seg);
+            out = self.first.entry(key(&segments[..=i].join("/"))).or_insert(next).clone();
+        }
+        out
+    }
+}
+
+/// The search term of a label as typed: lower case, no white space or slashes at the ends (a
+/// folder's is its [`key`]).
 pub fn term(typed: &str) -> String {
     typed.trim().trim_matches('/').to_lowercase()
 }
@@ -273,6 +309,28 @@ mod tests {
     fn folder_prefixes_match_whole_segments() {
         assert_eq!(folder_terms("Archives/2017/March"), ["archives", "archives/2017", "archives/2017/march"]);
         assert!(folder_terms("").is_empty());
+    }
+
+    #[test]
+    fn one_folder_whatever_its_case_quotes_or_spaces() {
+        let cases = [
+            ("INBOX", "inbox"),
+            ("Inbox/Sub", "inbox/sub"),
+            ("Notes \"2024\"", "notes 2024"),
+            ("/Drafts /Old/", "drafts/old"),
+            ("a//b", "a/b"),
+            ("Entwürfe", "entwürfe"),
+        ];
+        for (path, want) in cases {
+            assert_eq!(key(path), want, "{path}");
+        }
+        assert_eq!(folder_terms("Inbox /Sub"), ["inbox", "inbox/sub"]);
+        let mut spellings = Spellings::default();
+        let spelled: Vec<String> = ["Archives/2017", "archives/2018", "INBOX", "Inbox/Sub", "inbox"]
+            .iter()
+            .map(|p| spellings.spell(p))
+            .collect();
+        assert_eq!(spelled, ["Archives/2017", "Archives/2018", "INBOX", "INBOX/Sub", "INBOX"]);
     }
 
     #[test]

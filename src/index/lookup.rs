@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{ContentHash, Entry, EntryId, Index, Location};
+use super::{ContentHash, Entry, EntryId, FolderId, Index, Location, NO_FOLDER};
 use crate::store::{Link, Store};
 
 impl Index {
@@ -20,7 +20,7 @@ impl Index {
         }
         match self.store.entry(id) {
             Ok(Some(e)) => {
-                let e = Arc::new(e);
+                let e = Arc::new(self.filed_as_counted(e));
                 self.cache.insert(id, Arc::clone(&e));
                 Some(e)
             }
@@ -55,7 +55,7 @@ impl Index {
             match self.store.entries(&missing) {
                 Ok(read) => {
                     for (id, e) in read {
-                        let e = Arc::new(e);
+                        let e = Arc::new(self.filed_as_counted(e));
                         self.cache.insert(id, Arc::clone(&e));
                         found.insert(id, e);
                     }
@@ -141,7 +141,8 @@ impl Index {
 
     /// A pass over every entry that can run without the index held (see [`EntryPass`]).
     pub fn pass(&self) -> EntryPass {
-        EntryPass { store: Arc::clone(&self.store), pending: self.pending.clone() }
+        let canon = self.folders_merged.then(|| self.folder_canon.clone());
+        EntryPass { store: Arc::clone(&self.store), pending: self.pending.clone(), canon }
     }
 
     /// Calls `f` with every listed entry, in no particular order: one sequential pass over the
@@ -177,13 +178,21 @@ impl Index {
 pub struct EntryPass {
     store: Arc<dyn Store>,
     pending: HashMap<EntryId, Option<Arc<Entry>>>,
+    /// The number each folder is counted under, when some folder has several (see
+    /// [`Index::canonical`]).
+    canon: Option<Vec<FolderId>>,
 }
 
 impl EntryPass {
     /// Calls `f` with every entry, listed or enclosed, in no particular order.
     pub fn each_entry(&self, mut f: impl FnMut(EntryId, &Entry)) {
-        let result = self.store.each_entry(&mut |id, e| {
+        let result = self.store.each_entry(&mut |id, mut e| {
             if !self.pending.contains_key(&id) {
+                if let Some(&c) = self.canon.as_ref().and_then(|canon| canon.get(e.folder as usize)) {
+                    if c != NO_FOLDER {
+                        e.folder = c;
+                    }
+                }
                 f(id, &e);
             }
         });

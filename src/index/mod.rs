@@ -15,6 +15,7 @@ pub mod folders;
 
 mod feed;
 mod lookup;
+mod numbering;
 mod order;
 mod thread;
 
@@ -37,12 +38,15 @@ pub enum Added {
     New(EntryId),
     /// The same bytes were already indexed under this entry.
     Duplicate(EntryId),
+    /// The same bytes were indexed only inside another message: now given on their own, that
+    /// entry is listed (and read from here).
+    Relisted(EntryId),
 }
 
 impl Added {
     pub fn id(self) -> EntryId {
         match self {
-            Added::New(id) | Added::Duplicate(id) => id,
+            Added::New(id) | Added::Duplicate(id) | Added::Relisted(id) => id,
         }
     }
 }
@@ -85,12 +89,17 @@ pub struct Index {
     unlisted: HashSet<EntryId>,
     /// The folder of every listed entry, by entry id ([`NO_FOLDER`] for others).
     folder_of: Vec<FolderId>,
-    /// Folder paths by id, how many listed messages each holds, ids by path, and how many of the
-    /// paths the store has.
+    /// Folder paths by id (as first spelled), how many listed messages each holds, the number
+    /// each is counted under, ids by [`folders::key`], how many of the paths the store has, how
+    /// the folders met so far are spelled, and whether some folder has several numbers (see
+    /// [`numbering`]).
     folders: Vec<String>,
     folder_counts: Vec<usize>,
+    folder_canon: Vec<FolderId>,
     folder_ids: HashMap<String, FolderId>,
     folders_saved: usize,
+    spellings: folders::Spellings,
+    folders_merged: bool,
     /// How many listed messages carry each label (the store's counts and ours not yet committed),
     /// and our changes to them that the store lacks.
     label_counts: HashMap<String, usize>,
@@ -126,8 +135,11 @@ impl Index {
             folder_of: Vec::new(),
             folders: Vec::new(),
             folder_counts: Vec::new(),
+            folder_canon: Vec::new(),
             folder_ids: HashMap::new(),
             folders_saved: 0,
+            spellings: folders::Spellings::default(),
+            folders_merged: false,
             label_counts: HashMap::new(),
             label_changes: HashMap::new(),
             generation: 0,
@@ -204,6 +216,7 @@ impl Index {
                         e.folder = self.file(&e)?;
                         self.list(existing, &e);
                         self.put(existing, Some(Arc::new(e)));
+                        return Ok(Added::Relisted(existing));
                     }
                     // Found again in the file it was read from (re-read after a change), maybe at
                     // another place in it: the same message, now there.
@@ -274,7 +287,7 @@ impl Index {
     /// The folder a listed entry is filed in, by its location (a new folder gets a number).
     fn file(&mut self, e: &Entry) -> Result<FolderId, Error> {
         match folders::of_location(&e.location) {
-            Some(path) => self.folder_number(path),
+            Some(path) => self.folder_number(&path),
             None => Ok(NO_FOLDER),
         }
     }

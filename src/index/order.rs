@@ -1,7 +1,6 @@
 //! The list and its counts: the listed messages newest first (new ones placed by a merge, or the
 //! whole order read back from the store after a large run), pages of it, of one folder, or of what
-//! a test accepts; each listed message's folder; how many messages each folder and label holds;
-//! and the folders' numbers, given once per path (by a shared store, or here).
+//! a test accepts; each listed message's folder; how many messages each folder and label holds.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -31,8 +30,10 @@ impl Index {
         self.file_in(id, folder);
     }
 
-    /// Records a listed entry's folder, and counts it there.
+    /// Records a listed entry's folder (the first number of it: see [`Index::canonical`]), and
+    /// counts it there.
     pub(super) fn file_in(&mut self, id: EntryId, folder: FolderId) {
+        let folder = self.canonical(folder);
         let slot = id as usize;
         if self.folder_of.len() <= slot {
             self.folder_of.resize(slot + 1, NO_FOLDER);
@@ -40,8 +41,7 @@ impl Index {
         self.folder_of[slot] = folder;
         let f = folder as usize;
         if self.folder_counts.len() <= f && folder != NO_FOLDER {
-            self.folder_counts.resize(f + 1, 0);
-            self.folders.resize(f + 1, String::new());
+            self.grow_folders(f + 1);
         }
         if let Some(n) = self.folder_counts.get_mut(f) {
             *n += 1;
@@ -64,7 +64,12 @@ impl Index {
         let mut listed = Vec::with_capacity(self.listed.len());
         let mut folder_of = vec![NO_FOLDER; self.next_id as usize];
         let mut counts = vec![0usize; self.folders.len()];
+        let canon = &self.folder_canon;
         self.store.each_listed(&mut |id, folder| {
+            let folder = match canon.get(folder as usize) {
+                Some(&c) if c != NO_FOLDER => c,
+                _ => folder,
+            };
             listed.push(id);
             let slot = id as usize;
             if folder_of.len() <= slot {
@@ -85,21 +90,6 @@ impl Index {
         Ok(())
     }
 
-    /// Reads every folder path from the store (a shared store's other replicas may have added some).
-    pub(super) fn reload_folders(&mut self) -> Result<(), Error> {
-        for (id, path) in self.store.folders()? {
-            let slot = id as usize;
-            if self.folders.len() <= slot {
-                self.folders.resize(slot + 1, String::new());
-                self.folder_counts.resize(slot + 1, 0);
-            }
-            self.folder_ids.insert(path.clone(), id);
-            self.folders[slot] = path;
-        }
-        self.folders_saved = self.folders_saved.max(self.folders.len());
-        Ok(())
-    }
-
     /// The store's label counts, with our changes not yet committed added.
     pub(super) fn reload_labels(&mut self) -> Result<(), Error> {
         let mut counts: HashMap<String, i64> =
@@ -114,21 +104,6 @@ impl Index {
     /// The folder of a listed entry, without reading it.
     pub fn folder_of(&self, id: EntryId) -> FolderId {
         self.folder_of.get(id as usize).copied().unwrap_or(NO_FOLDER)
-    }
-
-    /// The path of a folder (`""` for messages at the top of a PATH and for enclosed ones).
-    pub fn folder_path(&self, folder: FolderId) -> &str {
-        self.folders.get(folder as usize).map_or("", String::as_str)
-    }
-
-    /// The id of the folder at `path`, if any message was ever filed there.
-    pub fn folder_id(&self, path: &str) -> Option<FolderId> {
-        self.folder_ids.get(path).copied()
-    }
-
-    /// Every folder that holds listed messages, with how many.
-    pub fn folder_counts(&self) -> impl Iterator<Item = (&str, usize)> {
-        self.folders.iter().zip(&self.folder_counts).filter(|(_, &n)| n > 0).map(|(p, &n)| (p.as_str(), n))
     }
 
     /// Every label on a listed message, with how many carry it.
@@ -249,34 +224,5 @@ impl Index {
             *self.label_counts.entry(l.clone()).or_default() += 1;
             *self.label_changes.entry(l.clone()).or_default() += 1;
         }
-    }
-
-    /// The number of the folder at `path`: the one it has, else a new one (handed out by a shared
-    /// store, which keeps it at once; else the next here, saved with the next commit).
-    pub(super) fn folder_number(&mut self, path: String) -> Result<FolderId, Error> {
-        if let Some(&f) = self.folder_ids.get(&path) {
-            return Ok(f);
-        }
-        let f = match self.store.folder_id(&path)? {
-            // Numbered by a shared store, which has it already.
-            Some(f) => {
-                let slot = f as usize;
-                if self.folders.len() <= slot {
-                    self.folders.resize(slot + 1, String::new());
-                    self.folder_counts.resize(slot + 1, 0);
-                }
-                self.folders[slot] = path.clone();
-                self.folders_saved = self.folders_saved.max(self.folders.len());
-                f
-            }
-            None => {
-                let f = self.folders.len() as FolderId;
-                self.folders.push(path.clone());
-                self.folder_counts.push(0);
-                f
-            }
-        };
-        self.folder_ids.insert(path, f);
-        Ok(f)
     }
 }

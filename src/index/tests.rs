@@ -197,3 +197,44 @@ fn replies_and_enclosed_messages_are_found_through_the_store() {
     );
     assert_eq!(index.listed(), &[late, reply, root]);
 }
+
+/// A store written before folders differing only by case were one (or by two replicas at once)
+/// may number one folder twice: both numbers are counted, listed and read as the first.
+#[test]
+fn a_folder_numbered_twice_is_counted_once() {
+    let dir = tempfile::tempdir().expect("dir");
+    let store: Arc<dyn Store> = Arc::new(crate::store::RedbStore::open(dir.path()).expect("store"));
+    let mut index = Index::open(Arc::clone(&store)).expect("index");
+    let maildir = |n: u64| Location::Top {
+        source: Source::File { path: format!("/a/cur/{n}").into() },
+        rel: 3,
+        flags: None,
+        uploaded: false,
+    };
+    let ids: Vec<EntryId> =
+        (1..=3).map(|n| index.add(&message(n, n, None, false), maildir(n)).expect("added").id()).collect();
+    let mut batch = Batch::default();
+    index.take_changes(&mut batch);
+    // The third message as an earlier version filed it: in a folder of its own named `Inbox`.
+    batch.folders.push((1, "Inbox".to_string()));
+    for (id, e) in &mut batch.entries {
+        if *id == ids[2] {
+            let mut moved = (**e).clone();
+            moved.folder = 1;
+            *e = Arc::new(moved);
+        }
+    }
+    store.commit(&batch).expect("commit");
+    drop(index);
+
+    let index = Index::open(Arc::clone(&store)).expect("reopened");
+    assert_eq!(index.folder_counts().collect::<Vec<_>>(), [("INBOX", 3)]);
+    assert_eq!(index.folder_id("Inbox"), index.folder_id("INBOX"));
+    let inbox = index.folder_id("inbox").expect("one folder");
+    assert_eq!(index.folder_page(inbox, 0, 10).1, 3);
+    assert_eq!(index.get(ids[2]).expect("entry").folder, inbox);
+    let mut passed = Vec::new();
+    index.each_listed_entry(|_, e| passed.push(e.folder));
+    assert_eq!(passed, [inbox; 3]);
+    assert_eq!(index.folder_path(1), "INBOX");
+}

@@ -288,7 +288,7 @@ impl Embedded {
                 Box::new(BooleanQuery::new(any))
             }
             Query::Folder(path) => Box::new(TermQuery::new(
-                Term::from_field_text(f.folder, &crate::index::folders::term(path)),
+                Term::from_field_text(f.folder, &crate::index::folders::key(path)),
                 IndexRecordOption::Basic,
             )),
             Query::Label(label) => Box::new(TermQuery::new(
