@@ -15,17 +15,19 @@ mod backend;
 mod doc;
 mod load;
 mod pipeline;
+mod progress;
 mod uploads;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
 pub use backend::Backend;
 pub use doc::search_doc;
 pub use load::Loaded;
+pub use progress::{Progress, Readiness};
 
 use crate::error::Error;
 use crate::index::{Added, EntryId, Index, Location};
@@ -49,24 +51,6 @@ const SCAN_CHUNK: usize = 8192;
 /// rows land on, and the lookup tables' rows land anywhere: larger batches share pages (at a
 /// million messages, 2,000 a commit wrote 13 KB a message). What waits is some 700 bytes a message.
 const BATCH: usize = 10_000;
-
-/// Progress of indexing, readable while it runs.
-#[derive(Debug, Default)]
-pub struct Progress {
-    /// True once the first indexing of every given path has finished (with a shared database,
-    /// from the start: replicas serve what it holds while one of them indexes).
-    pub ready: AtomicBool,
-    /// True while this server reads the given paths (a start-up run or a re-scan).
-    pub running: AtomicBool,
-    /// Source files finished in the current run.
-    pub indexed: AtomicUsize,
-    /// Source files found in the current run.
-    pub total: AtomicUsize,
-    /// Messages parsed for the index since start (unchanged sources are not parsed again).
-    pub parsed: AtomicUsize,
-    /// Messages that could not be read or parsed.
-    pub failed: AtomicUsize,
-}
 
 pub struct Archive {
     index: RwLock<Index>,
@@ -170,11 +154,7 @@ impl Archive {
             closing: AtomicBool::new(false),
             ingest_lock: Mutex::new(()),
             indexer_lock: database.as_ref().map(|d| crate::postgres::IndexerLock::new(Arc::clone(d))),
-            progress: Progress {
-                // A replica serves what the database holds from the start; indexing adds to it.
-                ready: AtomicBool::new(database.is_some()),
-                ..Progress::default()
-            },
+            progress: Progress::default(),
             database,
         })
     }
@@ -304,7 +284,9 @@ impl Archive {
         // What a run parsed, batched and buffered is free now; without this the process would
         // stay at the run's high-water mark while it serves.
         crate::memory::release();
-        self.progress.ready.store(true, Ordering::Release);
+        // A run given up (this replica lost the indexer lock) leaves it following the new holder,
+        // with the shared state as loaded and followed since.
+        self.progress.set_ready(if finished { Readiness::Indexed } else { Readiness::Loaded });
         self.progress.running.store(false, Ordering::Release);
     }
 

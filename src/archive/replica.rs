@@ -30,6 +30,11 @@ pub async fn run(archive: Arc<Archive>, roots: Vec<PathBuf>) {
         })
         .await
         .unwrap_or(false);
+        if !held && !archive.progress.ready.load(std::sync::atomic::Ordering::Acquire) {
+            // Following from the start: what the database held then was loaded when the archive
+            // opened, and what was committed since has just been read.
+            archive.progress.set_ready(crate::archive::Readiness::Loaded);
+        }
         role = match role {
             Role::Indexing(run) if run.is_finished() => Role::Watching(run.await.ok().flatten()),
             Role::Following if held => {

@@ -25,8 +25,13 @@ use crate::view::{blocking, now, Found, View};
 
 #[derive(Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Status {
-    /// True once every given path has been indexed.
+    /// True once what `ready_means` names holds: a load balancer may send users here.
     pub ready: bool,
+    /// `indexed`: every given path is indexed (a data folder's server, or the replica that
+    /// indexes from its start); `loaded`: this replica follows another's indexing, and has loaded
+    /// what the shared database held when it started.
+    #[serde(default)]
+    pub ready_means: String,
     /// Messages in the list.
     pub messages: usize,
     /// Files looked at so far.
@@ -54,6 +59,7 @@ pub async fn status(State(state): State<AppState>) -> Json<Status> {
     let backend = state.archive().backend();
     Json(Status {
         ready: p.ready.load(Ordering::Acquire),
+        ready_means: p.readiness().name().to_string(),
         messages: state.archive().index().listed_count(),
         indexed: p.indexed.load(Ordering::Relaxed),
         total: p.total.load(Ordering::Relaxed),
