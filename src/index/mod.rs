@@ -7,8 +7,9 @@
 //!
 //! Its rooms: this file holds the [`Index`] and its writes (adding a parsed message, removing one,
 //! handing changes to a commit); [`lookup`] reads entries and finds them by name or hash; [`order`]
-//! keeps the list's order and the folder and label counts; [`feed`] follows other replicas'
-//! commits; [`thread`] walks conversations; [`folders`] decides every folder's name. The records
+//! keeps the list's order and the folder and label counts; [`numbering`] gives folders their
+//! numbers, one for all the spellings of one folder; [`feed`] follows other replicas' commits;
+//! [`thread`] walks conversations; [`folders`] decides every folder's name. The records
 //! themselves are the store's ([`crate::store::entry`]), re-exported here.
 
 pub mod folders;
@@ -99,6 +100,8 @@ pub struct Index {
     folder_ids: HashMap<String, FolderId>,
     folders_saved: usize,
     spellings: folders::Spellings,
+    /// The number of every path filed in so far, as it was given.
+    folder_paths: HashMap<String, FolderId>,
     folders_merged: bool,
     /// How many listed messages carry each label (the store's counts and ours not yet committed),
     /// and our changes to them that the store lacks.
@@ -139,6 +142,7 @@ impl Index {
             folder_ids: HashMap::new(),
             folders_saved: 0,
             spellings: folders::Spellings::default(),
+            folder_paths: HashMap::new(),
             folders_merged: false,
             label_counts: HashMap::new(),
             label_changes: HashMap::new(),

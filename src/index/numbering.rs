@@ -58,6 +58,7 @@ impl Index {
         });
         if renumbered {
             self.folder_ids.clear();
+            self.folder_paths.clear();
             self.spellings = folders::Spellings::default();
             self.folder_canon.iter_mut().for_each(|c| *c = NO_FOLDER);
             self.folders_merged = false;
@@ -75,20 +76,31 @@ impl Index {
     /// new one, handed out by a shared store, which keeps it at once, or else the next here, saved
     /// with the next commit.
     pub(super) fn folder_number(&mut self, path: &str) -> Result<FolderId, Error> {
-        let spelled = self.spellings.spell(path);
-        if let Some(&f) = self.folder_ids.get(&folders::key(&spelled)) {
+        // Asked for every message filed: the paths met so far are answered at once.
+        if let Some(&f) = self.folder_paths.get(path) {
             return Ok(f);
         }
-        match self.store.folder_id(&spelled)? {
+        let spelled = self.spellings.spell(path);
+        let f = match self.folder_ids.get(&folders::key(&spelled)) {
+            Some(&f) => f,
+            None => self.new_folder(&spelled)?,
+        };
+        self.folder_paths.insert(path.to_string(), f);
+        Ok(f)
+    }
+
+    /// A number for a folder met for the first time.
+    fn new_folder(&mut self, spelled: &str) -> Result<FolderId, Error> {
+        match self.store.folder_id(spelled)? {
             // Numbered by a shared store, which has it already.
             Some(f) => {
-                self.register_folder(f, &spelled);
+                self.register_folder(f, spelled);
                 self.folders_saved = self.folders_saved.max(self.folders.len());
                 Ok(f)
             }
             None => {
                 let f = self.folders.len() as FolderId;
-                self.register_folder(f, &spelled);
+                self.register_folder(f, spelled);
                 Ok(f)
             }
         }
