@@ -2,9 +2,9 @@
 //! [`Store`] and search index, and reads any indexed message back from its source on demand.
 //!
 //! Its rooms: this file holds the archive itself, the scan that decides what to read and the
-//! collector that adds what was read and commits it; [`pipeline`] reads and parses sources on every
-//! core; [`load`] reads a message back for viewing; [`uploads`] takes and deletes uploads; [`doc`]
-//! makes what the search index gets of a message; [`backend`] says which backend keeps it. A
+//! collector that adds what was read and commits it; `pipeline` reads and parses sources on every
+//! core; `load` reads a message back for viewing; `uploads` takes and deletes uploads; `doc`
+//! makes what the search index gets of a message; `backend` says which backend keeps it. A
 //! source's state is written only once all its messages are, so a crash re-reads exactly the
 //! sources that were not finished.
 

@@ -14,7 +14,7 @@ impl Index {
     }
 
     /// Applies what other replicas committed to a shared store since feed position `from` (read
-    /// with [`Store::changes_since`] without holding the index): new messages join the list,
+    /// with [`crate::store::Store::changes_since`] without holding the index): new messages join the list,
     /// removed ones leave it, changed entries are read afresh. Returns whether anything changed.
     pub fn apply_changes(&mut self, from: u64, changes: Changes) -> Result<bool, Error> {
         let Changes { upto, gap, entries } = changes;

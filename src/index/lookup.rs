@@ -125,16 +125,16 @@ impl Index {
         self.get(id).filter(|e| e.hash == *hash).map(|_| id)
     }
 
-    /// Starts what only the first run into an empty store needs ([`Seen`]), when the store is
-    /// empty: nearly every lookup of such a run is of a key never put.
+    /// Starts what only the first run into an empty store needs (a Bloom filter of the keys put),
+    /// when the store is empty: nearly every lookup of such a run is of a key never put.
     pub fn begin_first_run(&mut self) {
         if self.next_id == 0 && self.listed.is_empty() && self.store.next_id().is_ok_and(|n| n == 0) {
             self.seen = Some(Seen::new());
         }
     }
 
-    /// Ends what only the first run into an empty store needs ([`Seen`]): later runs and uploads
-    /// add a few messages each, and look them up in the store.
+    /// Ends what only the first run into an empty store needs (its Bloom filter): later runs and
+    /// uploads add a few messages each, and look them up in the store.
     pub fn end_first_run(&mut self) {
         self.seen = None;
     }

@@ -6,10 +6,10 @@
 //! routes and pages read it.
 //!
 //! Its rooms: this file holds the [`Index`] and its writes (adding a parsed message, removing one,
-//! handing changes to a commit); [`lookup`] reads entries and finds them by name or hash; [`order`]
-//! keeps the list's order and the folder and label counts; [`numbering`] gives folders their
-//! numbers, one for all the spellings of one folder; [`feed`] follows other replicas' commits;
-//! [`thread`] walks conversations; [`folders`] decides every folder's name. The records
+//! handing changes to a commit); `lookup` reads entries and finds them by name or hash; `order`
+//! keeps the list's order and the folder and label counts; `numbering` gives folders their
+//! numbers, one for all the spellings of one folder; `feed` follows other replicas' commits;
+//! `thread` walks conversations; [`folders`] decides every folder's name. The records
 //! themselves are the store's ([`crate::store::entry`]), re-exported here.
 
 pub mod folders;

@@ -119,7 +119,7 @@ impl Embedded {
 
 impl SearchIndex for Embedded {
     /// Adds a message's document (ids are never reused, so nothing is replaced); visible after the
-    /// next [`Search::commit`].
+    /// next [`SearchIndex::commit`].
     fn add(&self, d: &Doc) {
         let f = self.fields;
         let mut doc = TantivyDocument::default();

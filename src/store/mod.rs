@@ -179,7 +179,7 @@ pub fn rank(timestamp: Option<i64>) -> u64 {
     !((timestamp.unwrap_or(i64::MIN) as u64) ^ (1 << 63))
 }
 
-/// The [`LINKS`] rows of an entry.
+/// The link rows of an entry (see [`Link`]).
 pub fn links_of(e: &Entry, hash: &NameHasher) -> Vec<(Link, u64)> {
     let mut out = vec![(Link::Name, hash.of(&e.key))];
     if let Some(mid) = e.message_id().filter(|m| *m != e.key) {
