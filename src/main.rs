@@ -88,9 +88,6 @@ async fn serve(config: Config) -> Result<(), mailshelf::Error> {
         "index loaded"
     );
     let roots = archive.roots(&config.paths);
-    if let Some(dir) = archive.uploads_dir() {
-        std::fs::create_dir_all(dir)?;
-    }
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .map_err(|e| mailshelf::Error::BadSetting(format!("cannot listen on {}: {e}", config.listen)))?;

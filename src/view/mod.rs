@@ -100,7 +100,7 @@ impl View {
     /// Looks up and loads a message by the id in its URL: from the cache when it is there, else
     /// read and parsed off the async threads.
     pub async fn load(&self, key: &str) -> Result<Loaded, Error> {
-        if self.archive.database().is_some() {
+        if self.archive.backend().shared {
             // Finding the id asks the database: not on an async worker.
             let (archive, key) = (self.archive.clone(), key.to_string());
             return blocking(move || {
