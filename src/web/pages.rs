@@ -13,6 +13,7 @@ use super::error::PageError;
 use super::extract::{flag, Ids, Params};
 use super::state::AppState;
 use crate::archive::Loaded;
+use crate::dates::{long_date, short_date};
 use crate::error::Error;
 use crate::index::{Entry, EntryId, Location};
 use crate::model::{External, Message, Part, PartIdx};
@@ -1048,23 +1049,6 @@ fn frame_class(msg: &Message) -> &'static str {
 /// A subject as the pages show it: an empty or missing one says so.
 fn shown_subject(subject: Option<&str>) -> String {
     subject.filter(|s| !s.is_empty()).unwrap_or("(no subject)").to_string()
-}
-
-/// `2026-10-01T14:03:00+02:00` → `2026-10-01 14:03`.
-pub fn short_date(rfc3339: Option<&str>) -> String {
-    match rfc3339 {
-        Some(d) if d.len() >= 16 => d[..16].replacen('T', " ", 1),
-        Some(d) => d.to_string(),
-        None => String::new(),
-    }
-}
-
-/// `2026-10-01T14:03:00+02:00` → `2026-10-01 14:03:00 +02:00`.
-pub fn long_date(rfc3339: &str) -> String {
-    match rfc3339.get(..19) {
-        Some(head) => format!("{} {}", head.replacen('T', " ", 1), rfc3339[19..].replace('Z', "+00:00")),
-        None => rfc3339.to_string(),
-    }
 }
 
 pub fn human_size(n: u64) -> String {
