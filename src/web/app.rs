@@ -29,11 +29,11 @@ pub fn app(state: AppState) -> Router {
         },
     ));
     Router::new()
-        .route("/", get(pages::list))
-        .route("/folder/{*path}", get(pages::folder))
-        .route("/label/{name}", get(pages::label))
-        .route("/thread/{mid}", get(pages::conversation))
-        .route("/overview", get(pages::overview))
+        .route("/", get(pages::list::list))
+        .route("/folder/{*path}", get(pages::list::folder))
+        .route("/label/{name}", get(pages::list::label))
+        .route("/thread/{mid}", get(pages::conversation::conversation))
+        .route("/overview", get(pages::overview::overview))
         // The message page, or its PDF for `<mid>.pdf` (see print::page_or_pdf).
         .route("/message/{mid}", get(print::page_or_pdf))
         .route("/part/{mid}/{cid}", get(parts::part))

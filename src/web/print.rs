@@ -19,7 +19,6 @@ use tower::ServiceExt;
 use super::error::{ApiError, PageError, Problem};
 use super::extract::{flag, Ids, Params};
 use super::file::content_disposition;
-use super::pages::human_size;
 use super::state::AppState;
 use crate::archive::Loaded;
 use crate::dates::long_date;
@@ -27,7 +26,8 @@ use crate::error::Error;
 use crate::export::pdf::{self, Fetched, PdfMeta};
 use crate::model::{Body as PartBody, Message, PartIdx};
 use crate::route;
-use crate::view::{blocking, external_place, part_filename, served_type, View};
+use crate::view::format::{human_size, shown_subject};
+use crate::view::{blocking, external_place, part_filename, served_type, text, View};
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -129,7 +129,7 @@ fn print_page(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> Pr
             (None, text) => text.map(text_block),
         };
         let nested = PrintNested {
-            subject: subject_of(m),
+            subject: shown_subject(m.summary.subject.as_deref()),
             from: m.summary.from.clone(),
             date: m.summary.date.as_deref().map(long_date),
         };
@@ -154,7 +154,7 @@ fn print_page(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> Pr
         })
         .collect();
     PrintPage {
-        subject: subject_of(msg),
+        subject: shown_subject(msg.summary.subject.as_deref()),
         from: msg.summary.from.clone(),
         to: msg.summary.to.clone(),
         cc: msg.summary.cc.clone(),
@@ -171,15 +171,7 @@ fn print_page(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> Pr
 
 /// The HTML body to inline, or else the text one rendered: as on the message page.
 fn body_of(msg: &Message, want_text: bool) -> (Option<PartIdx>, Option<String>) {
-    let text = msg.text_body.and_then(|i| match &msg.parts[i].body {
-        PartBody::Text(t) => {
-            let p = &msg.parts[i];
-            let flowed = p.param("format").is_some_and(|f| f.eq_ignore_ascii_case("flowed"));
-            let delsp = p.param("delsp").is_some_and(|d| d.eq_ignore_ascii_case("yes"));
-            Some(crate::view::text::render(t, flowed, delsp))
-        }
-        _ => None,
-    });
+    let text = msg.text_body.and_then(|i| text::render_part(msg, i, false));
     match msg.html_body {
         Some(i) if !(want_text && text.is_some()) => (Some(i), None),
         _ => (None, text),
@@ -189,10 +181,6 @@ fn body_of(msg: &Message, want_text: bool) -> (Option<PartIdx>, Option<String>) 
 /// Text rendered for the page, in a block that keeps its lines.
 fn text_block(html: String) -> String {
     format!("<pre class=\"mailshelf-text\">{html}</pre>")
-}
-
-fn subject_of(msg: &Message) -> String {
-    msg.summary.subject.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "(no subject)".into())
 }
 
 /// `/message/<mid>`: the message's page, or, for `<mid>.pdf` when no message has that id, the PDF
@@ -220,12 +208,14 @@ pub async fn page_or_pdf(state: State<AppState>, req: Request) -> Response {
             }
         }
         None => {
-            let q = <Params<super::pages::MessageQuery, PageError> as axum::extract::FromRequestParts<AppState>>::from_request_parts(
-                &mut parts, &state,
-            )
+            let q = <Params<super::pages::message::MessageQuery, PageError> as axum::extract::FromRequestParts<
+                AppState,
+            >>::from_request_parts(&mut parts, &state)
             .await;
             match q {
-                Ok(q) => super::pages::message(state, Ids(mid, std::marker::PhantomData), q).await.into_response(),
+                Ok(q) => {
+                    super::pages::message::message(state, Ids(mid, std::marker::PhantomData), q).await.into_response()
+                }
                 Err(e) => e.into_response(),
             }
         }
@@ -277,7 +267,7 @@ async fn make_pdf(state: &AppState, mid: &str, q: &PrintQuery) -> Result<Respons
     }
     let msg = loaded.message();
     let summary = &loaded.entry.summary;
-    let subject = subject_of(msg);
+    let subject = shown_subject(msg.summary.subject.as_deref());
     let stem = crate::export::safe_file_stem(&subject);
     let stem = if stem.is_empty() { "message".to_string() } else { stem };
     let meta = PdfMeta {
