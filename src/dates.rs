@@ -1,8 +1,8 @@
 //! Dates, the one place they are computed and written: calendar arithmetic for dates kept as
 //! seconds since the epoch (Howard Hinnant's algorithms for the proleptic Gregorian calendar), for
 //! search ranges and RFC 3339 dates rebuilt from what the index keeps; and every layout a date is
-//! written in for someone else: the pages' short and long dates, the mbox `From ` line's
-//! `asctime`, a PDF's date string and a zip entry's time stamp.
+//! written in for someone else: the pages' short and long dates, an overview's months and years,
+//! the mbox `From ` line's `asctime`, a PDF's date string and a zip entry's time stamp.
 
 /// Days since 1970-01-01 of a date.
 pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
@@ -114,6 +114,23 @@ pub fn asctime(timestamp: i64) -> String {
     format!("{weekday} {month} {:>2} {:02}:{:02}:{:02} {}", t.day, t.hour, t.minute, t.second, t.year)
 }
 
+/// The month of an instant (UTC), numbered `year × 12 + month − 1`: the periods an overview counts
+/// messages by.
+pub fn month_number(timestamp: i64) -> i64 {
+    let t = Clock::at(timestamp, 0);
+    t.year * 12 + t.month - 1
+}
+
+/// A month (a [`month_number`]) as an overview and the search language write it: `2024-03`.
+pub fn month_label(month: i64) -> String {
+    format!("{:04}-{:02}", month.div_euclid(12), month.rem_euclid(12) + 1)
+}
+
+/// A year as an overview and the search language write it: `2024`.
+pub fn year_label(year: i64) -> String {
+    format!("{year:04}")
+}
+
 /// A PDF date, `D:YYYYMMDDHHmmSS+HH'mm'` (ISO 32000 §7.9.4), in the zone the message was written in.
 pub fn pdf_date(timestamp: i64, zone_minutes: i16) -> String {
     let t = Clock::at(timestamp, zone_minutes);
@@ -159,6 +176,24 @@ mod tests {
             assert_eq!(long_date(rfc3339), long, "{rfc3339}");
         }
         assert_eq!(short_date(None), "");
+    }
+
+    #[test]
+    fn overviews_count_by_month_and_name_months_and_years() {
+        for (ts, month, label) in [
+            (0, 1970 * 12, "1970-01"),
+            (-1, 1970 * 12 - 1, "1969-12"),
+            (1_709_251_200, 2024 * 12 + 2, "2024-03"),
+            (1_709_251_199, 2024 * 12 + 1, "2024-02"),
+            (1_735_689_599, 2024 * 12 + 11, "2024-12"),
+        ] {
+            assert_eq!(month_number(ts), month, "{ts}");
+            assert_eq!(month_label(month), label, "{ts}");
+        }
+        assert_eq!(
+            (year_label(2024), year_label(7), year_label(12_345)),
+            ("2024".into(), "0007".into(), "12345".into())
+        );
     }
 
     #[test]
