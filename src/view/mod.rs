@@ -5,7 +5,7 @@
 //! pages and the API both call this, so they cannot drift apart.
 //!
 //! What each page shows is built here too, one module a page, each free of templates and HTTP:
-//! [`list`], [`message`], [`conversation`] and [`overview`]; [`format`] writes the
+//! [`list`], [`message`], [`conversation`] and [`overview`]; [`format`](mod@format) writes the
 //! sizes and subjects they share (dates are [`crate::dates`]'), [`text`] renders text bodies,
 //! [`frame`] guesses a body frame's height, [`charts`] draws the overview's pictures and [`thumb`]
 //! makes thumbnails.

@@ -7,10 +7,10 @@
 //! remote unless `?remote=1`), with the headers and the list of attachments before it.
 //!
 //! The PDF is that page printed by Chromium, whose every request is answered in-process by a small
-//! router of this file's own ([`printer`]): the print view, the parts it loads and mailshelf's
+//! router of this file's own (`printer`): the print view, the parts it loads and mailshelf's
 //! static files (the handlers of [`super::parts`] and [`super::assets`]), with the headers every
 //! answer carries. The `/message/<mid>.pdf` URL itself is the message page's route (see
-//! [`super::pages::message`]), which hands such a request to [`pdf`].
+//! [`super::pages::message`]), which hands such a request to [`pdf()`].
 
 use std::sync::Arc;
 
