@@ -310,12 +310,7 @@ impl View {
             .filter_map(|(depth, id)| Some(ThreadMessage { depth, id, entry: index.get(id)? }))
             .collect()
     }
-}
 
-/// A position table's entry for a message that is not listed.
-const UNLISTED: u32 = u32::MAX;
-
-impl View {
     /// The messages listed just before and after `id` (newest first): the newer one and the older
     /// one. An enclosed message is not listed, and has neither.
     ///
@@ -347,6 +342,9 @@ impl View {
         index.by_message_id(mid).into_iter().filter(|&other| other != id).filter_map(|other| index.get(other)).collect()
     }
 }
+
+/// A position table's entry for a message that is not listed.
+const UNLISTED: u32 = u32::MAX;
 
 /// Each listed message's position in `listed`, by entry id ([`UNLISTED`] for the others); a message
 /// listed twice has its first position, as a search from the top would find.
