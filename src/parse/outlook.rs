@@ -14,9 +14,20 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 
-use super::{codepage, mime, rtf};
+use super::{charset, codepage, mime, rtf};
 use crate::error::Error;
 use crate::limits::{MAX_MSG_ENTRIES, MAX_MSG_NESTING, MAX_MSG_STREAM, MSG_READ_FACTOR};
+use crate::mapi::{
+    self, ADDRTYPE, ATTACHMENT_HIDDEN, ATTACH_CONTENT_ID, ATTACH_CONTENT_LOCATION, ATTACH_DATA, ATTACH_EMBEDDED_MSG,
+    ATTACH_FILENAME, ATTACH_LONG_FILENAME, ATTACH_METHOD, ATTACH_MIME_TAG, BODY, BODY_HTML, BUSINESS_FAX,
+    BUSINESS_PHONE, CLIENT_SUBMIT_TIME, COMPANY_NAME, COUNTRY, CREATION_TIME, DELIVERY_TIME, DEPARTMENT, DISPLAY_CC,
+    DISPLAY_NAME, DISPLAY_TO, EMAIL_ADDRESS, GIVEN_NAME, HOME_PHONE, INTERNET_CODEPAGE, INTERNET_MESSAGE_ID,
+    INTERNET_REFERENCES, IN_REPLY_TO, LAST_MODIFICATION_TIME, LOCALITY, MESSAGE_CLASS, MESSAGE_CODEPAGE, MOBILE_PHONE,
+    POSTAL_CODE, PSETID_ADDRESS, PSETID_APPOINTMENT, PSETID_TASK, PT_BINARY, PT_BOOLEAN, PT_LONG, PT_MV_BINARY,
+    PT_OBJECT, PT_STRING8, PT_SYSTIME, PT_UNICODE, RECIPIENT_TYPE, RTF_COMPRESSED, SENDER_ADDRTYPE, SENDER_EMAIL,
+    SENDER_NAME, SENDER_SMTP_ADDRESS, SENT_REPRESENTING_ADDRTYPE, SENT_REPRESENTING_EMAIL, SENT_REPRESENTING_NAME,
+    SENT_REPRESENTING_SMTP_ADDRESS, SMTP_ADDRESS, STATE, STREET, SUBJECT, SURNAME, TITLE, TRANSPORT_HEADERS,
+};
 use crate::model::Message;
 
 /// A `.msg` file as a message. `raw` of the result is the Internet message built from the file,
@@ -25,10 +36,16 @@ use crate::model::Message;
 /// shows as a notice. An OLE file with no message properties at all (a Word or Excel document) is
 /// not a message.
 pub(super) fn parse(data: Arc<[u8]>) -> Result<Message, Error> {
+    parse_in(data, None)
+}
+
+/// [`parse`] for a `.msg` carried by something that knows the code page of its 8-bit strings when
+/// the `.msg` does not say (a TNEF stream's message).
+pub(super) fn parse_in(data: Arc<[u8]>, codepage: Option<u32>) -> Result<Message, Error> {
     // A `.msg` can reach another through a winmail.dat it carries (see [`super::tnef`]); this
     // bounds how deep that goes on one thread.
     let _nesting = Nesting::enter().ok_or(Error::Unparseable)?;
-    let converted = convert(&data).ok_or(Error::Unparseable)?;
+    let converted = convert(&data, codepage).ok_or(Error::Unparseable)?;
     let mut msg = mime::parse(Arc::from(converted.mime))?;
     if converted.damaged {
         let body = msg.html_body.or(msg.text_body).unwrap_or(0);
@@ -64,78 +81,6 @@ impl Drop for Nesting {
     }
 }
 
-// Property types (MS-OXCDATA §2.11.1).
-const PT_LONG: u16 = 0x0003;
-const PT_BOOLEAN: u16 = 0x000b;
-const PT_OBJECT: u16 = 0x000d;
-const PT_STRING8: u16 = 0x001e;
-const PT_UNICODE: u16 = 0x001f;
-const PT_SYSTIME: u16 = 0x0040;
-const PT_BINARY: u16 = 0x0102;
-const PT_MV_BINARY: u16 = 0x1102;
-
-// Property ids (MS-OXPROPS).
-const SUBJECT: u16 = 0x0037;
-const MESSAGE_CLASS: u16 = 0x001a;
-const CLIENT_SUBMIT_TIME: u16 = 0x0039;
-const SENT_REPRESENTING_NAME: u16 = 0x0042;
-const SENT_REPRESENTING_EMAIL: u16 = 0x0065;
-const SENT_REPRESENTING_ADDRTYPE: u16 = 0x0064;
-const TRANSPORT_HEADERS: u16 = 0x007d;
-const SENDER_NAME: u16 = 0x0c1a;
-const SENDER_ADDRTYPE: u16 = 0x0c1e;
-const SENDER_EMAIL: u16 = 0x0c1f;
-const DISPLAY_TO: u16 = 0x0e04;
-const DISPLAY_CC: u16 = 0x0e03;
-const DELIVERY_TIME: u16 = 0x0e06;
-const BODY: u16 = 0x1000;
-const RTF_COMPRESSED: u16 = 0x1009;
-const BODY_HTML: u16 = 0x1013;
-const INTERNET_MESSAGE_ID: u16 = 0x1035;
-const INTERNET_REFERENCES: u16 = 0x1039;
-const IN_REPLY_TO: u16 = 0x1042;
-const DISPLAY_NAME: u16 = 0x3001;
-const ADDRTYPE: u16 = 0x3002;
-const EMAIL_ADDRESS: u16 = 0x3003;
-const CREATION_TIME: u16 = 0x3007;
-const LAST_MODIFICATION_TIME: u16 = 0x3008;
-const ATTACH_DATA: u16 = 0x3701;
-const ATTACH_FILENAME: u16 = 0x3704;
-const ATTACH_METHOD: u16 = 0x3705;
-const ATTACH_LONG_FILENAME: u16 = 0x3707;
-const ATTACH_MIME_TAG: u16 = 0x370e;
-const ATTACH_CONTENT_ID: u16 = 0x3712;
-const ATTACH_CONTENT_LOCATION: u16 = 0x3713;
-const SMTP_ADDRESS: u16 = 0x39fe;
-const INTERNET_CPID: u16 = 0x3fde;
-const MESSAGE_CODEPAGE: u16 = 0x3ffd;
-const SENDER_SMTP_ADDRESS: u16 = 0x5d01;
-const SENT_REPRESENTING_SMTP_ADDRESS: u16 = 0x5d02;
-const RECIPIENT_TYPE: u16 = 0x0c15;
-const ATTACH_HIDDEN: u16 = 0x7ffe;
-// Contacts.
-const GIVEN_NAME: u16 = 0x3a06;
-const SURNAME: u16 = 0x3a11;
-const COMPANY_NAME: u16 = 0x3a16;
-const TITLE: u16 = 0x3a17;
-const DEPARTMENT: u16 = 0x3a18;
-const BUSINESS_PHONE: u16 = 0x3a08;
-const HOME_PHONE: u16 = 0x3a09;
-const MOBILE_PHONE: u16 = 0x3a1c;
-const BUSINESS_FAX: u16 = 0x3a24;
-const STREET: u16 = 0x3a29;
-const LOCALITY: u16 = 0x3a27;
-const STATE: u16 = 0x3a28;
-const POSTAL_CODE: u16 = 0x3a2a;
-const COUNTRY: u16 = 0x3a26;
-
-const ATTACH_EMBEDDED_MSG: i32 = 5;
-
-/// Named property sets (MS-OXPROPS §1.3.2), by the first field of their GUID; they all end alike.
-const PSETID_APPOINTMENT: u32 = 0x0006_2002;
-const PSETID_TASK: u32 = 0x0006_2003;
-const PSETID_ADDRESS: u32 = 0x0006_2004;
-
 /// What reading a `.msg` gives: the Internet message it stands for, and whether something in it
 /// could not be read.
 pub(super) struct Converted {
@@ -145,7 +90,8 @@ pub(super) struct Converted {
 
 /// Turns a `.msg` file into the Internet message it stands for. A file the compound file reader
 /// cannot open becomes a message that says so; `None` for a compound file that holds no message.
-pub(super) fn convert(data: &[u8]) -> Option<Converted> {
+/// `codepage` is the one its 8-bit strings are in when its properties do not say.
+pub(super) fn convert(data: &[u8], codepage: Option<u32>) -> Option<Converted> {
     let budget = data.len().saturating_mul(MSG_READ_FACTOR).saturating_add(1 << 20);
     Some(match cfb::CompoundFile::open(Cursor::new(data)) {
         Ok(cf) => {
@@ -156,7 +102,7 @@ pub(super) fn convert(data: &[u8]) -> Option<Converted> {
             }
             reader.load_named();
             let mut writer = Writer { seed: blake3::hash(data).to_hex()[..16].to_string(), next: 0 };
-            let mime = reader.message(Path::new("/"), &mut writer, 0);
+            let mime = reader.message(Path::new("/"), codepage, &mut writer, 0);
             Converted { mime, damaged: reader.damaged }
         }
         Err(e) => Converted {
@@ -240,14 +186,14 @@ impl Store<'_> {
                 let id = u16::from_le_bytes([entry[2], entry[3]]);
                 let mut value = [0u8; 8];
                 value.copy_from_slice(&entry[8..16]);
-                if matches!(ty, PT_LONG | PT_BOOLEAN | PT_SYSTIME | 0x0002 | 0x0014 | 0x0005) {
+                if mapi::fixed_size(ty).is_some_and(|n| n <= 8) {
                     by_id.insert(id, Value::Fixed(ty, value));
                 }
             }
         }
-        let mut props = Props { by_id, codepage: inherited_cp };
-        let cp = props.long(MESSAGE_CODEPAGE).or_else(|| props.long(INTERNET_CPID));
-        props.codepage = cp.and_then(|c| u32::try_from(c).ok()).or(inherited_cp);
+        let mut props = Props { by_id, codepage: None };
+        let cp = |id| props.long(id).and_then(|c| u32::try_from(c).ok());
+        props.codepage = mapi::codepage(cp(MESSAGE_CODEPAGE), cp(INTERNET_CODEPAGE), inherited_cp);
         props
     }
 
@@ -277,8 +223,7 @@ impl Store<'_> {
             _ => return None,
         };
         let data = self.read_stream(&path)?;
-        let s = if ty == PT_UNICODE { codepage::utf16le(&data) } else { codepage::decode(&data, props.codepage) };
-        let s = s.trim_end_matches('\0').to_string();
+        let s = mapi::string(ty, &data, props.codepage)?;
         (!s.trim().is_empty()).then_some(s)
     }
 
@@ -313,10 +258,12 @@ impl Store<'_> {
         props.time(*self.named.get(&(set, lid))?).map(rfc2822)
     }
 
-    /// One message (the file's, or an attached one at `dir`) as an Internet message.
-    fn message(&mut self, dir: &Path, w: &mut Writer, depth: usize) -> Vec<u8> {
+    /// One message (the file's, or an attached one at `dir`) as an Internet message; its 8-bit
+    /// strings are in code page `cp` unless its own properties name one (an attached message is
+    /// in the code page of the message it is attached to).
+    fn message(&mut self, dir: &Path, cp: Option<u32>, w: &mut Writer, depth: usize) -> Vec<u8> {
         let header = if depth == 0 { 32 } else { 24 };
-        let props = self.props(dir, header, None);
+        let props = self.props(dir, header, cp);
         let class = self.string(&props, MESSAGE_CLASS).unwrap_or_else(|| "IPM.Note".into());
         let mut headers = self.headers(dir, &props);
 
@@ -425,10 +372,10 @@ impl Store<'_> {
         match props.by_id.get(&BODY_HTML)? {
             Value::Stream(PT_BINARY, _) => {
                 let bytes = self.bytes(props, BODY_HTML)?;
-                let cpid = props.long(INTERNET_CPID).and_then(|c| u32::try_from(c).ok());
+                let cpid = props.long(INTERNET_CODEPAGE).and_then(|c| u32::try_from(c).ok());
                 let s = match cpid.and_then(codepage::encoding) {
                     Some(enc) => enc.decode_with_bom_removal(&bytes).0.into_owned(),
-                    None => super::charset::decode_html(&bytes),
+                    None => charset::decode_html(&bytes),
                 };
                 let s = s.trim_end_matches('\0').to_string();
                 (!s.trim().is_empty()).then_some(s)
@@ -545,7 +492,7 @@ impl Store<'_> {
             .string(&props, ATTACH_CONTENT_ID)
             .map(|c| clean(c.trim().trim_start_matches('<').trim_end_matches('>')));
         let location = self.string(&props, ATTACH_CONTENT_LOCATION).map(|c| clean(&c));
-        let hidden = props.bool(ATTACH_HIDDEN);
+        let hidden = props.bool(ATTACHMENT_HIDDEN);
         if method == ATTACH_EMBEDDED_MSG {
             if depth >= MAX_MSG_NESTING {
                 self.damaged = true;
@@ -556,7 +503,7 @@ impl Store<'_> {
                 self.damaged = true;
                 return None;
             }
-            let data = self.message(&inner, w, depth + 1);
+            let data = self.message(&inner, props.codepage, w, depth + 1);
             return Some(Attachment {
                 name,
                 content_type: "message/rfc822".into(),
@@ -681,10 +628,10 @@ fn one_off_address(b: &[u8], codepage: Option<u32>) -> Option<String> {
     for _ in 0..3 {
         let (text, used) = if flags & 0x8000 != 0 {
             let end = rest.chunks_exact(2).position(|c| c == [0, 0])?;
-            (codepage::utf16le(&rest[..end * 2]), end * 2 + 2)
+            (mapi::string(PT_UNICODE, &rest[..end * 2], None).unwrap_or_default(), end * 2 + 2)
         } else {
             let end = rest.iter().position(|&c| c == 0)?;
-            (codepage::decode(&rest[..end], codepage), end + 1)
+            (mapi::decode8(&rest[..end], codepage), end + 1)
         };
         strings.push(clean(text.trim()));
         rest = rest.get(used..)?;
@@ -1038,7 +985,7 @@ mod tests {
     fn damaged_compound_files_become_a_message_that_says_so() {
         let mut data = OLE_MAGIC.to_vec();
         data.extend_from_slice(&[0xff; 600]);
-        let c = convert(&data).expect("a notice");
+        let c = convert(&data, None).expect("a notice");
         assert!(c.damaged);
         assert!(String::from_utf8_lossy(&c.mime).contains("cannot be read"));
     }

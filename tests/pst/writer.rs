@@ -685,7 +685,7 @@ pub fn tc(ndb: &mut Ndb, columns: &[(u16, u16)], rows: &[(u32, Props)]) -> (u64,
         // Rows never straddle the blocks of a row matrix in a subnode.
         if n > 0 && n % per_block == 0 {
             let pad = ndb.max_block() - per_block * usize::from(row_size);
-            matrix.extend(std::iter::repeat(0).take(pad));
+            matrix.extend(std::iter::repeat_n(0, pad));
         }
         matrix.extend_from_slice(&row);
     }

@@ -8,8 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::ndb::{le16, le32, le64, Pst};
 use crate::limits::{MAX_MSG_ENTRIES, MAX_PST_DEPTH};
-
-const PT_OBJECT: u16 = 0x000d;
+use crate::mapi::{self, INTERNET_CODEPAGE, MESSAGE_CODEPAGE, PT_LONG, PT_OBJECT};
 
 impl Pst {
     /// The property context of a node of the tree.
@@ -112,14 +111,11 @@ impl Pst {
     }
 }
 
-/// Size of a fixed-size property type; `None` for variable-size ones.
+/// Size of a fixed-size property type that a property context keeps in place of a heap reference
+/// or in a heap item of its own (PtypGuid, 16 bytes, is kept as variable-size data); `None` for
+/// the others.
 fn fixed_size(ty: u16) -> Option<usize> {
-    match ty {
-        0x0002 => Some(2),
-        0x0003 | 0x0004 | 0x000a | 0x000b => Some(4),
-        0x0005 | 0x0006 | 0x0007 | 0x0014 | 0x0040 => Some(8),
-        _ => None,
-    }
+    mapi::fixed_size(ty).filter(|&n| n <= 8)
 }
 
 /// One property of an object.
@@ -143,19 +139,25 @@ pub(super) fn find(props: &[Prop], id: u16) -> Option<&Prop> {
     props.iter().find(|p| p.id == id)
 }
 
-/// A property as text (Unicode or 8-bit; 8-bit strings in the archive's ANSI code page are read as
-/// Windows-1252, which is what folder names in Western archives are).
-pub(super) fn text(props: &[Prop], id: u16) -> Option<String> {
+/// A PT_LONG property.
+pub(super) fn long(props: &[Prop], id: u16) -> Option<u32> {
+    match find(props, id)? {
+        Prop { ty: PT_LONG, value: Val::Fixed(v), .. } => Some(*v as u32),
+        _ => None,
+    }
+}
+
+/// The code page of an object's 8-bit strings, by the one rule of [`mapi::codepage`]: its own
+/// PidTagMessageCodepage, else its PidTagInternetCodepage, else `inherited` (the store's).
+pub(super) fn codepage(props: &[Prop], inherited: Option<u32>) -> Option<u32> {
+    mapi::codepage(long(props, MESSAGE_CODEPAGE), long(props, INTERNET_CODEPAGE), inherited)
+}
+
+/// A string property as text: Unicode, or 8-bit in the object's code page (see [`codepage`]).
+pub(super) fn text(props: &[Prop], id: u16, inherited_cp: Option<u32>) -> Option<String> {
     let p = find(props, id)?;
     let Val::Bytes(b) = &p.value else { return None };
-    let s = match p.ty {
-        0x001f => {
-            String::from_utf16_lossy(&b.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect::<Vec<_>>())
-        }
-        0x001e => encoding_rs::WINDOWS_1252.decode(b).0.into_owned(),
-        _ => return None,
-    };
-    Some(s.trim_end_matches('\0').to_string())
+    mapi::string(p.ty, b, codepage(props, inherited_cp))
 }
 
 /// A heap-on-node: its blocks, and items addressed by HID (block number, index).

@@ -5,25 +5,20 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::ltp::{find, text, Val};
+use super::ltp::{codepage, find, text, Val};
 use super::ndb::{le32, Pst};
 use super::{PstItem, PstListing};
 use crate::error::Error;
 use crate::limits::MAX_PST_DEPTH;
+use crate::mapi::{ATTRIBUTE_HIDDEN, DISPLAY_NAME, IPM_SUBTREE_ENTRYID, PST_PASSWORD};
 
 // Node types (the low 5 bits of a NID) and the NIDs the specification fixes (MS-PST §2.4.1).
 const NID_TYPE_NORMAL_FOLDER: u32 = 0x02;
 const NID_TYPE_NORMAL_MESSAGE: u32 = 0x04;
 pub(super) const NID_TYPE_ATTACHMENT: u32 = 0x05;
-const NID_MESSAGE_STORE: u32 = 0x21;
+pub(super) const NID_MESSAGE_STORE: u32 = 0x21;
 pub(super) const NID_NAME_TO_ID_MAP: u32 = 0x61;
 pub(super) const NID_RECIPIENT_TABLE: u32 = 0x692;
-
-// Properties the messaging layer needs.
-const DISPLAY_NAME: u16 = 0x3001;
-const ATTRIBUTE_HIDDEN: u16 = 0x10f4;
-const IPM_SUBTREE_ENTRYID: u16 = 0x35e0;
-const PST_PASSWORD: u16 = 0x67ff;
 
 /// The items of an archive with their folders, and notices for what could not be read. Folders are
 /// those below the store's top folder ("Top of Personal Folders", which Outlook shows as the store
@@ -32,6 +27,8 @@ pub fn list(path: &Path) -> Result<PstListing, Error> {
     let mut pst = Pst::open(path)?;
     pst.read_nodes();
     let store = pst.node_props(NID_MESSAGE_STORE);
+    // 8-bit folder names are in the folder's code page, else the store's.
+    let store_cp = store.as_deref().and_then(|s| codepage(s, None));
     let top = store.as_deref().and_then(|s| find(s, IPM_SUBTREE_ENTRYID)).and_then(|p| match &p.value {
         Val::Bytes(b) if b.len() >= 24 => le32(b, 20),
         _ => None,
@@ -68,7 +65,8 @@ pub fn list(path: &Path) -> Result<PstListing, Error> {
             .as_deref()
             .and_then(|p| find(p, ATTRIBUTE_HIDDEN))
             .is_some_and(|p| matches!(p.value, Val::Fixed(v) if v & 0xff != 0));
-        let name = props.as_deref().and_then(|p| text(p, DISPLAY_NAME)).unwrap_or_else(|| format!("Folder {nid:x}"));
+        let name =
+            props.as_deref().and_then(|p| text(p, DISPLAY_NAME, store_cp)).unwrap_or_else(|| format!("Folder {nid:x}"));
         names.insert(*nid, (!hidden).then(|| name.replace('/', "∕")));
     }
     if unreadable > 0 {

@@ -7,22 +7,33 @@
 use std::io::{Cursor, Write};
 use std::path::Path;
 
-use super::ltp::{find, Prop, Val};
-use super::messaging::{notice_message, NID_NAME_TO_ID_MAP, NID_RECIPIENT_TABLE, NID_TYPE_ATTACHMENT};
+use super::ltp::{codepage, find, Prop, Val};
+use super::messaging::{
+    notice_message, NID_MESSAGE_STORE, NID_NAME_TO_ID_MAP, NID_RECIPIENT_TABLE, NID_TYPE_ATTACHMENT,
+};
 use super::ndb::{le32, Pst};
 use crate::error::Error;
 use crate::limits::{MAX_MSG_ENTRIES, MAX_MSG_NESTING, MAX_MSG_STREAM};
+use crate::mapi::{
+    ATTACH_DATA, ATTACH_LONG_FILENAME, MESSAGE_CODEPAGE, PT_BINARY, PT_CLSID, PT_LONG, PT_MV_BINARY, PT_STRING8,
+    PT_UNICODE, SUBJECT,
+};
 
-const ATTACH_DATA_OBJECT: u16 = 0x3701;
-const SUBJECT: u16 = 0x0037;
+/// What the `.msg` of an item carries besides the item's own properties.
+struct Item {
+    /// The store's code page, for an item that names none.
+    store_codepage: Option<u32>,
+}
 
 /// One item of an archive, as the `.msg` file Outlook would save it as.
 pub fn item_msg(path: &Path, node: u32) -> Result<Vec<u8>, Error> {
     let mut pst = Pst::open(path)?;
     let n = pst.node(node).ok_or(Error::MessageNotFound)?;
     let named = pst.node_props(NID_NAME_TO_ID_MAP).unwrap_or_default();
+    let store = pst.node_props(NID_MESSAGE_STORE).unwrap_or_default();
+    let item = Item { store_codepage: codepage(&store, None) };
     let mut out = MsgWriter::new()?;
-    if pst.write_message(&mut out, "/", n.data, n.sub, 0).is_none() {
+    if pst.write_message(&mut out, "/", n.data, n.sub, Some(&item), 0).is_none() {
         // A damaged item is still listed, saying what could not be read.
         let notice = format!("item {node} of this Outlook data file could not be read: its data is damaged or missing");
         return Ok(notice_message(path, &[notice]));
@@ -40,9 +51,26 @@ pub fn item_msg(path: &Path, node: u32) -> Result<Vec<u8>, Error> {
 }
 
 impl Pst {
-    /// Writes a message object (properties, recipients, attachments) under `dir` of the `.msg`.
-    fn write_message(&mut self, out: &mut MsgWriter, dir: &str, data: u64, sub: u64, depth: usize) -> Option<()> {
-        let props = self.props(data, sub)?;
+    /// Writes a message object (properties, recipients, attachments) under `dir` of the `.msg`:
+    /// the item itself, with what `item` adds to its properties, or a message attached to it
+    /// (`depth` levels down).
+    fn write_message(
+        &mut self,
+        out: &mut MsgWriter,
+        dir: &str,
+        data: u64,
+        sub: u64,
+        item: Option<&Item>,
+        depth: usize,
+    ) -> Option<()> {
+        let mut props = self.props(data, sub)?;
+        if let Some(item) = item {
+            // An item that does not say which code page its 8-bit strings are in is in the store's:
+            // the `.msg` says so, having no store to inherit from.
+            if let Some(cp) = item.store_codepage.filter(|_| codepage(&props, None).is_none()) {
+                props.push(Prop { id: MESSAGE_CODEPAGE, ty: PT_LONG, value: Val::Fixed(u64::from(cp)) });
+            }
+        }
         let subs = self.subnodes(sub);
         let recipients = match subs.get(&NID_RECIPIENT_TABLE) {
             Some(&(d, s)) => self.table(d, s).unwrap_or_default(),
@@ -76,21 +104,21 @@ impl Pst {
                 // Said where the attachment would be, rather than left out without a word.
                 let utf16 = |s: &str| s.encode_utf16().flat_map(u16::to_le_bytes).collect::<Vec<u8>>();
                 let said = [
-                    Prop { id: 0x3707, ty: 0x001f, value: Val::Bytes(utf16(&format!("attachment {} (unreadable).txt", i + 1))) },
-                    Prop { id: 0x3701, ty: 0x0102, value: Val::Bytes(b"This attachment could not be read from the Outlook data file: its data is damaged, missing or larger than mailshelf reads.\r\n".to_vec()) },
+                    Prop { id: ATTACH_LONG_FILENAME, ty: PT_UNICODE, value: Val::Bytes(utf16(&format!("attachment {} (unreadable).txt", i + 1))) },
+                    Prop { id: ATTACH_DATA, ty: PT_BINARY, value: Val::Bytes(b"This attachment could not be read from the Outlook data file: its data is damaged, missing or larger than mailshelf reads.\r\n".to_vec()) },
                 ];
                 out.object(&a, &said, vec![0u8; 8]).ok()?;
                 continue;
             };
             out.object(&a, &props, vec![0u8; 8]).ok()?;
-            let inner = find(&props, ATTACH_DATA_OBJECT).and_then(|p| match p.value {
+            let inner = find(&props, ATTACH_DATA).and_then(|p| match p.value {
                 Val::Object(node) => node,
                 _ => None,
             });
             if let Some((d, s)) = inner.filter(|_| depth < MAX_MSG_NESTING) {
                 let m = format!("{a}/__substg1.0_3701000D");
                 out.storage(&m).ok()?;
-                self.write_message(out, &m, d, s, depth + 1);
+                self.write_message(out, &m, d, s, None, depth + 1);
             }
         }
         Some(())
@@ -145,7 +173,7 @@ impl MsgWriter {
             entry[4..8].copy_from_slice(&6u32.to_le_bytes());
             match &p.value {
                 Val::Fixed(v) => entry[8..16].copy_from_slice(&v.to_le_bytes()),
-                Val::Bytes(b) if p.ty & 0x1000 == 0 && matches!(p.ty, 0x001e | 0x001f | 0x0102 | 0x0048) => {
+                Val::Bytes(b) if matches!(p.ty, PT_STRING8 | PT_UNICODE | PT_BINARY | PT_CLSID) => {
                     let mut b = b.as_slice();
                     // The archive keeps a subject's prefix length before it (`\u{1}\u{4}RE: …`); a
                     // `.msg` does not.
@@ -161,7 +189,7 @@ impl MsgWriter {
                 // Multi-valued binaries (a distribution list's members): the archive keeps a count,
                 // offsets and the values in one blob (MS-PST §2.3.3.4.2); a `.msg` keeps a stream
                 // of lengths and a stream per value (MS-OXMSG §2.1.4.2.2).
-                Val::Bytes(b) if p.ty == 0x1102 => {
+                Val::Bytes(b) if p.ty == PT_MV_BINARY => {
                     let Some(values) = multi_values(b) else { continue };
                     let name = format!("{}__substg1.0_{:04X}{:04X}", slash(dir), p.id, p.ty);
                     let mut lengths = Vec::with_capacity(values.len() * 8);
@@ -201,8 +229,8 @@ fn multi_values(b: &[u8]) -> Option<Vec<&[u8]>> {
 
 fn strip_subject_marker(b: &[u8], ty: u16) -> &[u8] {
     match ty {
-        0x001f if b.len() >= 4 && b[0] == 1 && b[1] == 0 => &b[4..],
-        0x001e if b.len() >= 2 && b[0] == 1 => &b[2..],
+        PT_UNICODE if b.len() >= 4 && b[0] == 1 && b[1] == 0 => &b[4..],
+        PT_STRING8 if b.len() >= 2 && b[0] == 1 => &b[2..],
         _ => b,
     }
 }

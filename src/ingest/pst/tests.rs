@@ -7,10 +7,7 @@ use super::crypt::{crypt_block, crypt_cyclic, CRYPT_CYCLIC, MPBB_I, MPBB_R, MPBB
 use super::ndb::le64;
 use super::*;
 
-const DISPLAY_NAME: u16 = 0x3001;
-const ATTRIBUTE_HIDDEN: u16 = 0x10f4;
-const IPM_SUBTREE_ENTRYID: u16 = 0x35e0;
-const SUBJECT: u16 = 0x0037;
+use crate::mapi::{ATTRIBUTE_HIDDEN, DISPLAY_NAME, IPM_SUBTREE_ENTRYID, SUBJECT};
 
 #[test]
 fn permutation_tables_are_inverse() {
