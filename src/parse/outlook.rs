@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
-use base64::Engine as _;
-
+use super::build::{self, clean, mailbox, param, Node, Writer};
 use super::{charset, codepage, mime, rtf};
 use crate::error::Error;
 use crate::limits::{MAX_MSG_ENTRIES, MAX_MSG_NESTING, MAX_MSG_STREAM, MSG_READ_FACTOR};
@@ -101,7 +100,7 @@ pub(super) fn convert(data: &[u8], codepage: Option<u32>) -> Option<Converted> {
                 return None;
             }
             reader.load_named();
-            let mut writer = Writer { seed: blake3::hash(data).to_hex()[..16].to_string(), next: 0 };
+            let mut writer = Writer::new(blake3::hash(data).to_hex()[..16].to_string());
             let mime = reader.message(Path::new("/"), codepage, &mut writer, 0);
             Converted { mime, damaged: reader.damaged }
         }
@@ -255,7 +254,7 @@ impl Store<'_> {
     }
 
     fn named_time(&self, props: &Props, set: u32, lid: u32) -> Option<String> {
-        props.time(*self.named.get(&(set, lid))?).map(rfc2822)
+        props.time(*self.named.get(&(set, lid))?).map(crate::dates::rfc5322_utc)
     }
 
     /// One message (the file's, or an attached one at `dir`) as an Internet message; its 8-bit
@@ -429,7 +428,7 @@ impl Store<'_> {
                 .iter()
                 .find_map(|&id| props.time(id));
             if let Some(t) = t {
-                headers.push(("Date".into(), rfc2822(t)));
+                headers.push(("Date".into(), crate::dates::rfc5322_utc(t)));
             }
         }
         for (name, id) in
@@ -441,7 +440,16 @@ impl Store<'_> {
                 }
             }
         }
-        headers.into_iter().map(|(n, v)| (clean(&n), clean(&v))).filter(|(n, _)| !n.is_empty()).collect()
+        // The subject is text of any script: encoded words where it is not ASCII. The rest are
+        // addresses made by the encoder, ids, dates, and transport headers kept as they came.
+        headers
+            .into_iter()
+            .map(|(n, v)| {
+                let v = if n.eq_ignore_ascii_case("Subject") { build::header_text(&v) } else { clean(&v) };
+                (clean(&n), v)
+            })
+            .filter(|(n, _)| !n.is_empty())
+            .collect()
     }
 
     /// An address property when its address type is SMTP.
@@ -516,7 +524,7 @@ impl Store<'_> {
         let data = self.bytes(&props, ATTACH_DATA).unwrap_or_default();
         let declared = self.string(&props, ATTACH_MIME_TAG).map(|t| t.trim().to_ascii_lowercase());
         let content_type = declared
-            .filter(|t| is_mime_type(t))
+            .and_then(|t| build::clean_type(&t))
             .or_else(|| {
                 name.as_deref().and_then(|n| mime_guess::from_path(n).first()).map(|m| m.essence_str().to_string())
             })
@@ -600,13 +608,10 @@ impl Props {
         self.fixed(id).is_some_and(|(t, v)| t == PT_BOOLEAN && v[0] != 0)
     }
 
-    /// A PT_SYSTIME as seconds since the epoch (a FILETIME counts 100 ns since 1601).
+    /// A PT_SYSTIME as seconds since the epoch.
     fn time(&self, id: u16) -> Option<i64> {
         let (ty, v) = self.fixed(id)?;
-        let ft = u64::from_le_bytes(v);
-        (ty == PT_SYSTIME && ft != 0)
-            .then(|| (ft / 10_000_000) as i64 - 11_644_473_600)
-            .filter(|t| *t > 0 && *t < 253_402_300_800)
+        (ty == PT_SYSTIME).then(|| crate::dates::from_filetime(u64::from_le_bytes(v)))?
     }
 }
 
@@ -683,81 +688,6 @@ impl Attachment {
     }
 }
 
-/// A MIME entity being built.
-enum Node {
-    /// Content-Type, other header fields, decoded body (written base64).
-    Leaf(String, Vec<(String, String)>, Vec<u8>),
-    /// An enclosed message, written as it is.
-    Message(Vec<(String, String)>, Vec<u8>),
-    Multi(String, Vec<Node>),
-}
-
-impl Node {
-    fn leaf(ct: &str, headers: &[(String, String)], body: Vec<u8>) -> Node {
-        Node::Leaf(ct.to_string(), headers.to_vec(), body)
-    }
-
-    /// The HTML text of the body, to see which attachments it refers to.
-    fn html(&self) -> Option<String> {
-        match self {
-            Node::Leaf(ct, _, b) if ct.starts_with("text/html") => Some(String::from_utf8_lossy(b).into_owned()),
-            Node::Multi(_, kids) => kids.iter().find_map(Node::html),
-            _ => None,
-        }
-    }
-}
-
-/// Writes MIME: boundaries unique to the file and to each multipart.
-struct Writer {
-    seed: String,
-    next: usize,
-}
-
-impl Writer {
-    fn header_block(&self, headers: &[(String, String)]) -> Vec<u8> {
-        let mut out = Vec::new();
-        for (n, v) in headers {
-            out.extend_from_slice(format!("{n}: {v}\r\n").as_bytes());
-        }
-        out
-    }
-
-    /// Writes `node`'s header fields (its Content-Type and the rest) and body.
-    fn node(&mut self, node: &Node, out: &mut Vec<u8>) {
-        match node {
-            Node::Leaf(ct, headers, body) => {
-                out.extend_from_slice(format!("Content-Type: {ct}\r\n").as_bytes());
-                out.extend_from_slice(&self.header_block(headers));
-                out.extend_from_slice(b"Content-Transfer-Encoding: base64\r\n\r\n");
-                let encoded = base64::engine::general_purpose::STANDARD.encode(body);
-                for line in encoded.as_bytes().chunks(76) {
-                    out.extend_from_slice(line);
-                    out.extend_from_slice(b"\r\n");
-                }
-            }
-            Node::Message(headers, body) => {
-                out.extend_from_slice(b"Content-Type: message/rfc822\r\n");
-                out.extend_from_slice(&self.header_block(headers));
-                out.extend_from_slice(b"Content-Transfer-Encoding: 8bit\r\n\r\n");
-                out.extend_from_slice(body);
-                if !body.ends_with(b"\r\n") {
-                    out.extend_from_slice(b"\r\n");
-                }
-            }
-            Node::Multi(ct, kids) => {
-                self.next += 1;
-                let boundary = format!("=_mailshelf_{}_{}", self.seed, self.next);
-                out.extend_from_slice(format!("Content-Type: {ct}; boundary=\"{boundary}\"\r\n\r\n").as_bytes());
-                for kid in kids {
-                    out.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
-                    self.node(kid, out);
-                }
-                out.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-            }
-        }
-    }
-}
-
 /// Header fields out of a block of them (the transport headers), unfolded.
 fn unfold(block: &str) -> Vec<(String, String)> {
     let mut fields: Vec<(String, String)> = Vec::new();
@@ -783,61 +713,6 @@ fn unfold(block: &str) -> Vec<(String, String)> {
         }
     }
     fields
-}
-
-/// A header value safe to write on one line.
-fn clean(s: &str) -> String {
-    s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>().trim().to_string()
-}
-
-/// `"Name" <address>`, `address` or `"Name"` (a name without an address the reader can use).
-fn mailbox(name: Option<&str>, address: Option<&str>) -> String {
-    let address = address.map(clean).filter(|a| a.contains('@') && !a.contains(['<', '>', ' ', ',', '"']));
-    let name = name.map(clean).filter(|n| !n.is_empty());
-    let quoted = |n: &str| format!("\"{}\"", n.replace('\\', "\\\\").replace('"', "\\\""));
-    match (name, address) {
-        (Some(n), Some(a)) if n != a => format!("{} <{a}>", quoted(&n)),
-        (_, Some(a)) => a,
-        (Some(n), None) => format!("{} <>", quoted(&n)),
-        (None, None) => String::new(),
-    }
-}
-
-/// A Content-Type or Content-Disposition parameter: quoted when ASCII, RFC 2231 otherwise.
-fn param(name: &str, value: &str) -> String {
-    let value = clean(value);
-    if value.is_ascii() {
-        format!("{name}=\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\""))
-    } else {
-        let encoded: String = value
-            .bytes()
-            .map(|b| {
-                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                    (b as char).to_string()
-                } else {
-                    format!("%{b:02X}")
-                }
-            })
-            .collect();
-        format!("{name}*=utf-8''{encoded}")
-    }
-}
-
-fn is_mime_type(t: &str) -> bool {
-    let ok = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&c));
-    t.split_once('/').is_some_and(|(a, b)| ok(a) && ok(b))
-}
-
-/// An RFC 5322 date in UTC.
-fn rfc2822(t: i64) -> String {
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-    let days = t.div_euclid(86_400);
-    let (y, m, d) = crate::dates::civil_from_days(days);
-    let s = t.rem_euclid(86_400);
-    let weekday = DAYS[days.rem_euclid(7) as usize];
-    let month = MONTHS[((m - 1).clamp(0, 11)) as usize];
-    format!("{weekday}, {d:02} {month} {y:04} {:02}:{:02}:{:02} +0000", s / 3600, s % 3600 / 60, s % 60)
 }
 
 #[cfg(test)]
@@ -879,24 +754,6 @@ mod tests {
         for cut in 0..whole.len() {
             assert_eq!(one_off_address(&whole[..cut], None), None);
         }
-    }
-
-    #[test]
-    fn header_values_and_parameters_are_safe() {
-        let cases: &[(Option<&str>, Option<&str>, &str)] = &[
-            (Some("Ann Lee"), Some("ann@example.com"), "\"Ann Lee\" <ann@example.com>"),
-            (Some("ann@example.com"), Some("ann@example.com"), "ann@example.com"),
-            (Some("Say \"hi\"\r\nBcc: x"), None, "\"Say \\\"hi\\\"  Bcc: x\" <>"),
-            (None, Some("/O=ORG/OU=EXCHANGE/CN=RECIPIENTS/CN=ANN"), ""),
-        ];
-        for (name, addr, want) in cases {
-            assert_eq!(mailbox(*name, *addr), *want);
-        }
-        assert_eq!(param("filename", "a \"b\".txt"), "filename=\"a \\\"b\\\".txt\"");
-        assert_eq!(param("filename", "résumé.pdf"), "filename*=utf-8''r%C3%A9sum%C3%A9.pdf");
-        assert_eq!(rfc2822(0), "Thu, 01 Jan 1970 00:00:00 +0000");
-        assert_eq!(rfc2822(1_700_000_000), "Tue, 14 Nov 2023 22:13:20 +0000");
-        assert!(is_mime_type("image/png") && !is_mime_type("image/png; x=1") && !is_mime_type("png"));
     }
 
     #[test]
