@@ -363,13 +363,14 @@ async fn pst_folders_match_pffexport_folder_by_folder() {
     }
 }
 
-/// An archive in every layout and encoding: its folders and items as pffexport lists them, its
-/// bodies whole across blocks.
+/// An archive in every layout and encoding, the 4 KiB-page `.ost` of Outlook 2013 and later with its
+/// compressed blocks among them: its folders and items as pffexport lists them, its bodies whole
+/// across blocks; damaged copies of an `.ost` show what can be read.
 #[tokio::test]
 async fn archives_of_every_layout_open_as_their_folder_trees() {
     use writer::{Archive, Layout, V};
     let dir = tempfile::tempdir().expect("temp dir");
-    for layout in [Layout::Ansi, Layout::Unicode] {
+    for layout in [Layout::Ansi, Layout::Unicode, Layout::Ost2013] {
         for crypt in [writer::CRYPT_NONE, writer::CRYPT_PERMUTE, writer::CRYPT_CYCLIC] {
             let mut a = Archive::new(layout, crypt);
             let inbox = a.folder(Archive::TOP, V::Text("Inbox".into()), vec![]);
@@ -407,6 +408,25 @@ async fn archives_of_every_layout_open_as_their_folder_trees() {
             let id = list["messages"][0]["id"].as_str().expect("id").to_string();
             let text = app.get(&format!("/message/{}", enc(&id))).await.text();
             assert!(text.contains("Line 1199 of a long body."), "{name}: the body, read across blocks");
+            if layout == Layout::Ost2013 {
+                let bytes = std::fs::read(&path).expect("read");
+                for (i, at) in (0..bytes.len()).step_by(4093).enumerate() {
+                    let mut bad = bytes.clone();
+                    if i % 2 == 0 {
+                        bad.truncate(at.max(600));
+                    } else {
+                        bad[at..(at + 700).min(bytes.len())].fill(0x5a);
+                    }
+                    let copy = dir.path().join("damaged.ost");
+                    std::fs::write(&copy, &bad).expect("write");
+                    if let Ok(listing) = mailshelf::ingest::pst::list(&copy) {
+                        for item in &listing.items {
+                            let _ = mailshelf::ingest::pst::item_msg(&copy, item.node)
+                                .map(|m| mailshelf::parse::parse_message(std::sync::Arc::from(m)));
+                        }
+                    }
+                }
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Outlook data files, `.pst` and `.ost` (MS-PST), Unicode and ANSI, read on the specification.
+//! Outlook data files, `.pst` and `.ost` (MS-PST), Unicode and ANSI, and the 4 KiB-page `.ost` of
+//! Outlook 2013 and later (as libpff documents it), read on the specification.
 //! The file is opened read-only and read a page or block at a time, so an archive of any size needs
 //! the memory of one item (and of the list of its nodes). One file a layer, as the specification
 //! has them:
@@ -28,6 +29,12 @@ pub use msg::item_msg;
 
 /// The first bytes of an Outlook data file.
 pub const PST_MAGIC: &[u8] = b"!BDN";
+
+/// Whether `head` (a file's first bytes) starts an Outlook data file: `!BDN`, then the client
+/// signature `SM` (a `.pst`) or `SO` (an `.ost`, as libpff documents it).
+pub fn is_data_file(head: &[u8]) -> bool {
+    head.starts_with(PST_MAGIC) && matches!(head.get(8..10), Some(b"SM" | b"SO"))
+}
 
 /// One item of an archive: its node id and the folder it is filed in (Outlook's display names below
 /// the store's top folder, `/`-separated; empty for the top folder itself).

@@ -1,18 +1,26 @@
-//! MS-PST's node database (NDB, §2.2): the file header, the two B-trees of 512-byte pages (nodes by
-//! node id, blocks by block id), data blocks and the data trees (XBLOCK, XXBLOCK) that chain them,
-//! and subnode trees (SLBLOCK, SIBLOCK). Everything above works on what this layer hands out: a
-//! node's data as a list of decoded blocks, and its subnodes.
+//! MS-PST's node database (NDB, §2.2): the file header, the two B-trees of pages (nodes by node id,
+//! blocks by block id), data blocks and the data trees (XBLOCK, XXBLOCK) that chain them, and
+//! subnode trees (SLBLOCK, SIBLOCK). Everything above works on what this layer hands out: a node's
+//! data as a list of decoded blocks, and its subnodes.
+//!
+//! Three layouts: ANSI (32-bit ids and offsets, 512-byte pages), Unicode (64-bit, 512-byte pages),
+//! and the 4 KiB-page layout of the `.ost` files of Outlook 2013 and later, which MS-PST does not
+//! describe and libpff's "Personal Folder File (PFF) format" does: 4096-byte B-tree pages with a
+//! 40-byte footer (two-byte entry counts), and blocks in 512-byte steps whose 24-byte trailer also
+//! holds the block's inflated size; a block stored shorter than that is zlib-compressed (RFC 1950),
+//! and is inflated before it is decoded.
 //!
 //! The file is read a page or a block at a time; every walk is bounded (B-tree depth, each page of
-//! the node index read once, bytes per node and per item).
+//! the node index read once, bytes per node and per item, the inflated size of a block).
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
+
+use flate2::read::ZlibDecoder;
 use std::path::Path;
 
 use super::crypt::{crypt_block, CRYPT_CYCLIC, MPBB_I};
-use super::PST_MAGIC;
 use crate::error::Error;
 use crate::limits::{MAX_MSG_ENTRIES, MAX_MSG_STREAM, MAX_PST_DEPTH, MAX_PST_ITEM, MAX_PST_NODES};
 
@@ -24,11 +32,60 @@ pub(super) struct NodeRef {
     pub parent: u32,
 }
 
+/// The layout of the node database, from the header's wVer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Layout {
+    /// wVer 14 or 15: 32-bit ids and offsets.
+    Ansi,
+    /// wVer 23 (21 from some recovery tools): 64-bit ids and offsets.
+    Unicode,
+    /// wVer 36: 64-bit, 4 KiB pages, compressed blocks (Outlook 2013 and later `.ost`).
+    Ost4k,
+}
+
+impl Layout {
+    /// Bytes of a B-tree page.
+    fn page(self) -> usize {
+        if self == Layout::Ost4k {
+            4096
+        } else {
+            512
+        }
+    }
+
+    /// Bytes of a page that hold entries.
+    fn room(self) -> usize {
+        match self {
+            Layout::Ansi => 496,
+            Layout::Unicode => 488,
+            Layout::Ost4k => 4056,
+        }
+    }
+
+    /// Where a page's type (ptype, then ptypeRepeat) is.
+    fn ptype_at(self) -> usize {
+        match self {
+            Layout::Ansi => 500,
+            Layout::Unicode => 496,
+            Layout::Ost4k => 4072,
+        }
+    }
+
+    /// Bytes of an id or an offset.
+    pub(super) fn wide(self) -> usize {
+        if self == Layout::Ansi {
+            4
+        } else {
+            8
+        }
+    }
+}
+
 /// An open archive: the file and what its header says.
 pub(super) struct Pst {
     pub(super) file: File,
     pub(super) len: u64,
-    pub(super) unicode: bool,
+    pub(super) layout: Layout,
     pub(super) crypt: u8,
     pub(super) nbt_root: u64,
     pub(super) bbt_root: u64,
@@ -36,7 +93,7 @@ pub(super) struct Pst {
     /// item is found by walking down to it.
     pub(super) nodes: HashMap<u32, NodeRef>,
     /// B-tree pages read lately: every block of an item is found through the same few.
-    pub(super) pages: HashMap<u64, [u8; 512]>,
+    pub(super) pages: HashMap<u64, Box<[u8]>>,
     /// Bytes still allowed to be read from blocks (each block counted as at least a page): blocks
     /// shared by many attachments or messages that reach back to their own subnodes cannot make
     /// one small item read as a huge one.
@@ -44,8 +101,20 @@ pub(super) struct Pst {
     pub(super) notices: Vec<String>,
 }
 
-/// B-tree pages kept by one reader (2 MiB).
-const PAGE_CACHE: usize = 4096;
+/// Bytes of B-tree pages kept by one reader (2 MiB).
+const PAGE_CACHE: usize = 2 << 20;
+
+/// The largest block a 4 KiB-page file may hold, trailer included (its sizes are 16-bit).
+const MAX_BLOCK_4K: usize = 65536;
+
+/// A word of an entry: 32 bits in ANSI files, 64 bits otherwise.
+fn word(layout: Layout, b: &[u8], at: usize) -> Option<u64> {
+    if layout == Layout::Ansi {
+        le32(b, at).map(u64::from)
+    } else {
+        le64(b, at)
+    }
+}
 
 pub(super) fn le16(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
@@ -63,21 +132,19 @@ impl Pst {
         let mut header = [0u8; 564];
         let n = read_up_to(&mut file, 0, &mut header)?;
         let header = &header[..n];
-        if !header.starts_with(PST_MAGIC) || header.get(8..10) != Some(b"SM") {
+        if !super::is_data_file(header) {
             return Err(Error::Unparseable);
         }
-        let version = le16(header, 10).ok_or(Error::Unparseable)?;
-        // 14 and 15 are ANSI; 23 Unicode; 36 is the 4 KiB-page layout of recent `.ost` files, which
-        // this reader does not follow.
-        let unicode = match version {
-            14 | 15 => false,
-            23 => true,
+        let layout = match le16(header, 10).ok_or(Error::Unparseable)? {
+            14 | 15 => Layout::Ansi,
+            21 | 23 => Layout::Unicode,
+            36 => Layout::Ost4k,
             _ => return Err(Error::Unparseable),
         };
-        let (nbt_root, bbt_root, crypt) = if unicode {
-            (le64(header, 224), le64(header, 240), header.get(513).copied())
-        } else {
+        let (nbt_root, bbt_root, crypt) = if layout == Layout::Ansi {
             (le32(header, 188).map(u64::from), le32(header, 196).map(u64::from), header.get(461).copied())
+        } else {
+            (le64(header, 224), le64(header, 240), header.get(513).copied())
         };
         let (Some(nbt_root), Some(bbt_root), Some(crypt)) = (nbt_root, bbt_root, crypt) else {
             return Err(Error::Unparseable);
@@ -85,7 +152,7 @@ impl Pst {
         let mut pst = Pst {
             file,
             len,
-            unicode,
+            layout,
             crypt,
             nbt_root,
             bbt_root,
@@ -102,22 +169,22 @@ impl Pst {
         Ok(pst)
     }
 
-    /// A page of a B-tree (512 bytes), when its trailer says it is one of `ptype`.
-    fn page(&mut self, ib: u64, ptype: u8) -> Option<[u8; 512]> {
-        let trailer = if self.unicode { 496 } else { 500 };
+    /// A page of a B-tree, when its trailer says it is one of `ptype`.
+    fn page(&mut self, ib: u64, ptype: u8) -> Option<Box<[u8]>> {
+        let (size, at) = (self.layout.page(), self.layout.ptype_at());
         if let Some(page) = self.pages.get(&ib) {
-            return (page[trailer] == ptype).then_some(*page);
+            return (page[at] == ptype).then(|| page.clone());
         }
-        if ib.checked_add(512)? > self.len {
+        if ib.checked_add(size as u64)? > self.len {
             return None;
         }
-        let mut page = [0u8; 512];
-        (read_up_to(&mut self.file, ib, &mut page).ok()? == 512).then_some(())?;
-        if self.pages.len() >= PAGE_CACHE {
+        let mut page = vec![0u8; size].into_boxed_slice();
+        (read_up_to(&mut self.file, ib, &mut page).ok()? == size).then_some(())?;
+        if self.pages.len() * size >= PAGE_CACHE {
             self.pages.clear();
         }
-        self.pages.insert(ib, page);
-        (page[trailer] == ptype && page[trailer + 1] == ptype).then_some(page)
+        self.pages.insert(ib, page.clone());
+        (page[at] == ptype && page[at + 1] == ptype).then_some(page)
     }
 
     /// A node of the node B-tree: from the listing when it was read, else by walking down to it.
@@ -126,26 +193,24 @@ impl Pst {
             return Some(*n);
         }
         let e = self.leaf_entry(self.nbt_root, 0x81, u64::from(nid), u64::MAX)?;
-        let wide = if self.unicode { 8 } else { 4 };
-        let word = |at: usize| if wide == 8 { le64(&e, at) } else { le32(&e, at).map(u64::from) };
-        Some(NodeRef { data: word(wide)?, sub: word(2 * wide)?, parent: le32(&e, 3 * wide)? })
+        let (layout, wide) = (self.layout, self.layout.wide());
+        Some(NodeRef { data: word(layout, &e, wide)?, sub: word(layout, &e, 2 * wide)?, parent: le32(&e, 3 * wide)? })
     }
 
     /// The leaf entry of a B-tree whose key (masked) is `key`, walking down from `root`.
     fn leaf_entry(&mut self, root: u64, ptype: u8, key: u64, mask: u64) -> Option<Vec<u8>> {
         let mut ib = root;
+        let layout = self.layout;
         for _ in 0..=MAX_PST_DEPTH {
             let page = self.page(ib, ptype)?;
             let (count, size, level) = self.page_shape(&page);
-            let room = if self.unicode { 488 } else { 496 };
-            if size == 0 || count * size > room {
+            if size == 0 || count * size > layout.room() {
                 return None;
             }
             let entries = page[..count * size].chunks_exact(size);
-            let key_of = |e: &[u8]| if self.unicode { le64(e, 0) } else { le32(e, 0).map(u64::from) };
             if level == 0 {
                 for e in entries {
-                    if key_of(e)? & mask == key {
+                    if word(layout, e, 0)? & mask == key {
                         return Some(e.to_vec());
                     }
                 }
@@ -153,10 +218,10 @@ impl Pst {
             }
             let mut next = None;
             for e in entries {
-                if key_of(e)? & mask > key {
+                if word(layout, e, 0)? & mask > key {
                     break;
                 }
-                next = if self.unicode { le64(e, 16) } else { le32(e, 8).map(u64::from) };
+                next = word(layout, e, 2 * layout.wide());
             }
             ib = next?;
         }
@@ -164,9 +229,12 @@ impl Pst {
     }
 
     /// Count, size and level of a B-tree page's entries.
-    fn page_shape(&self, page: &[u8; 512]) -> (usize, usize, u8) {
-        let at = if self.unicode { 488 } else { 496 };
-        (usize::from(page[at]), usize::from(page[at + 2]), page[at + 3])
+    fn page_shape(&self, page: &[u8]) -> (usize, usize, u8) {
+        match self.layout {
+            Layout::Ansi => (usize::from(page[496]), usize::from(page[498]), page[499]),
+            Layout::Unicode => (usize::from(page[488]), usize::from(page[490]), page[491]),
+            Layout::Ost4k => (usize::from(le16(page, 4056).unwrap_or(0)), usize::from(page[4060]), page[4061]),
+        }
     }
 
     /// Reads the whole node B-tree: every page once, no deeper than the specification allows.
@@ -184,20 +252,17 @@ impl Pst {
                 continue;
             };
             let (count, size, level) = self.page_shape(&page);
-            let room = if self.unicode { 488 } else { 496 };
-            let wide = if self.unicode { 8 } else { 4 };
-            if size == 0 || count * size > room {
+            let (layout, wide) = (self.layout, self.layout.wide());
+            if size == 0 || count * size > layout.room() {
                 bad += 1;
                 continue;
             }
             for e in page[..count * size].chunks_exact(size) {
                 if level > 0 {
-                    let child = if self.unicode { le64(e, 16) } else { le32(e, 8).map(u64::from) };
-                    todo.extend(child.map(|c| (c, depth + 1)));
+                    todo.extend(word(layout, e, 2 * wide).map(|c| (c, depth + 1)));
                 } else {
-                    let word = |at: usize| if wide == 8 { le64(e, at) } else { le32(e, at).map(u64::from) };
                     let (Some(nid), Some(data), Some(sub), Some(parent)) =
-                        (word(0), word(wide), word(2 * wide), le32(e, 3 * wide))
+                        (word(layout, e, 0), word(layout, e, wide), word(layout, e, 2 * wide), le32(e, 3 * wide))
                     else {
                         continue;
                     };
@@ -214,25 +279,44 @@ impl Pst {
         }
     }
 
-    /// Where a block is and how long: a walk down the block B-tree.
+    /// Where a block is and how many bytes it takes in the file: a walk down the block B-tree.
     fn find_block(&mut self, bid: u64) -> Option<(u64, usize)> {
         let e = self.leaf_entry(self.bbt_root, 0x80, bid & !1, !1)?;
-        if self.unicode {
-            Some((le64(&e, 8)?, usize::from(le16(&e, 16)?)))
-        } else {
-            Some((u64::from(le32(&e, 4)?), usize::from(le16(&e, 8)?)))
-        }
+        let wide = self.layout.wide();
+        Some((word(self.layout, &e, wide)?, usize::from(le16(&e, 2 * wide)?)))
     }
 
-    /// A block's bytes, decoded when it holds data (internal blocks are never encoded).
+    /// A block's bytes: inflated when the file compressed it, decoded when it holds data (internal
+    /// blocks are never encoded).
     fn block(&mut self, bid: u64) -> Option<Vec<u8>> {
         let (ib, cb) = self.find_block(bid)?;
-        if cb > 8192 || ib.checked_add(cb as u64)? > self.len {
-            return None;
-        }
-        self.budget = self.budget.checked_sub(cb.max(512))?;
-        let mut buf = vec![0u8; cb];
-        (read_up_to(&mut self.file, ib, &mut buf).ok()? == cb).then_some(())?;
+        let mut buf = if self.layout == Layout::Ost4k {
+            // The trailer ends the block's 512-byte steps: cb, wSig, dwCRC, bid, 2 bytes, then the
+            // inflated size.
+            let total = (cb + 24).div_ceil(512) * 512;
+            if total > MAX_BLOCK_4K || ib.checked_add(total as u64)? > self.len {
+                return None;
+            }
+            self.budget = self.budget.checked_sub(total)?;
+            let mut stored = vec![0u8; total];
+            (read_up_to(&mut self.file, ib, &mut stored).ok()? == total).then_some(())?;
+            let inflated = usize::from(le16(&stored, total - 24 + 18)?);
+            stored.truncate(cb);
+            if inflated == 0 || inflated == cb {
+                stored
+            } else {
+                self.budget = self.budget.checked_sub(inflated)?;
+                inflate(&stored, inflated)?
+            }
+        } else {
+            if cb > 8192 || ib.checked_add(cb as u64)? > self.len {
+                return None;
+            }
+            self.budget = self.budget.checked_sub(cb.max(512))?;
+            let mut buf = vec![0u8; cb];
+            (read_up_to(&mut self.file, ib, &mut buf).ok()? == cb).then_some(())?;
+            buf
+        };
         if bid & 2 == 0 {
             crypt_block(&mut buf, self.crypt, bid, &MPBB_I);
         }
@@ -263,10 +347,9 @@ impl Pst {
         if btype != 1 || !(1..=2).contains(&level) || depth >= 2 {
             return None;
         }
-        let wide = if self.unicode { 8 } else { 4 };
+        let (layout, wide) = (self.layout, self.layout.wide());
         for i in 0..count {
-            let at = 8 + i * wide;
-            let child = if self.unicode { le64(&block, at)? } else { u64::from(le32(&block, at)?) };
+            let child = word(layout, &block, 8 + i * wide)?;
             self.data_into(child, depth + 1, out, total)?;
         }
         Some(())
@@ -287,8 +370,10 @@ impl Pst {
         if btype != 2 || depth > 1 {
             return None;
         }
-        let (head, wide) = if self.unicode { (8, 8) } else { (4, 4) };
-        let word = |at: usize| if wide == 8 { le64(&block, at) } else { le32(&block, at).map(u64::from) };
+        let (layout, wide) = (self.layout, self.layout.wide());
+        // The header is btype, cLevel, cEnt, and four bytes of padding in the 64-bit layouts.
+        let head = wide;
+        let word = |at: usize| word(layout, &block, at);
         for i in 0..count.min(4 * MAX_MSG_ENTRIES) {
             if level == 0 {
                 let at = head + i * 3 * wide;
@@ -300,6 +385,14 @@ impl Pst {
         }
         Some(())
     }
+}
+
+/// A compressed block's data (zlib, RFC 1950), when it inflates to exactly `size` bytes; nothing
+/// more than `size` + 1 bytes is ever inflated.
+pub(super) fn inflate(stored: &[u8], size: usize) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(size);
+    ZlibDecoder::new(stored).take(size as u64 + 1).read_to_end(&mut out).ok()?;
+    (out.len() == size).then_some(out)
 }
 
 /// Reads what there is at `at`, up to `buf.len()` bytes (less at the end of the file).

@@ -352,3 +352,24 @@ fn pst_layouts_ansi_unicode_and_encodings() {
         assert!(String::from_utf8_lossy(&parsed.raw).contains("Content-Type: text/plain"), "{unicode} {crypt}");
     }
 }
+
+#[test]
+fn compressed_blocks_inflate_to_their_size_and_no_further() {
+    use std::io::Write as _;
+    let zlib = |data: &[u8]| {
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(data).unwrap();
+        z.finish().unwrap()
+    };
+    let text = b"a block of text ".repeat(100);
+    assert_eq!(super::ndb::inflate(&zlib(&text), text.len()).as_deref(), Some(&text[..]));
+    // Longer or shorter than the trailer says, cut, or no zlib at all: not read.
+    assert_eq!(super::ndb::inflate(&zlib(&text), text.len() - 1), None);
+    assert_eq!(super::ndb::inflate(&zlib(&text), text.len() + 1), None);
+    assert_eq!(super::ndb::inflate(&zlib(&text)[..20], text.len()), None);
+    assert_eq!(super::ndb::inflate(&text, text.len()), None);
+    // A bomb (64 MiB of zeros in a few kilobytes) stops at the size the block claims.
+    let bomb = zlib(&vec![0u8; 64 << 20]);
+    assert!(bomb.len() < 100_000);
+    assert_eq!(super::ndb::inflate(&bomb, 60_000), None);
+}
