@@ -430,3 +430,55 @@ async fn archives_of_every_layout_open_as_their_folder_trees() {
         }
     }
 }
+
+/// Outlook keeps copies of one item as items of their own: duplicates a sync left in a calendar,
+/// copies in Deleted Items of a message still in the Inbox, a calendar copied beside one whose name
+/// differs only by accents or language ("Calendar" and "Calendário"). Each is shown, in its folder,
+/// as pffexport exports them, though their contents are the same.
+#[tokio::test]
+async fn copies_of_an_item_are_each_shown_in_their_folders() {
+    use writer::{Archive, Layout, V};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut a = Archive::new(Layout::Unicode, writer::CRYPT_PERMUTE);
+    let inbox = a.folder(Archive::TOP, V::Text("Inbox".into()), vec![]);
+    let deleted = a.folder(Archive::TOP, V::Text("Deleted Items".into()), vec![]);
+    let calendar = a.folder(Archive::TOP, V::Text("Calendar".into()), vec![]);
+    let calendario = a.folder(Archive::TOP, V::Text("Calendário".into()), vec![]);
+    let note = vec![
+        (0x001a, V::Text("IPM.Note".into())),
+        (0x0037, V::Text("Minutes".into())),
+        (0x0042, V::Text("Ann Lee".into())),
+        (0x1000, V::Text("The minutes of the meeting.".into())),
+        (0x0e07, V::Long(1)),
+    ];
+    let appointment = vec![
+        (0x001a, V::Text("IPM.Appointment".into())),
+        (0x0037, V::Text("Weekly review".into())),
+        (0x1000, V::Text("Every week.".into())),
+        (0x0e07, V::Long(1)),
+    ];
+    for (folder, props, copies) in
+        [(inbox, &note, 1), (deleted, &note, 2), (calendar, &appointment, 3), (calendario, &appointment, 1)]
+    {
+        for _ in 0..copies {
+            a.message(folder, props.clone(), Vec::new());
+        }
+    }
+    let path = dir.path().join("copies.pst");
+    std::fs::write(&path, a.finish()).expect("write");
+    let want: BTreeMap<String, usize> = [("Inbox", 1), ("Deleted Items", 2), ("Calendar", 3), ("Calendário", 1)]
+        .into_iter()
+        .map(|(f, n)| (f.to_string(), n))
+        .collect();
+    assert_eq!(pffexport(&path), want, "pffexport");
+    let app = TestApp::new(std::slice::from_ref(&path));
+    assert_eq!(shown(&app, "copies").await, want, "mailshelf");
+    // Each copy is a message of its own, with a page of its own.
+    let list = app.json("/api/messages?limit=50&q=folder:copies").await;
+    let ids: std::collections::BTreeSet<&str> =
+        list["messages"].as_array().expect("messages").iter().map(|m| m["id"].as_str().expect("id")).collect();
+    assert_eq!(ids.len(), 7, "{list}");
+    for id in ids {
+        assert_eq!(app.get(&format!("/message/{}", enc(id))).await.status, StatusCode::OK);
+    }
+}

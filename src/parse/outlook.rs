@@ -20,7 +20,7 @@ use crate::mapi::{
     self, ADDRTYPE, ATTACHMENT_HIDDEN, ATTACH_CONTENT_ID, ATTACH_CONTENT_LOCATION, ATTACH_DATA, ATTACH_EMBEDDED_MSG,
     ATTACH_FILENAME, ATTACH_LONG_FILENAME, ATTACH_METHOD, ATTACH_MIME_TAG, BODY, BODY_HTML, BUSINESS_FAX,
     BUSINESS_PHONE, CLIENT_SUBMIT_TIME, COMPANY_NAME, COUNTRY, CREATION_TIME, DELIVERY_TIME, DEPARTMENT, DISPLAY_CC,
-    DISPLAY_NAME, DISPLAY_TO, EMAIL_ADDRESS, GIVEN_NAME, HOME_PHONE, INTERNET_CODEPAGE, INTERNET_MESSAGE_ID,
+    DISPLAY_NAME, DISPLAY_TO, EMAIL_ADDRESS, ENTRY_ID, GIVEN_NAME, HOME_PHONE, INTERNET_CODEPAGE, INTERNET_MESSAGE_ID,
     INTERNET_REFERENCES, IN_REPLY_TO, LAST_MODIFICATION_TIME, LOCALITY, MESSAGE_CLASS, MESSAGE_CODEPAGE, MOBILE_PHONE,
     POSTAL_CODE, PSETID_ADDRESS, PSETID_APPOINTMENT, PSETID_TASK, PT_BINARY, PT_BOOLEAN, PT_LONG, PT_MV_BINARY,
     PT_OBJECT, PT_STRING8, PT_SYSTIME, PT_UNICODE, RECIPIENT_TYPE, RTF_COMPRESSED, SENDER_ADDRTYPE, SENDER_EMAIL,
@@ -79,6 +79,9 @@ impl Drop for Nesting {
         NESTING.with(|n| n.set(n.get().saturating_sub(1)));
     }
 }
+
+/// The header field an item's EntryID is written in.
+const ENTRY_ID_HEADER: &str = "X-Outlook-Entry-ID";
 
 /// What reading a `.msg` gives: the Internet message it stands for, and whether something in it
 /// could not be read.
@@ -438,6 +441,14 @@ impl Store<'_> {
                 if let Some(v) = self.string(props, id) {
                     headers.push((name.into(), v));
                 }
+            }
+        }
+        // An item's EntryID (which a `.msg` made from an Outlook data file carries) tells it from
+        // its copies: the same message in two folders, or twice in one, is two items, as Outlook
+        // shows them.
+        if let Some(id) = self.bytes(props, ENTRY_ID).filter(|b| !b.is_empty() && b.len() <= 256) {
+            if !has(&headers, ENTRY_ID_HEADER) {
+                headers.push((ENTRY_ID_HEADER.into(), id.iter().map(|b| format!("{b:02X}")).collect()));
             }
         }
         // The subject is text of any script: encoded words where it is not ASCII. The rest are

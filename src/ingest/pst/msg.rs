@@ -15,23 +15,32 @@ use super::ndb::{le32, Pst};
 use crate::error::Error;
 use crate::limits::{MAX_MSG_ENTRIES, MAX_MSG_NESTING, MAX_MSG_STREAM};
 use crate::mapi::{
-    ATTACH_DATA, ATTACH_LONG_FILENAME, MESSAGE_CODEPAGE, PT_BINARY, PT_CLSID, PT_LONG, PT_MV_BINARY, PT_STRING8,
-    PT_UNICODE, SUBJECT,
+    ATTACH_DATA, ATTACH_LONG_FILENAME, ENTRY_ID, MESSAGE_CODEPAGE, PT_BINARY, PT_CLSID, PT_LONG, PT_MV_BINARY,
+    PT_STRING8, PT_UNICODE, RECORD_KEY, SUBJECT,
 };
 
 /// What the `.msg` of an item carries besides the item's own properties.
 struct Item {
+    entry_id: Vec<u8>,
     /// The store's code page, for an item that names none.
     store_codepage: Option<u32>,
 }
 
-/// One item of an archive, as the `.msg` file Outlook would save it as.
+/// One item of an archive, as the `.msg` file Outlook would save it as, with its EntryID.
 pub fn item_msg(path: &Path, node: u32) -> Result<Vec<u8>, Error> {
     let mut pst = Pst::open(path)?;
     let n = pst.node(node).ok_or(Error::MessageNotFound)?;
     let named = pst.node_props(NID_NAME_TO_ID_MAP).unwrap_or_default();
     let store = pst.node_props(NID_MESSAGE_STORE).unwrap_or_default();
-    let item = Item { store_codepage: codepage(&store, None) };
+    // The item's EntryID (MS-PST §2.4.3.2: flags, the store's record key, the node id) is what
+    // tells apart copies of one message in two folders, or twice in one: Outlook shows each.
+    let mut entry_id = vec![0u8; 4];
+    match find(&store, RECORD_KEY).map(|p| &p.value) {
+        Some(Val::Bytes(key)) if key.len() == 16 => entry_id.extend_from_slice(key),
+        _ => entry_id.extend_from_slice(&[0; 16]),
+    }
+    entry_id.extend_from_slice(&node.to_le_bytes());
+    let item = Item { entry_id, store_codepage: codepage(&store, None) };
     let mut out = MsgWriter::new()?;
     if pst.write_message(&mut out, "/", n.data, n.sub, Some(&item), 0).is_none() {
         // A damaged item is still listed, saying what could not be read.
@@ -65,6 +74,8 @@ impl Pst {
     ) -> Option<()> {
         let mut props = self.props(data, sub)?;
         if let Some(item) = item {
+            props.retain(|p| p.id != ENTRY_ID);
+            props.push(Prop { id: ENTRY_ID, ty: PT_BINARY, value: Val::Bytes(item.entry_id.clone()) });
             // An item that does not say which code page its 8-bit strings are in is in the store's:
             // the `.msg` says so, having no store to inherit from.
             if let Some(cp) = item.store_codepage.filter(|_| codepage(&props, None).is_none()) {
