@@ -200,8 +200,8 @@ fn readpst(path: &Path) -> BTreeMap<String, (usize, Vec<String>)> {
 async fn pst_folders_and_items_match_an_independent_reader() {
     let mut files = corpus_psts();
     assert!(files.len() >= 5, "the corpus has five .pst files: {files:?}");
-    // The corpus's files are all Unicode and permutation-encoded; these two, written by the test
-    // writer in src/ingest/pst/tests.rs, are an ANSI and a Unicode file in the cyclic ("high") encoding.
+    // The corpus's files are all Unicode and permutation-encoded; these two, written by
+    // tests/pst/writer.rs, are an ANSI and a Unicode file in the cyclic ("high") encoding.
     let fixtures = walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pst"));
     assert_eq!(fixtures.len(), 2, "{fixtures:?}");
     files.extend(fixtures);
@@ -352,8 +352,9 @@ async fn shown(app: &TestApp, stem: &str) -> BTreeMap<String, usize> {
 
 #[tokio::test]
 async fn pst_folders_match_pffexport_folder_by_folder() {
-    let files = corpus_psts();
+    let mut files = corpus_psts();
     assert!(files.len() >= 5, "the corpus has five .pst files: {files:?}");
+    files.extend(walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pst")));
     for file in files {
         let reference = pffexport(&file);
         assert!(!reference.is_empty(), "{}: pffexport found no items", file.display());

@@ -3,11 +3,16 @@
 
 use std::path::Path;
 
-use super::crypt::{crypt_block, crypt_cyclic, CRYPT_CYCLIC, MPBB_I, MPBB_R, MPBB_S};
+use super::crypt::{crypt_cyclic, CRYPT_CYCLIC, MPBB_I, MPBB_R, MPBB_S};
 use super::ndb::le64;
 use super::*;
 
-use crate::mapi::{ATTRIBUTE_HIDDEN, DISPLAY_NAME, IPM_SUBTREE_ENTRYID, SUBJECT};
+use crate::mapi::{ATTRIBUTE_HIDDEN, BODY, MESSAGE_CLASS, MESSAGE_FLAGS, SUBJECT};
+
+/// The writer of archives the integration tests use too.
+#[path = "../../../tests/pst/writer.rs"]
+mod writer;
+use writer::{Archive, Layout, V};
 
 #[test]
 fn permutation_tables_are_inverse() {
@@ -103,158 +108,6 @@ fn pst_damage_stays_bounded() {
 // Archives written here, small and to the letter of the specification, in both layouts: what the
 // corpus (all Unicode, all permutation-encoded) does not cover.
 
-struct Builder {
-    unicode: bool,
-    crypt: u8,
-    file: Vec<u8>,
-    blocks: Vec<(u64, u64, u16)>,
-    nodes: Vec<(u32, u64, u32)>,
-}
-
-enum V {
-    Long(u32),
-    Bool(bool),
-    Text(&'static str),
-    Binary(Vec<u8>),
-}
-
-impl Builder {
-    fn new(unicode: bool, crypt: u8) -> Builder {
-        Builder { unicode, crypt, file: vec![0u8; 1024], blocks: Vec::new(), nodes: Vec::new() }
-    }
-
-    fn block(&mut self, data: &[u8]) -> u64 {
-        let bid = 4 * (self.blocks.len() as u64 + 1);
-        let ib = self.file.len() as u64;
-        let mut encoded = data.to_vec();
-        crypt_block(&mut encoded, self.crypt, bid, &MPBB_R);
-        self.file.extend_from_slice(&encoded);
-        let padded = (encoded.len() + 16).div_ceil(64) * 64;
-        self.file.resize(ib as usize + padded, 0);
-        self.blocks.push((bid, ib, data.len() as u16));
-        bid
-    }
-
-    /// A property context holding `props`, as one heap block.
-    fn pc(&mut self, props: &[(u16, u16, V)]) -> u64 {
-        let hid = |i: usize| (i as u32) << 5;
-        let mut items: Vec<Vec<u8>> = vec![Vec::new(), Vec::new()];
-        let mut records = Vec::new();
-        for (id, ty, v) in props {
-            let inline = match v {
-                V::Long(n) => *n,
-                V::Bool(b) => u32::from(*b),
-                V::Text(s) => {
-                    items.push(if *ty == 0x001f {
-                        s.encode_utf16().flat_map(u16::to_le_bytes).collect()
-                    } else {
-                        s.as_bytes().to_vec()
-                    });
-                    hid(items.len())
-                }
-                V::Binary(b) => {
-                    items.push(b.clone());
-                    hid(items.len())
-                }
-            };
-            records.extend_from_slice(&id.to_le_bytes());
-            records.extend_from_slice(&ty.to_le_bytes());
-            records.extend_from_slice(&inline.to_le_bytes());
-        }
-        items[0] = [vec![0xb5, 2, 6, 0], hid(2).to_le_bytes().to_vec()].concat();
-        items[1] = records;
-        let mut block = vec![0u8; 12];
-        block[2] = 0xec;
-        block[3] = 0xbc;
-        block[4..8].copy_from_slice(&hid(1).to_le_bytes());
-        let mut offsets = vec![12u16];
-        for item in &items {
-            block.extend_from_slice(item);
-            offsets.push(block.len() as u16);
-        }
-        let map = block.len() as u16;
-        block[0..2].copy_from_slice(&map.to_le_bytes());
-        block.extend_from_slice(&(items.len() as u16).to_le_bytes());
-        block.extend_from_slice(&0u16.to_le_bytes());
-        for o in offsets {
-            block.extend_from_slice(&o.to_le_bytes());
-        }
-        self.block(&block)
-    }
-
-    fn node(&mut self, nid: u32, parent: u32, props: &[(u16, u16, V)]) {
-        let data = self.pc(props);
-        self.nodes.push((nid, data, parent));
-    }
-
-    fn page(&mut self, ptype: u8, entries: Vec<Vec<u8>>) -> u64 {
-        let ib = self.file.len().div_ceil(512) * 512;
-        self.file.resize(ib + 512, 0);
-        let page = &mut self.file[ib..ib + 512];
-        let size = entries.first().map_or(0, Vec::len);
-        for (i, e) in entries.iter().enumerate() {
-            page[i * size..(i + 1) * size].copy_from_slice(e);
-        }
-        let (at, trailer) = if self.unicode { (488, 496) } else { (496, 500) };
-        page[at] = entries.len() as u8;
-        page[at + 1] = entries.len() as u8;
-        page[at + 2] = size as u8;
-        page[at + 3] = 0;
-        page[trailer] = ptype;
-        page[trailer + 1] = ptype;
-        ib as u64
-    }
-
-    fn finish(mut self) -> Vec<u8> {
-        let word = |unicode: bool, v: u64| {
-            if unicode {
-                v.to_le_bytes().to_vec()
-            } else {
-                (v as u32).to_le_bytes().to_vec()
-            }
-        };
-        let u = self.unicode;
-        let mut nodes = self.nodes.clone();
-        nodes.sort();
-        let nbt: Vec<Vec<u8>> = nodes
-            .iter()
-            .map(|&(nid, data, parent)| {
-                let mut e =
-                    [word(u, u64::from(nid)), word(u, data), word(u, 0), parent.to_le_bytes().to_vec()].concat();
-                e.resize(if u { 32 } else { 16 }, 0);
-                e
-            })
-            .collect();
-        let bbt: Vec<Vec<u8>> = self
-            .blocks
-            .iter()
-            .map(|&(bid, ib, cb)| {
-                let mut e =
-                    [word(u, bid), word(u, ib), cb.to_le_bytes().to_vec(), 1u16.to_le_bytes().to_vec()].concat();
-                e.resize(if u { 24 } else { 12 }, 0);
-                e
-            })
-            .collect();
-        let nbt_ib = self.page(0x81, nbt);
-        let bbt_ib = self.page(0x80, bbt);
-        let h = &mut self.file;
-        h[0..4].copy_from_slice(PST_MAGIC);
-        h[8..10].copy_from_slice(b"SM");
-        if u {
-            h[10..12].copy_from_slice(&23u16.to_le_bytes());
-            h[224..232].copy_from_slice(&nbt_ib.to_le_bytes());
-            h[240..248].copy_from_slice(&bbt_ib.to_le_bytes());
-            h[513] = self.crypt;
-        } else {
-            h[10..12].copy_from_slice(&14u16.to_le_bytes());
-            h[188..192].copy_from_slice(&(nbt_ib as u32).to_le_bytes());
-            h[196..200].copy_from_slice(&(bbt_ib as u32).to_le_bytes());
-            h[461] = self.crypt;
-        }
-        self.file
-    }
-}
-
 fn archive(unicode: bool, crypt: u8) -> Vec<u8> {
     archive_with(unicode, crypt, true)
 }
@@ -262,46 +115,26 @@ fn archive(unicode: bool, crypt: u8) -> Vec<u8> {
 /// The archive above; `quirks` adds what mailshelf shows differently from other readers on
 /// purpose: a `/` in a folder name, a hidden folder and a system folder with items in them.
 fn archive_with(unicode: bool, crypt: u8, quirks: bool) -> Vec<u8> {
-    let text = if unicode { 0x001f } else { 0x001e };
-    let mut b = Builder::new(unicode, crypt);
-    let mut entry = vec![0u8; 24];
-    entry[20..24].copy_from_slice(&0x8022u32.to_le_bytes());
-    b.node(0x21, 0, &[(DISPLAY_NAME, text, V::Text("Archive")), (IPM_SUBTREE_ENTRYID, 0x0102, V::Binary(entry))]);
-    b.node(0x122, 0x122, &[(DISPLAY_NAME, text, V::Text(""))]);
-    // A folder's counts (PR_CONTENT_COUNT, PR_CONTENT_UNREAD, PR_SUBFOLDERS), which other
-    // readers look for to tell a folder from an item.
-    let folder = |name: &'static str, items: u32, subfolders: bool| {
+    let mut a = Archive::new(if unicode { Layout::Unicode } else { Layout::Ansi }, crypt);
+    let inbox = a.folder(Archive::TOP, V::Text("Inbox".into()), vec![]);
+    let projects = a.folder(inbox, V::Text(if quirks { "Projects/2019" } else { "Projects" }.into()), vec![]);
+    let message = |subject: &str| {
         vec![
-            (DISPLAY_NAME, text, V::Text(name)),
-            (0x3602, 0x0003, V::Long(items)),
-            (0x3603, 0x0003, V::Long(0)),
-            (0x360a, 0x000b, V::Bool(subfolders)),
+            (SUBJECT, V::Text(subject.into())),
+            (MESSAGE_CLASS, V::Text("IPM.Note".into())),
+            (BODY, V::Text("the plain body".into())),
+            (MESSAGE_FLAGS, V::Long(1)),
         ]
     };
-    b.node(0x8022, 0x122, &folder("Top of Personal Folders", 0, true));
-    b.node(0x8042, 0x8022, &folder("Inbox", 1, true));
-    b.node(0x8062, 0x8042, &folder(if quirks { "Projects/2019" } else { "Projects" }, 1, false));
+    a.message(inbox, message("\u{1}\u{4}RE: in the inbox"), Vec::new());
+    a.message(projects, message("in a subfolder"), Vec::new());
     if quirks {
-        let mut hidden = folder("Hidden", 1, false);
-        hidden.push((ATTRIBUTE_HIDDEN, 0x000b, V::Bool(true)));
-        b.node(0x8082, 0x8022, &hidden);
-        b.node(0x8102, 0x122, &folder("Search Root", 1, false));
+        let hidden = a.folder(Archive::TOP, V::Text("Hidden".into()), vec![(ATTRIBUTE_HIDDEN, V::Bool(true))]);
+        let system = a.folder(writer::ROOT, V::Text("Search Root".into()), vec![]);
+        a.message(hidden, message("in a hidden folder"), Vec::new());
+        a.message(system, message("in a system folder"), Vec::new());
     }
-    let message = |subject: &'static str| {
-        vec![
-            (SUBJECT, text, V::Text(subject)),
-            (0x001a, text, V::Text("IPM.Note")),
-            (0x1000, text, V::Text("the plain body")),
-            (0x0e07, 0x0003, V::Long(1)),
-        ]
-    };
-    b.node(0x200024, 0x8042, &message("\u{1}\u{4}RE: in the inbox"));
-    b.node(0x200044, 0x8062, &message("in a subfolder"));
-    if quirks {
-        b.node(0x200064, 0x8082, &message("in a hidden folder"));
-        b.node(0x200084, 0x8102, &message("in a system folder"));
-    }
-    b.finish()
+    a.finish()
 }
 
 #[test]
