@@ -5,7 +5,9 @@
 //! class is, and `/raw/` serves the item as a `.msg`.
 
 use std::io::{Cursor, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use super::ltp::{codepage, find, Prop, Val};
 use super::messaging::{
@@ -30,17 +32,13 @@ struct Item {
 pub fn item_msg(path: &Path, node: u32) -> Result<Vec<u8>, Error> {
     let mut pst = Pst::open(path)?;
     let n = pst.node(node).ok_or(Error::MessageNotFound)?;
-    let named = pst.node_props(NID_NAME_TO_ID_MAP).unwrap_or_default();
-    let store = pst.node_props(NID_MESSAGE_STORE).unwrap_or_default();
+    let shared = shared(&mut pst, path);
     // The item's EntryID (MS-PST §2.4.3.2: flags, the store's record key, the node id) is what
     // tells apart copies of one message in two folders, or twice in one: Outlook shows each.
     let mut entry_id = vec![0u8; 4];
-    match find(&store, RECORD_KEY).map(|p| &p.value) {
-        Some(Val::Bytes(key)) if key.len() == 16 => entry_id.extend_from_slice(key),
-        _ => entry_id.extend_from_slice(&[0; 16]),
-    }
+    entry_id.extend_from_slice(&shared.record_key);
     entry_id.extend_from_slice(&node.to_le_bytes());
-    let item = Item { entry_id, store_codepage: codepage(&store, None) };
+    let item = Item { entry_id, store_codepage: shared.codepage };
     let mut out = MsgWriter::new()?;
     if pst.write_message(&mut out, "/", n.data, n.sub, Some(&item), 0).is_none() {
         // A damaged item is still listed, saying what could not be read.
@@ -49,14 +47,53 @@ pub fn item_msg(path: &Path, node: u32) -> Result<Vec<u8>, Error> {
     }
     let dir = "/__nameid_version1.0";
     out.storage(dir)?;
-    for (id, stream) in [(0x0002u16, "00020102"), (0x0003, "00030102"), (0x0004, "00040102")] {
-        let bytes = match find(&named, id).map(|p| &p.value) {
-            Some(Val::Bytes(b)) => b.as_slice(),
-            _ => &[],
-        };
+    for (bytes, stream) in shared.named.iter().zip(["00020102", "00030102", "00040102"]) {
         out.stream(&format!("{dir}/__substg1.0_{stream}"), bytes)?;
     }
     out.finish()
+}
+
+/// What every item of an archive shares: the store's record key and code page, and the streams of
+/// the name-to-id map. Read once for the items of one file (workers read a file's items one after
+/// another), not once per item.
+struct Shared {
+    /// The file it was read from, as it was: path, length, time of last change.
+    file: (PathBuf, u64, Option<SystemTime>),
+    record_key: [u8; 16],
+    codepage: Option<u32>,
+    /// The GUID, entry and string streams of the name-to-id map (MS-PST §2.4.7).
+    named: [Vec<u8>; 3],
+}
+
+/// The archive read last.
+static LAST: Mutex<Option<Arc<Shared>>> = Mutex::new(None);
+
+fn shared(pst: &mut Pst, path: &Path) -> Arc<Shared> {
+    let modified = pst.file.metadata().ok().and_then(|m| m.modified().ok());
+    let file = (path.to_path_buf(), pst.len, modified);
+    if let Some(s) = LAST.lock().ok().and_then(|last| last.clone()).filter(|s| s.file == file) {
+        return s;
+    }
+    let store = pst.node_props(NID_MESSAGE_STORE).unwrap_or_default();
+    let names = pst.node_props(NID_NAME_TO_ID_MAP).unwrap_or_default();
+    let bytes = |props: &[Prop], id: u16| match find(props, id).map(|p| &p.value) {
+        Some(Val::Bytes(b)) => b.clone(),
+        _ => Vec::new(),
+    };
+    let mut record_key = [0u8; 16];
+    if let Ok(key) = <[u8; 16]>::try_from(bytes(&store, RECORD_KEY).as_slice()) {
+        record_key = key;
+    }
+    let shared = Arc::new(Shared {
+        file,
+        record_key,
+        codepage: codepage(&store, None),
+        named: [bytes(&names, 0x0002), bytes(&names, 0x0003), bytes(&names, 0x0004)],
+    });
+    if let Ok(mut last) = LAST.lock() {
+        *last = Some(Arc::clone(&shared));
+    }
+    shared
 }
 
 impl Pst {
