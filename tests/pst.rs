@@ -201,7 +201,7 @@ async fn pst_folders_and_items_match_an_independent_reader() {
     let mut files = corpus_psts();
     assert!(files.len() >= 5, "the corpus has five .pst files: {files:?}");
     // The corpus's files are all Unicode and permutation-encoded; these two, written by
-    // tests/pst/writer.rs, are an ANSI and a Unicode file in the cyclic ("high") encoding.
+    // tests/pst/writer/, are an ANSI and a Unicode file in the cyclic ("high") encoding.
     let fixtures = walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pst"));
     assert_eq!(fixtures.len(), 2, "{fixtures:?}");
     files.extend(fixtures);

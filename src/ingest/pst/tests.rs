@@ -10,7 +10,7 @@ use super::*;
 use crate::mapi::{ATTRIBUTE_HIDDEN, BODY, MESSAGE_CLASS, MESSAGE_FLAGS, SUBJECT};
 
 /// The writer of archives the integration tests use too.
-#[path = "../../../tests/pst/writer.rs"]
+#[path = "../../../tests/pst/writer/mod.rs"]
 mod writer;
 use writer::{Archive, Layout, V};
 
