@@ -206,6 +206,7 @@ fn text_block(html: String) -> String {
         (status = 400, description = "Malformed id", content_type = "text/html"),
         (status = 404, description = "No such message", content_type = "text/html"),
         (status = 501, description = "This server has no PDF renderer (Chromium); a page, or problem+json when asked for JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The PDF renderer could not be started; worth a retry, and the print view works", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn pdf(state: &AppState, mid: &str, remote: bool, want_text: bool, headers: &HeaderMap) -> Response {
     match make_pdf(state, mid, remote, want_text).await {
