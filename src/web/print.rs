@@ -146,12 +146,10 @@ fn print_page(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> Pr
         sections.push(PrintSection { nested: Some(nested), body });
     }
     // Enclosed messages are printed in full, not listed.
-    let attachments = crate::export::attachments(msg)
-        .filter(|&i| !matches!(msg.parts[i].body, PartBody::Message(_)))
-        .map(|i| {
-            let p = &msg.parts[i];
-            (part_filename(p), served_type(p), human_size(p.size() as u64))
-        })
+    let attachments = msg
+        .attachments()
+        .filter(|p| !matches!(p.body, PartBody::Message(_)))
+        .map(|p| (part_filename(p), served_type(p), human_size(p.size() as u64)))
         .collect();
     let externals = msg
         .parts
