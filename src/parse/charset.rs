@@ -28,6 +28,16 @@ pub fn decode_css(bytes: &[u8]) -> String {
     decode(encoding, bytes)
 }
 
+/// Decodes a text part that declared no charset: as UTF-8 when its bytes are UTF-8, else in the
+/// legacy encoding they most likely are, as mail clients read unlabelled 8-bit mail (their
+/// fallback encoding, or a detector), rather than replacing every byte that is not US-ASCII.
+pub fn decode_unlabelled(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_string(),
+        Err(_) => decode(fallback(bytes), bytes),
+    }
+}
+
 /// `decode` honours a BOM over the encoding given, as browsers do.
 fn decode(encoding: &'static Encoding, bytes: &[u8]) -> String {
     encoding.decode(bytes).0.into_owned()
