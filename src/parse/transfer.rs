@@ -57,7 +57,8 @@ pub(super) fn is_uuencode(encoding: Option<&str>) -> bool {
 /// decodes on after the padding (RFC 2045 §6.8: the `=` is the end of the data); both show on the
 /// last line. Quoted-printable: mail-parser loses an `=` and one hex digit at the end of a line
 /// (`psc=1` in a URL), mangling the next line, drops the white space after an `=` that starts
-/// nothing, and loses the last character of a body that ends in a soft line break.
+/// nothing, loses the last character of a body that ends in a soft line break, and deletes the
+/// white space before a line break, which [`quoted_printable`] keeps.
 pub(super) fn parser_misdecodes(raw: &[u8], encoding: Option<&str>) -> bool {
     let name = encoding.map(str::trim);
     if name.is_some_and(|n| n.eq_ignore_ascii_case("base64")) {
@@ -72,14 +73,18 @@ pub(super) fn parser_misdecodes(raw: &[u8], encoding: Option<&str>) -> bool {
         }
     } else if name.is_some_and(|n| n.eq_ignore_ascii_case("quoted-printable")) {
         // Looked for at line ends and at `= `, which are few, rather than at every `=`.
-        let short_escape = |line: &[u8]| {
+        // White space at the end of a line, unless it follows the `=` of a soft line break.
+        let padded =
+            |line: &[u8]| matches!(line, [.., b' ' | b'\t' | b'\x0c']) && !line.trim_ascii_end().ends_with(b"=");
+        let misread_line_end = |line: &[u8]| {
             let line = line.strip_suffix(b"\r").unwrap_or(line);
-            matches!(line, [.., b'=', h] if h.is_ascii_hexdigit())
+            matches!(line, [.., b'=', h] if h.is_ascii_hexdigit()) || padded(line)
         };
         let trimmed = raw.trim_ascii_end();
         trimmed.ends_with(b"=")
-            || short_escape(trimmed)
-            || memchr::memchr_iter(b'\n', raw).any(|nl| short_escape(&raw[..nl]))
+            || misread_line_end(trimmed)
+            || padded(raw)
+            || memchr::memchr_iter(b'\n', raw).any(|nl| misread_line_end(&raw[..nl]))
             || [&b"= "[..], b"=\t"].iter().any(|eq_space| {
                 memchr::memmem::find_iter(raw, eq_space).any(|at| {
                     let rest = &raw[at + 1..];
@@ -171,53 +176,36 @@ pub(super) fn uudecode(raw: &[u8]) -> Option<Vec<u8>> {
 
 /// RFC 2045 §6.7: `=XX` is the octet XX (lower-case hex digits accepted, as the section advises a
 /// robust decoder to); `=` followed by optional white space and a line break is a soft line break
-/// and vanishes; white space at the end of a line was added in transport and is deleted; any other
-/// `=` is kept with what follows it ("include the "=" character and the following character in
-/// the decoded data without any transformation"). Line breaks stay as written (CRLF or LF).
+/// and vanishes; any other `=` is kept with what follows it ("include the "=" character and the
+/// following character in the decoded data without any transformation"). Line breaks stay as
+/// written (CRLF or LF), and so does white space before them: the section's note (rule 3) says a
+/// decoder should delete it as padding added in transport, but Python's `email` and Chromium's
+/// MHTML reader keep it, and a saved stylesheet or page keeps every byte it was saved with.
 pub(super) fn quoted_printable(raw: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(raw.len());
-    // Where the white space written as itself at the end of `out` begins (an encoded `=20` is
-    // data, not transport padding, and stays).
-    let mut padding: Option<usize> = None;
     let mut i = 0;
     while i < raw.len() {
-        match raw[i] {
-            b'=' => {
-                let hex = |b: Option<&u8>| b.and_then(|&b| char::from(b).to_digit(16));
-                if let (Some(hi), Some(lo)) = (hex(raw.get(i + 1)), hex(raw.get(i + 2))) {
-                    // Both digits are below 16, so the octet fits.
-                    out.push(u8::try_from(hi * 16 + lo).unwrap_or(b'?'));
-                    padding = None;
-                    i += 3;
-                    continue;
-                }
-                let after_space = i + 1 + raw[i + 1..].iter().take_while(|&&b| b == b' ' || b == b'\t').count();
-                match &raw[after_space..] {
-                    [b'\r', b'\n', ..] => i = after_space + 2,
-                    [b'\n', ..] => i = after_space + 1,
-                    // The encoded text ends: the `=` was a soft line break before the delimiter.
-                    [] => i = after_space,
-                    _ => {
-                        out.push(b'=');
-                        padding = None;
-                        i += 1;
-                    }
-                }
-            }
-            b'\r' | b'\n' => {
-                if let Some(at) = padding.take() {
-                    out.truncate(at);
-                }
-                out.push(raw[i]);
-                i += 1;
-            }
-            b => {
-                if b == b' ' || b == b'\t' {
-                    padding.get_or_insert(out.len());
-                } else {
-                    padding = None;
-                }
-                out.push(b);
+        let Some(eq) = memchr::memchr(b'=', &raw[i..]).map(|at| i + at) else {
+            out.extend_from_slice(&raw[i..]);
+            break;
+        };
+        out.extend_from_slice(&raw[i..eq]);
+        i = eq;
+        let hex = |b: Option<&u8>| b.and_then(|&b| char::from(b).to_digit(16));
+        if let (Some(hi), Some(lo)) = (hex(raw.get(i + 1)), hex(raw.get(i + 2))) {
+            // Both digits are below 16, so the octet fits.
+            out.push(u8::try_from(hi * 16 + lo).unwrap_or(b'?'));
+            i += 3;
+            continue;
+        }
+        let after_space = i + 1 + raw[i + 1..].iter().take_while(|&&b| b == b' ' || b == b'\t').count();
+        match &raw[after_space..] {
+            [b'\r', b'\n', ..] => i = after_space + 2,
+            [b'\n', ..] => i = after_space + 1,
+            // The encoded text ends: the `=` was a soft line break before the delimiter.
+            [] => i = after_space,
+            _ => {
+                out.push(b'=');
                 i += 1;
             }
         }
@@ -238,10 +226,11 @@ mod tests {
             (b"soft=\nbreak", b"softbreak"),
             (b"soft= \t\r\nbreak", b"softbreak"),
             (b"charset=\r\n=3DUTF-8", b"charset=UTF-8"),
-            (b"trailing  \r\nspace\t\nends", b"trailing\r\nspace\nends"),
+            // White space before a line break stays (RFC 2045 §6.7's note would delete it).
+            (b"trailing  \r\nspace\t\nends", b"trailing  \r\nspace\t\nends"),
             // An encoded space at the end of a line is data.
             (b"AsterixDB>=20\nIt", b"AsterixDB> \nIt"),
-            (b"a =20 \r\nb", b"a  \r\nb"),
+            (b"a =20 \r\nb", b"a   \r\nb"),
             // Literal `=` that start no escape: kept with what follows.
             (b"<h1 id=\"h1\">", b"<h1 id=\"h1\">"),
             (b"a=zz b==3D c=4", b"a=zz b== c=4"),
@@ -301,6 +290,10 @@ mod tests {
             (b"=3D=\r\n=41\r\n", "quoted-printable", false),
             (b"x = 1\r\n", "quoted-printable", true),
             (b"soft= \r\nbreak", "quoted-printable", false),
+            // White space before a line break, or before the delimiter, which mail-parser deletes.
+            (b"a { \r\n}\r\n", "quoted-printable", true),
+            (b"a\t\nb", "quoted-printable", true),
+            (b"} ", "quoted-printable", true),
             (b"=1\r\n", "7bit", false),
         ];
         for (input, encoding, want) in cases {
