@@ -25,7 +25,8 @@ pub(super) struct Cut {
 }
 
 /// Cuts `raw[body]` at the delimiter lines of `boundary`. Consecutive delimiters make no empty
-/// part between them (as Python reads them); a last part that runs to the end without a close
+/// part between them (as Python reads them), unless they are the only ones: a close delimiter
+/// right after the first delimiter closes one empty part; a last part that runs to the end without a close
 /// delimiter loses its last line break, which a delimiter would have taken, and is there (empty)
 /// even when nothing follows its delimiter.
 pub(super) fn cut(raw: &[u8], body: Range<usize>, boundary: &[u8]) -> Cut {
@@ -40,6 +41,9 @@ pub(super) fn cut(raw: &[u8], body: Range<usize>, boundary: &[u8]) -> Cut {
             let before = at - eol_before(raw, body.start, at);
             match open {
                 Some(start) if start < at => parts.push(start..before.max(start)),
+                // A close delimiter on the line after the only delimiter: the multipart holds one
+                // empty part (RFC 2046 §5.1.1 gives every multipart one at least; MIME4J reads it so).
+                Some(start) if close && parts.is_empty() => parts.push(start..start),
                 Some(_) => {}
                 // A close delimiter with no part before it leaves the preamble whole, line break
                 // and all: it is all the multipart holds.
@@ -225,6 +229,8 @@ mod tests {
             // Consecutive delimiters make no empty part; an empty line between them does.
             ("--b\n--b\nA\n--b--", "b", (&["A"], true, "")),
             ("--b\nA\n--b\n\n--b--", "b", (&["A", ""], true, "")),
+            // A close delimiter right after the only delimiter closes one empty part.
+            ("pre\r\n--b\r\n--b--\r\n\r\nepilogue\r\n", "b", (&[""], true, "pre")),
             // Cut short: the last part runs to the end, less the line break a delimiter would take.
             ("--b\nA\n--b\nB\n", "b", (&["A", "B"], false, "")),
             ("--b\nA\n--b\nB", "b", (&["A", "B"], false, "")),

@@ -59,8 +59,10 @@ fn read(raw: Bytes, depth: usize, parts_left: &mut usize) -> Option<Message> {
     if depth > 0 && !boundary::opens_header(&raw[skip..]) {
         return Some(rebuild::message(raw, skip, depth, parts_left));
     }
+    // A message mail-parser finds nothing in (a file of text with no header) is its text, as
+    // Python's `email` and MIME4J read it; only no bytes at all is no message.
     let Some(parsed) = PARSER.parse(&raw[skip..]).filter(|p| !p.parts.is_empty()) else {
-        return (depth > 0).then(|| rebuild::message(raw.clone(), skip, depth, parts_left));
+        return (depth > 0 || skip < raw.len()).then(|| rebuild::message(raw.clone(), skip, depth, parts_left));
     };
     if misread::misread(&parsed) {
         return Some(rebuild::message(raw.clone(), skip, depth, parts_left));
@@ -238,6 +240,12 @@ fn add_part(
             let bytes = transfer::decoded(raw_body, cte);
             Body::Text(text(&part.content_type, None, &bytes))
         }
+        PartType::Text(t) | PartType::Html(t)
+            if !t.is_ascii() && part.charset.as_deref().is_some_and(charset::is_ascii_label) =>
+        {
+            // Labelled US-ASCII, yet 8-bit: the label is wrong (see `charset::decode_mislabelled_ascii`).
+            Body::Text(charset::decode_mislabelled_ascii(&transfer::decoded(raw_body, cte)))
+        }
         PartType::Text(t) | PartType::Html(t) => Body::Text(t.to_string()),
         PartType::Binary(b) | PartType::InlineBinary(b)
             if is_enclosed_type(&part.content_type) && depth < MAX_DEPTH =>
@@ -382,6 +390,7 @@ fn leaf_body(content_type: &str, declared: bool, charset: Option<&str>, bytes: &
 /// stylesheet, or as mail clients read unlabelled text; a charset no table knows reads as UTF-8.
 fn text(content_type: &str, charset: Option<&str>, bytes: &[u8]) -> String {
     match charset {
+        Some(label) if charset::is_ascii_label(label) && !bytes.is_ascii() => charset::decode_mislabelled_ascii(bytes),
         Some(label) => match mail_parser::decoders::charsets::map::charset_decoder(label.as_bytes()) {
             Some(decode) => decode(bytes),
             None => String::from_utf8_lossy(bytes).into_owned(),

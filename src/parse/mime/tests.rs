@@ -95,6 +95,11 @@ fn structures_mail_parser_misreads_are_read_as_the_rfcs_say() {
             &[("1", "text/plain", b"body"), ("2", "application/octet-stream", b"hello world")],
         ),
         (
+            "a close delimiter on the line after the only delimiter: one empty part",
+            b"Content-Type: multipart/mixed; boundary=b\r\n\r\npreamble\r\n--b\r\n--b--\r\n\r\nEpilogue\r\n",
+            &[("1", "text/plain", b"")],
+        ),
+        (
             "a boundary in the middle of a line, or beginning a longer one, is no delimiter",
             b"Content-Type: multipart/mixed; boundary=b\n\n--b\n\none--b two\n--bc\nthree\n--b--\n",
             &[("1", "text/plain", b"one--b two\n--bc\nthree")],
@@ -214,8 +219,10 @@ Content-Transfer-Encoding: base64\n\n/9j/4AAQ\n--b--\n",
 
 #[test]
 fn a_part_cut_short_is_decoded_and_says_so() {
-    let msg = read(b"Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/plain\n\nbody\n--b\n\
-Content-Type: image/png\nContent-Transfer-Encoding: base64\n\niVBORw0KGgo");
+    let msg = read(
+        b"Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/plain\n\nbody\n--b\n\
+Content-Type: image/png\nContent-Transfer-Encoding: base64\n\niVBORw0KGgo",
+    );
     assert!(!msg.parts[1].damaged, "{:?}", msg.parts[1]);
     assert!(msg.parts[2].damaged, "the last part was cut short");
     assert_eq!(msg.parts[2].bytes(), b"\x89PNG\r\n\x1a\n");
@@ -235,5 +242,38 @@ Content-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: quoted-print
         let part = &inner.parts[0];
         assert_eq!(&inner.raw[part.raw_range.clone()], b"caf=C3=A9", "{:?}", part.raw_range);
         assert_eq!(part.bytes(), "café".as_bytes());
+    }
+}
+
+#[test]
+fn a_message_with_no_header_is_its_text() {
+    let msg = read(b"A message with no header.\r\nAll of it is body.\r\n");
+    assert_eq!(
+        leaves(&msg),
+        [("1".to_string(), "text/plain".to_string(), b"A message with no header.\r\nAll of it is body.\r\n".to_vec())]
+    );
+}
+
+#[test]
+fn text_labelled_us_ascii_that_is_not_reads_as_what_it_is() {
+    let cases: &[(&[u8], &str)] = &[
+        ("\u{222e} E\u{22c5}da = Q".as_bytes(), "\u{222e} E\u{22c5}da = Q"),
+        (b"caf\xe9 \x80", "caf\u{e9} \u{20ac}"),
+        (b"plain", "plain"),
+    ];
+    for (body, want) in cases {
+        for cte in ["8bit", "base64"] {
+            let body = if cte == "base64" {
+                base64::Engine::encode(&base64::engine::general_purpose::STANDARD, body).into_bytes()
+            } else {
+                body.to_vec()
+            };
+            let mut raw =
+                format!("Content-Type: text/plain; charset=\"US-ASCII\"\nContent-Transfer-Encoding: {cte}\n\n")
+                    .into_bytes();
+            raw.extend_from_slice(&body);
+            let msg = read(&raw);
+            assert_eq!(String::from_utf8_lossy(msg.parts[0].bytes()), *want, "{cte}");
+        }
     }
 }
