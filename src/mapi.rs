@@ -140,7 +140,7 @@ pub fn codepage(message: Option<u32>, internet: Option<u32>, inherited: Option<u
     [message, internet, inherited].into_iter().flatten().find(usable)
 }
 
-/// 8-bit text in code page `cp` (see [`codepage`]; Windows-1252 when it names none).
+/// 8-bit text in code page `cp` (see [`codepage`](fn@codepage); Windows-1252 when it names none).
 pub fn decode8(bytes: &[u8], cp: Option<u32>) -> String {
     codepage::decode(bytes, cp)
 }

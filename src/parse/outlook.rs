@@ -631,7 +631,7 @@ impl Props {
 const ONE_OFF_PROVIDER: [u8; 16] =
     [0x81, 0x2b, 0x1f, 0xa4, 0xbe, 0xa3, 0x10, 0x19, 0x9d, 0x6e, 0x00, 0xdd, 0x01, 0x0f, 0x54, 0x02];
 
-/// "Name <address>" from a one-off entry identifier: flags, the provider, a version, its own
+/// "Name &lt;address&gt;" from a one-off entry identifier: flags, the provider, a version, its own
 /// flags (0x8000: the strings are UTF-16), then the display name, the address type and the
 /// address, each ending in a NUL.
 fn one_off_address(b: &[u8], codepage: Option<u32>) -> Option<String> {
