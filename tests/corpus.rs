@@ -224,28 +224,46 @@ fn decoded_bodies_match_mime4j_expected_outputs() {
         .filter(|p| p.to_string_lossy().ends_with("_decoded.xml"))
         .collect::<Vec<_>>();
     assert!(expected_files.len() >= 80, "mime4j expected outputs: {}", expected_files.len());
+    // What mime4j expects of each message: its bytes, and the files of its decoded bodies.
+    let expected: Vec<(String, Vec<u8>, Vec<PathBuf>)> = expected_files
+        .iter()
+        .filter_map(|xml_path| {
+            let name = xml_path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let stem = name.trim_end_matches("_decoded.xml");
+            let raw = std::fs::read(xml_path.with_file_name(format!("{stem}.msg"))).ok()?;
+            let xml = std::fs::read_to_string(xml_path).expect("read");
+            let names = xml.split("-body name=\"").skip(1).filter_map(|s| s.split('"').next());
+            Some((stem.to_string(), raw, names.map(|n| xml_path.with_file_name(n)).collect()))
+        })
+        .collect();
+    // mime4j reads some messages twice, with different settings (`malformedHeaderStartsBody-*`
+    // takes a malformed header line for the start of the body), and expects different bodies of
+    // the same bytes: there, neither is a reference.
+    let bodies_of = |files: &[PathBuf]| files.iter().map(|f| std::fs::read(f).ok()).collect::<Vec<_>>();
+    let ambiguous: HashSet<&[u8]> = expected
+        .iter()
+        .filter(|(_, raw, files)| expected.iter().any(|(_, r, f)| r == raw && bodies_of(f) != bodies_of(files)))
+        .map(|(_, raw, _)| raw.as_slice())
+        .collect();
     let (mut bodies, mut matched, mut messages) = (0, 0, 0);
     let mut mismatches = Vec::new();
     let mut structure_differs = Vec::new();
-    for xml_path in &expected_files {
-        let name = xml_path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let stem = name.trim_end_matches("_decoded.xml");
-        let msg_path = xml_path.with_file_name(format!("{stem}.msg"));
-        let Ok(raw) = std::fs::read(&msg_path) else { continue };
-        let xml = std::fs::read_to_string(xml_path).expect("read");
-        let names: Vec<&str> = xml.split("-body name=\"").skip(1).filter_map(|s| s.split('"').next()).collect();
-        let Ok(msg) = parse_message(Arc::from(raw)) else { continue };
+    for (stem, raw, files) in &expected {
+        if ambiguous.contains(raw.as_slice()) {
+            continue;
+        }
+        let Ok(msg) = parse_message(Arc::from(raw.as_slice())) else { continue };
         let mut ours = Vec::new();
         leaves(&msg, &mut ours);
         // Broken boundaries are recovered differently by every parser; where the two do not
         // agree on the structure, there is no body to compare.
-        if ours.len() != names.len() {
-            structure_differs.push(stem.to_string());
+        if ours.len() != files.len() {
+            structure_differs.push(stem.clone());
             continue;
         }
         messages += 1;
-        for (i, n) in names.iter().enumerate() {
-            let Ok(want) = std::fs::read(xml_path.with_file_name(n)) else { continue };
+        for (i, file) in files.iter().enumerate() {
+            let Ok(want) = std::fs::read(file) else { continue };
             // Text bodies are compared as text; mailshelf serves them as UTF-8, so only bodies
             // that are UTF-8 (or ASCII) in the original can compare byte for byte.
             if std::str::from_utf8(&want).is_err() {

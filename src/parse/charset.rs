@@ -28,6 +28,32 @@ pub fn decode_css(bytes: &[u8]) -> String {
     decode(encoding, bytes)
 }
 
+/// Decodes a text part that declared no charset: as UTF-8 when its bytes are UTF-8, else in the
+/// legacy encoding they most likely are, as mail clients read unlabelled 8-bit mail (their
+/// fallback encoding, or a detector), rather than replacing every byte that is not US-ASCII.
+pub fn decode_unlabelled(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_string(),
+        Err(_) => decode(fallback(bytes), bytes),
+    }
+}
+
+/// Whether a charset label names US-ASCII, which no 8-bit byte can be in.
+pub fn is_ascii_label(label: &str) -> bool {
+    let label = label.trim().trim_matches('"');
+    ["us-ascii", "ascii", "ansi_x3.4-1968", "iso646-us"].iter().any(|l| label.eq_ignore_ascii_case(l))
+}
+
+/// Decodes a part labelled US-ASCII that holds 8-bit bytes, so that the label is wrong: as UTF-8
+/// when the bytes are UTF-8 (what such mail almost always is), else as windows-1252, to which the
+/// Encoding Standard maps the label.
+pub fn decode_mislabelled_ascii(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_string(),
+        Err(_) => WINDOWS_1252.decode_without_bom_handling(bytes).0.into_owned(),
+    }
+}
+
 /// `decode` honours a BOM over the encoding given, as browsers do.
 fn decode(encoding: &'static Encoding, bytes: &[u8]) -> String {
     encoding.decode(bytes).0.into_owned()

@@ -1,10 +1,12 @@
 //! Bytes → [`crate::model::Message`], one module per input format, all producing the same model:
-//! [`mime`] reads Internet messages (RFC 5322 and MIME, the only module that knows mail-parser);
+//! [`mime`] reads Internet messages (RFC 5322 and MIME, the only module that knows mail-parser),
+//! and reads again, with [`boundary`], the structure of those whose structure mail-parser misreads;
 //! [`mhtml`] applies the MHTML rules (RFC 2557) that make a saved web page out of a
 //! `multipart/related` tree: absolute Content-Locations, bases, and which part is the page;
 //! [`external`] reads `message/external-body` parts (RFC 2046 §5.2.3, RFC 2017): where their data
-//! lives, never the data itself. [`transfer`] undoes transfer encodings for the documents whose
-//! bytes are decoded here rather than by mail-parser (those without a charset).
+//! lives, never the data itself. [`transfer`] undoes transfer encodings for the bodies decoded here
+//! rather than by mail-parser (documents without a charset, uuencoded bodies, bodies mail-parser
+//! decodes otherwise than RFC 2045 advises).
 //! Files in other formats become the Internet message they stand for and are read by [`mime`]:
 //! [`emlx`] (Apple Mail), [`webarchive`] (Safari), and UTF-16 files; [`proplist`] reads the
 //! property lists of the first two within bounds.
@@ -21,6 +23,7 @@
 
 pub mod labels;
 
+mod boundary;
 mod build;
 mod charset;
 mod emlx;
