@@ -506,6 +506,15 @@ fn odd_field_name(raw: &[u8]) -> bool {
 
 #[test]
 fn every_corpus_part_decodes_as_python_email_decodes_it() {
+    if !(crate::common::needs::corpus("every_corpus_part_decodes_as_python_email_decodes_it")
+        && crate::common::needs::program(
+            "every_corpus_part_decodes_as_python_email_decodes_it",
+            "python3",
+            "apt-get install python3",
+        ))
+    {
+        return;
+    }
     let samples = corpus_messages();
     assert!(samples.len() > 2500, "messages in the corpus: {}", samples.len());
     let theirs = python_decodes(&samples);
