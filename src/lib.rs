@@ -17,6 +17,7 @@
 
 pub mod archive;
 pub mod config;
+pub mod crypto;
 pub mod dates;
 pub mod error;
 pub mod export;

@@ -11,6 +11,7 @@ mod browser;
 mod cli;
 mod connections;
 mod corpus;
+mod crypto;
 mod export;
 mod external;
 mod faults;

@@ -85,6 +85,9 @@ pub struct Archive {
     /// of them the indexer.
     database: Option<Arc<crate::postgres::Database>>,
     indexer_lock: Option<crate::postgres::IndexerLock>,
+    /// With `--index-decrypted`: the keys every message is decrypted with as it is read, so that
+    /// what its encrypted layers hide is indexed too (see [`Archive::index_decrypted`]).
+    index_keys: std::sync::OnceLock<Arc<crate::crypto::Keyring>>,
     pub progress: Progress,
 }
 
@@ -170,6 +173,7 @@ impl Archive {
             ingest_lock: Mutex::new(()),
             uploads,
             indexer_lock: database.as_ref().map(|d| crate::postgres::IndexerLock::new(Arc::clone(d))),
+            index_keys: std::sync::OnceLock::new(),
             progress: Progress {
                 // A replica serves what the database holds from the start; indexing adds to it.
                 ready: AtomicBool::new(database.is_some()),
@@ -177,6 +181,22 @@ impl Archive {
             },
             database,
         })
+    }
+
+    /// `--index-decrypted`: from now on, every message read (for the index, and back for viewing)
+    /// is decrypted with `keys` where it can be, so that search finds what encrypted mail says and
+    /// the messages it encloses are indexed. Call it before indexing starts; later calls change
+    /// nothing.
+    pub fn index_decrypted(&self, keys: Arc<crate::crypto::Keyring>) {
+        let _ = self.index_keys.set(keys);
+    }
+
+    /// `msg` as the index sees it: decrypted with the `--index-decrypted` keys, else as parsed.
+    fn as_indexed(keys: Option<&crate::crypto::Keyring>, msg: Message) -> Message {
+        match keys {
+            Some(k) => crate::parse::secure::decrypt(&msg, k).unwrap_or(msg),
+            None => msg,
+        }
     }
 
     /// The shared database this server is a replica of, if any.

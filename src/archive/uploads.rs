@@ -35,7 +35,11 @@ impl Archive {
             Kind::Other => return Err(Error::Unparseable),
         };
         // Parse everything first: a batch with an unreadable message stores nothing.
-        let parsed = messages.into_iter().map(|m| parse_message(Arc::from(m))).collect::<Result<Vec<_>, _>>()?;
+        let keys = self.index_keys.get().map(Arc::as_ref);
+        let parsed = messages
+            .into_iter()
+            .map(|m| parse_message(Arc::from(m)).map(|m| Archive::as_indexed(keys, m)))
+            .collect::<Result<Vec<_>, _>>()?;
         if parsed.is_empty() {
             return Err(Error::Unparseable);
         }

@@ -7,7 +7,7 @@ use std::sync::{Arc, LazyLock};
 use bytes::Bytes;
 use mail_parser::{Address, HeaderName, HeaderValue, MessageParser, MimeHeaders, PartType};
 
-use super::{charset, external, mhtml, tnef, transfer, MAX_DEPTH};
+use super::{charset, external, mhtml, secure, tnef, transfer, MAX_DEPTH};
 use crate::error::Error;
 use crate::ids::{derived_message_id, strip_angles};
 use crate::limits::MAX_PARTS;
@@ -40,7 +40,17 @@ pub(super) fn parse(raw: Arc<[u8]>) -> Result<Message, Error> {
         return Err(Error::Unparseable);
     }
     let mut parts_left = MAX_PARTS;
-    Ok(convert(&parsed, raw.clone(), 0, &mut parts_left))
+    Ok(convert(&parsed, raw.clone(), 0, &mut parts_left, 0))
+}
+
+/// A MIME entity found inside a signed or encrypted layer (`layers` deep), read as a message of
+/// its own, within what is left of the enclosing message's part budget.
+pub(super) fn parse_entity(raw: Bytes, depth: usize, parts_left: &mut usize, layers: usize) -> Option<Message> {
+    let parsed = PARSER.parse(&raw[..])?;
+    if parsed.parts.is_empty() {
+        return None;
+    }
+    Some(convert(&parsed, raw.clone(), depth, parts_left, layers))
 }
 
 /// The bytes of an enclosed message: a view into the enclosing message's buffer when they lie in
@@ -57,8 +67,8 @@ fn enclosed_bytes(outer: &Bytes, inner: &[u8]) -> Bytes {
 }
 
 /// Our model of a parsed message; `parts_left` is what remains of the part budget shared with the
-/// messages it encloses.
-fn convert(msg: &mail_parser::Message<'_>, raw: Bytes, depth: usize, parts_left: &mut usize) -> Message {
+/// messages it encloses; `layers` counts the signed and encrypted layers it lies inside.
+fn convert(msg: &mail_parser::Message<'_>, raw: Bytes, depth: usize, parts_left: &mut usize, layers: usize) -> Message {
     let message_id = msg.message_id().map(|m| strip_angles(m).to_string()).filter(|m| !m.is_empty());
     let id = message_id.clone().unwrap_or_else(|| derived_message_id(&raw));
     let mut out = Message {
@@ -74,28 +84,41 @@ fn convert(msg: &mail_parser::Message<'_>, raw: Bytes, depth: usize, parts_left:
         raw,
         origin: Default::default(),
         lookups: Default::default(),
+        seals: Vec::new(),
     };
-    let mut walk = Walk { depth, seen: vec![false; msg.parts.len()], parts_left };
+    let mut walk = Walk { depth, layers, seen: vec![false; msg.parts.len()], parts_left };
     add_part(msg, 0, None, String::new(), &mut walk, &mut out);
     // What a winmail.dat hides becomes parts too; its body is taken only when the message has none
     // of that kind.
     let (tnef_html, tnef_text) = tnef::expand(&mut out, walk.parts_left);
-    mhtml::resolve_locations(&mut out);
-    let (html, text) = mhtml::select_body(&out, 0, 0);
+    // What is only signed is unwrapped into parts; what is encrypted is noted for the view stage.
+    secure::unwrap(&mut out, depth, walk.parts_left, layers);
+    choose_bodies(&mut out, tnef_html, tnef_text);
+    out
+}
+
+/// Resolves the parts' locations and chooses the bodies shown (the HTML and text bodies, else an
+/// image), with those found in a winmail.dat as the fallback. Run again when parts are grafted
+/// in later (a decrypted layer).
+pub(super) fn choose_bodies(out: &mut Message, tnef_html: Option<PartIdx>, tnef_text: Option<PartIdx>) {
+    mhtml::resolve_locations(out);
+    let (html, text) = mhtml::select_body(out, 0, 0);
     out.html_body = html.or(tnef_html);
     let blank = |t: PartIdx| out.parts[t].bytes().iter().all(u8::is_ascii_whitespace);
     out.text_body = text.filter(|&t| !blank(t)).or(tnef_text).or(text);
+    out.image_body = None;
     if out.html_body.is_none() && out.text_body.is_none() {
-        out.image_body = mhtml::select_image(&out, 0, 0);
+        out.image_body = mhtml::select_image(out, 0, 0);
     }
-    mhtml::adopt_page_base(&mut out);
-    out
+    mhtml::adopt_page_base(out);
 }
 
 /// Where a walk over one message's parts stands.
 struct Walk<'a> {
     /// How deep the message is enclosed.
     depth: usize,
+    /// Signed and encrypted layers the message lies inside.
+    layers: usize,
     /// mail-parser's parts already added: a part listed twice is taken once.
     seen: Vec<bool>,
     /// What is left of the part budget shared with enclosing and enclosed messages.
@@ -180,7 +203,7 @@ fn add_part(
         PartType::Multipart(_) => Body::Multipart,
         PartType::Message(inner) if depth < MAX_DEPTH && !inner.parts.is_empty() => {
             let inner_raw = enclosed_bytes(&out.raw, inner.raw_message());
-            let inner = convert(inner, inner_raw, depth + 1, walk.parts_left);
+            let inner = convert(inner, inner_raw, depth + 1, walk.parts_left, walk.layers);
             out.truncated |= inner.truncated;
             Body::Message(Box::new(inner))
         }

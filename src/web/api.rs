@@ -13,6 +13,7 @@ use super::error::{wants_html, ApiError, PageError, Problem};
 use super::extract::{flag, Ids, Params};
 use super::state::AppState;
 use crate::archive::Loaded;
+use crate::crypto::{EncryptionStatus, Protocol, SignatureStatus};
 use crate::error::Error;
 use crate::ids::encode_segment;
 use crate::index::folders::FolderNode;
@@ -20,6 +21,7 @@ use crate::index::{Entry, Location};
 use crate::model::{Body, External, Message, PartIdx};
 use crate::route;
 use crate::view::browse::{self, Scope};
+use crate::view::security::Security;
 use crate::view::stats::Stats;
 use crate::view::{blocking, now, Found, View};
 
@@ -383,6 +385,147 @@ pub struct MessageDetail {
     pub parts: Vec<PartNode>,
     /// The thread in reading order (the message itself included), each with its reply depth.
     pub thread: Vec<ThreadItem>,
+    /// Its signatures, checked now against the trust given (`--trust`), and its encryption.
+    pub security: SecurityInfo,
+}
+
+/// A message's signed and encrypted layers (S/MIME, OpenPGP).
+#[derive(Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct SecurityInfo {
+    /// Every signature over what the message shows, outermost first; empty when it is unsigned.
+    pub signatures: Vec<SignatureInfo>,
+    /// Its outermost encrypted layer; `null` when it is not encrypted.
+    pub encryption: Option<EncryptionInfo>,
+}
+
+/// One signature and what checking it found.
+#[derive(Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct SignatureInfo {
+    pub protocol: SecurityProtocol,
+    pub status: SignatureStatusName,
+    /// The signer's address, from its certificate or key.
+    pub signer: Option<String>,
+    /// The signer's name, from its certificate or key.
+    pub name: Option<String>,
+    /// OpenPGP: the fingerprint of the signing key (or the key id the signature names, when the
+    /// key is unknown), upper-case hexadecimal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_id: Option<String>,
+    /// S/MIME: the signer's certificate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<CertificateSummary>,
+    /// When the signature says it was made (RFC 3339).
+    pub signed_at: Option<String>,
+    /// What was found, in a sentence (for `error`: why it could not be checked).
+    pub detail: String,
+}
+
+/// `smime` (RFC 8551) or `openpgp` (RFC 3156, RFC 9580).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SecurityProtocol {
+    Smime,
+    Openpgp,
+}
+
+/// `valid`: the content matches, the signer chains to a trust anchor given and was valid when it
+/// signed, and is the sender; `invalid`: the content does not match; `untrusted`: it matches, but
+/// nothing given vouches for the signer (or the signer is not the sender); `expired`: the
+/// certificate or key was not valid when it signed; `unknown-key`: no public key for the OpenPGP
+/// signer was given; `error`: it could not be read or checked (see `detail`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SignatureStatusName {
+    Valid,
+    Invalid,
+    Untrusted,
+    Expired,
+    UnknownKey,
+    Error,
+}
+
+/// An X.509 certificate, as a reader is shown it.
+#[derive(Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct CertificateSummary {
+    /// The subject's distinguished name (RFC 4514).
+    pub subject: String,
+    pub issuer: String,
+    /// The serial number, upper-case hexadecimal.
+    pub serial: String,
+    /// RFC 3339.
+    pub not_before: String,
+    pub not_after: String,
+}
+
+/// A message's encryption.
+#[derive(Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct EncryptionInfo {
+    pub protocol: SecurityProtocol,
+    /// `decrypted` with a key given (`--key`): its content is shown (and held only in memory);
+    /// `no-key`: none of the keys given opens it, and nothing of its content is shown; `failed`: a
+    /// key fits but it could not be decrypted (see `detail`).
+    pub status: EncryptionStatusName,
+    /// Whom it was encrypted to: for S/MIME each recipient certificate's issuer and serial number
+    /// (or subject key identifier), for OpenPGP the key ids.
+    pub recipients: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum EncryptionStatusName {
+    Decrypted,
+    NoKey,
+    Failed,
+}
+
+impl SecurityInfo {
+    pub fn of(s: &Security) -> SecurityInfo {
+        let protocol = |p: Protocol| match p {
+            Protocol::Smime => SecurityProtocol::Smime,
+            Protocol::OpenPgp => SecurityProtocol::Openpgp,
+        };
+        SecurityInfo {
+            signatures: s
+                .signatures
+                .iter()
+                .map(|r| SignatureInfo {
+                    protocol: protocol(r.protocol),
+                    status: match r.status {
+                        SignatureStatus::Valid => SignatureStatusName::Valid,
+                        SignatureStatus::Invalid => SignatureStatusName::Invalid,
+                        SignatureStatus::Untrusted => SignatureStatusName::Untrusted,
+                        SignatureStatus::Expired => SignatureStatusName::Expired,
+                        SignatureStatus::UnknownKey => SignatureStatusName::UnknownKey,
+                        SignatureStatus::Error => SignatureStatusName::Error,
+                    },
+                    signer: r.signer.clone(),
+                    name: r.name.clone(),
+                    key_id: r.key_id.clone(),
+                    certificate: r.certificate.as_ref().map(|c| CertificateSummary {
+                        subject: c.subject.clone(),
+                        issuer: c.issuer.clone(),
+                        serial: c.serial.clone(),
+                        not_before: c.not_before.clone(),
+                        not_after: c.not_after.clone(),
+                    }),
+                    signed_at: r.signed_at.clone(),
+                    detail: r.detail.clone(),
+                })
+                .collect(),
+            encryption: s.encryption.as_ref().map(|e| EncryptionInfo {
+                protocol: protocol(e.protocol),
+                status: match e.status {
+                    EncryptionStatus::Decrypted => EncryptionStatusName::Decrypted,
+                    EncryptionStatus::NoKey => EncryptionStatusName::NoKey,
+                    EncryptionStatus::Failed => EncryptionStatusName::Failed,
+                },
+                recipients: e.recipients.clone(),
+                detail: e.detail.clone(),
+            }),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
@@ -426,7 +569,8 @@ fn part_node(view: &View, key: &str, msg: &Message, idx: PartIdx, now: i64) -> P
     }
 }
 
-pub fn detail(view: &View, loaded: &Loaded) -> MessageDetail {
+/// A message's JSON; `security` is what [`View::security_of`] found of it.
+pub fn detail(view: &View, loaded: &Loaded, security: &Security) -> MessageDetail {
     let msg = loaded.message();
     let e = &loaded.entry;
     let key = &e.key;
@@ -454,10 +598,12 @@ pub fn detail(view: &View, loaded: &Loaded) -> MessageDetail {
             .into_iter()
             .map(|t| ThreadItem { depth: t.depth, message: MessageSummary::of(&t.entry) })
             .collect(),
+        security: SecurityInfo::of(security),
     }
 }
 
-/// One message: its headers, its part tree, and its thread.
+/// One message: its headers, its part tree, its thread, and what its signatures and encryption
+/// come to (checked when asked, against `--trust`; decrypted with `--key`, in memory only).
 #[utoipa::path(get, path = "/api/messages/{id}", tag = "messages",
     params(("id" = String, Path, description = "The message id (an RFC 2392 url-addr-spec, percent-encoded)")),
     responses(
@@ -470,7 +616,8 @@ pub async fn get_message(
     Ids(id, _): Ids<String>,
 ) -> Result<Json<MessageDetail>, ApiError> {
     let loaded = state.view.load(&id).await?;
-    Ok(Json(detail(&state.view, &loaded)))
+    let security = state.view.security_of(&loaded).await?;
+    Ok(Json(detail(&state.view, &loaded, &security)))
 }
 
 /// Upload: one raw message (`Content-Type: message/rfc822`) or a multipart form of files (messages
@@ -509,7 +656,14 @@ pub async fn upload(State(state): State<AppState>, req: Request) -> Response {
             }
         }
         Ok(loaded) => {
-            let body: Vec<MessageDetail> = loaded.iter().map(|l| detail(&state.view, l)).collect();
+            let mut body: Vec<MessageDetail> = Vec::with_capacity(loaded.len());
+            for l in &loaded {
+                let security = match state.view.security_of(l).await {
+                    Ok(s) => s,
+                    Err(e) => return ApiError(e).into_response(),
+                };
+                body.push(detail(&state.view, l, &security));
+            }
             let mut res = (StatusCode::CREATED, Json(&body)).into_response();
             if let Some(first) = body.first() {
                 if let Ok(v) = HeaderValue::from_str(&format!("/api/messages/{}", first.summary.id)) {

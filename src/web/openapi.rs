@@ -62,6 +62,13 @@ use crate::error::Error;
         api::EnclosedMessage,
         api::ExternalBody,
         api::ThreadItem,
+        api::SecurityInfo,
+        api::SignatureInfo,
+        api::SecurityProtocol,
+        api::SignatureStatusName,
+        api::CertificateSummary,
+        api::EncryptionInfo,
+        api::EncryptionStatusName,
         Problem
     )),
     tags(
