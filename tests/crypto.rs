@@ -88,7 +88,7 @@ fn statuses(s: &Security) -> Vec<&'static str> {
 }
 
 /// Each fixture: the signature statuses, the encryption status, and words the reader sees.
-const CASES: &[(&str, &[&str], Option<&str>, &str)] = &[
+pub const CASES: &[(&str, &[&str], Option<&str>, &str)] = &[
     ("smime-opaque-signed.eml", &["valid"], None, "quokka sunrise"),
     ("smime-opaque-signed-ber.eml", &["valid"], None, "quokka sunrise"),
     ("smime-detached.eml", &["valid"], None, "quokka sunrise"),

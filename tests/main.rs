@@ -12,6 +12,7 @@ mod cli;
 mod connections;
 mod corpus;
 mod crypto;
+mod crypto_web;
 mod export;
 mod external;
 mod faults;

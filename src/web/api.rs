@@ -276,6 +276,31 @@ pub struct PartNode {
     /// an http or https URL, else `404`; mailshelf never fetches the data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external: Option<ExternalBody>,
+    /// Only on the machinery of a signed or encrypted layer, which is no attachment: `signature`
+    /// (a `smime.p7s` or `signature.asc`, checked in the message's `security`), `signed` (S/MIME
+    /// signed-data whose content is this node's `parts`), `encrypted` (encrypted data, whose
+    /// content, once decrypted with a key given, is this node's `parts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<PartRole>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PartRole {
+    Signature,
+    Signed,
+    Encrypted,
+}
+
+/// What part `idx` is to a signed or encrypted layer of `msg`, if anything.
+fn part_role(msg: &Message, idx: PartIdx) -> Option<PartRole> {
+    use crate::model::SealKind;
+    msg.seals.iter().filter(|s| s.hidden.contains(&idx)).find_map(|s| match s.kind {
+        SealKind::Detached { .. } => Some(PartRole::Signature),
+        SealKind::Opaque { .. } => Some(PartRole::Signed),
+        SealKind::Encrypted { .. } => Some(PartRole::Encrypted),
+        _ => None,
+    })
 }
 
 /// Where the data of a `message/external-body` part lives (RFC 2046 §5.2.3, RFC 2017), with what
@@ -566,6 +591,7 @@ fn part_node(view: &View, key: &str, msg: &Message, idx: PartIdx, now: i64) -> P
         message,
         parts,
         external: p.external.as_ref().map(|e| ExternalBody::of(e, now)),
+        role: part_role(msg, idx),
     }
 }
 

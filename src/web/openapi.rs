@@ -62,6 +62,7 @@ use crate::error::Error;
         api::EnclosedMessage,
         api::ExternalBody,
         api::ThreadItem,
+        api::PartRole,
         api::SecurityInfo,
         api::SignatureInfo,
         api::SecurityProtocol,

@@ -133,10 +133,10 @@ fn check(sig: &Signature, data: &[u8], ctx: &Context<'_>) -> SignatureReport {
     }
     let Some(component) = find_key(sig, ctx.keys.pgp_public_keys()) else {
         report.status = SignatureStatus::UnknownKey;
-        report.detail = format!(
-            "No public key {} was given (--trust), so the signature cannot be checked.",
-            report.key_id.as_deref().map_or(String::new(), |k| format!("for {k} "))
-        );
+        report.detail = match report.key_id.as_deref() {
+            Some(k) => format!("No public key for {k} was given (--trust), so the signature cannot be checked."),
+            None => "The signature names no key, so it cannot be checked.".to_string(),
+        };
         return report;
     };
     let (key, verified) = match &component {
