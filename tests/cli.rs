@@ -21,6 +21,10 @@ fn help_names_every_flag_and_its_environment_variable() {
         "MAILSHELF_CORS_ORIGINS",
         "MAILSHELF_MAX_CONNECTIONS",
         "MAILSHELF_HEADER_TIMEOUT",
+        "MAILSHELF_KEYS",
+        "MAILSHELF_TRUST",
+        "MAILSHELF_KEY_PASSPHRASE_FILE",
+        "MAILSHELF_INDEX_DECRYPTED",
     ] {
         assert!(help.contains(env), "{env} in --help");
     }
@@ -36,6 +40,8 @@ fn bad_input_is_a_clear_error_and_a_failing_exit() {
         (&["serve", "--cors-origin", "https://x.example/path"], "is not an origin"),
         (&["serve", "--max-connections", "0"], "0 is not in 1..="),
         (&["serve", "--header-timeout", "0"], "0 is not in 1..="),
+        (&["serve", "--key", "/no/such/key.p12"], "/no/such/key.p12: no such file"),
+        (&["serve", "--trust", "/etc/hostname"], "holds neither PEM certificates nor OpenPGP public keys"),
     ];
     for (args, want) in cases {
         let out = mailshelf().args(*args).arg("--data-dir").arg(data.path()).output().expect("runs");

@@ -309,3 +309,105 @@ fn openssl_and_gpg_agree_with_every_valid_and_invalid() {
     }
     assert!(checked >= 17, "checked {checked} signatures");
 }
+
+#[test]
+fn key_files_of_every_kind_load() {
+    let nm = crate::common::corpus_dir().join("notmuch/test");
+    let cases: &[(&[PathBuf], Option<&str>, bool)] = &[
+        (&[key("alice.p12")], Some("secret"), true),
+        (&[key("alice-legacy.p12")], Some("secret"), true),
+        (&[key("alice.key-and-cert.pem")], None, true),
+        (&[key("carol-encrypted.pem")], Some("secret"), true),
+        (&[key("alice-openpgp.sec.asc")], None, true),
+        (&[key("carol-openpgp-locked.sec.asc")], Some("secret"), true),
+        (&[nm.join("smime/bob.p12")], Some(""), true),
+        (&[nm.join("smime/0xE0972A47.p12")], Some(""), true),
+        (&[nm.join("smime/key+cert.pem")], None, true),
+        (&[nm.join("openpgp4-secret-key.asc")], None, true),
+    ];
+    for (files, pass, decrypts) in cases {
+        let ring = Keyring::load(files, &[], *pass, None).unwrap_or_else(|e| panic!("{files:?}: {e}"));
+        assert_eq!(ring.can_decrypt(), *decrypts, "{files:?}");
+    }
+    // A PKCS #12 file opens Alice's mail as well as her PEM file does.
+    let ring = Keyring::load(&[key("alice-legacy.p12")], &[], Some("secret"), None).expect("loads");
+    let (msg, s) = open(&fixtures().join("messages/smime-encrypted-rsa.eml"), &ring);
+    assert_eq!(s.encryption.map(|e| e.status), Some(EncryptionStatus::Decrypted));
+    assert!(shown_text(&msg).contains("marmalade"));
+}
+
+#[test]
+fn unusable_key_files_stop_start_up_naming_the_file() {
+    let junk = tempfile::NamedTempFile::new().expect("tmp");
+    std::fs::write(junk.path(), b"not a key at all").expect("write");
+    let cases: &[(PathBuf, Option<&str>, &str)] = &[
+        (key("alice.p12"), Some("wrong"), "passphrase is wrong"),
+        (key("alice-legacy.p12"), None, "passphrase is wrong"),
+        (key("carol-encrypted.pem"), None, "give the passphrase"),
+        (key("carol-encrypted.pem"), Some("wrong"), "does not open"),
+        (key("carol-openpgp-locked.sec.asc"), None, "does not open it"),
+        (key("openpgp-trusted.asc"), None, "give it with --trust"),
+        (key("alice.key"), None, "no certificate for its private key"),
+        (key("alice.pem"), None, "no private key"),
+        (junk.path().to_path_buf(), None, "neither a PEM key"),
+        (PathBuf::from("/no/such/key.pem"), None, "no such file"),
+    ];
+    for (file, pass, want) in cases {
+        let err = Keyring::load(std::slice::from_ref(file), &[], *pass, None).expect_err("refused");
+        assert_eq!(&err.path, file);
+        assert!(err.reason.contains(want), "{}: {err}", file.display());
+    }
+    let err = Keyring::load(&[], &[key("alice-openpgp.sec.asc")], None, None).expect_err("a secret key is no trust");
+    assert!(err.reason.contains("--key"), "{err}");
+}
+
+#[test]
+fn a_keyring_shows_no_key_material() {
+    let shown = format!("{:?}", keyring());
+    assert!(shown.contains("smime_keys: 3") && shown.contains("openpgp_secret_keys: 3"), "{shown}");
+    assert!(!shown.contains("PRIVATE") && !shown.contains("secret\""), "{shown}");
+    assert!(shown.len() < 300, "{shown}");
+}
+
+/// A signed-data object carrying `content` (no signer: enough to be unwrapped).
+fn signed_data(content: &[u8]) -> Vec<u8> {
+    fn tlv(tag: u8, body: &[u8]) -> Vec<u8> {
+        let mut out = vec![tag];
+        let n = body.len();
+        if n < 0x80 {
+            out.push(n as u8);
+        } else {
+            out.extend_from_slice(&[0x84, (n >> 24) as u8, (n >> 16) as u8, (n >> 8) as u8, n as u8]);
+        }
+        out.extend_from_slice(body);
+        out
+    }
+    let oid = |s: &[u8]| tlv(0x06, s);
+    let id_data = oid(&[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x07, 0x01]);
+    let id_signed = oid(&[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x07, 0x02]);
+    let encap = tlv(0x30, &[id_data, tlv(0xa0, &tlv(0x04, content))].concat());
+    let sd = tlv(0x30, &[tlv(0x02, &[1]), tlv(0x31, &[]), encap, tlv(0x31, &[])].concat());
+    tlv(0x30, &[id_signed, tlv(0xa0, &sd)].concat())
+}
+
+#[test]
+fn signed_layers_beyond_the_limit_are_not_opened() {
+    use base64::Engine as _;
+    let mut entity = b"Content-Type: text/plain\r\n\r\nThe innermost word is ocelot.\r\n".to_vec();
+    for _ in 0..12 {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(signed_data(&entity));
+        entity = format!(
+            "Content-Type: application/pkcs7-mime; smime-type=signed-data\r\nContent-Transfer-Encoding: base64\r\n\r\n{b64}\r\n"
+        )
+        .into_bytes();
+    }
+    let mut raw = b"From: a@example.org\r\nSubject: deep\r\n".to_vec();
+    raw.extend_from_slice(&entity);
+    let msg = mailshelf::parse::parse_message(Arc::from(raw)).expect("parses");
+    assert!(!all_text(&msg).contains("ocelot"), "the innermost layer is not opened");
+    let s = check(&msg, &trust_only(), 0);
+    let deep = s.signatures.iter().find(|r| r.detail.contains("more than 8")).expect("the limit is reported");
+    assert_eq!(deep.status, SignatureStatus::Error);
+    // Eight layers are opened (each an `error`: none has a signer).
+    assert_eq!(s.signatures.iter().filter(|r| r.status == SignatureStatus::Error).count(), 9);
+}

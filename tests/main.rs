@@ -12,6 +12,7 @@ mod cli;
 mod connections;
 mod corpus;
 mod crypto;
+mod crypto_corpus;
 mod crypto_web;
 mod export;
 mod external;

@@ -220,3 +220,36 @@ pub(crate) fn verify(
         (key_alg, _) => Err(CryptoError::new(format!("its key ({key_alg}) does not fit its signature algorithm"))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An `RSAPublicKey` with a modulus of `bytes` bytes (all ones: odd and of full length).
+    fn rsa_key_der(bytes: usize) -> Vec<u8> {
+        let int = |v: &[u8]| {
+            let mut out = vec![0x02, 0x82, ((v.len() + 1) >> 8) as u8, (v.len() + 1) as u8, 0x00];
+            out.extend_from_slice(v);
+            out
+        };
+        let body: Vec<u8> = int(&vec![0xff; bytes]).into_iter().chain([0x02, 0x03, 0x01, 0x00, 0x01]).collect();
+        let mut der = vec![0x30, 0x82, (body.len() >> 8) as u8, body.len() as u8];
+        der.extend(body);
+        der
+    }
+
+    #[test]
+    fn rsa_keys_beyond_the_limit_are_refused_before_any_work() {
+        assert!(rsa_public_key(&rsa_key_der(MAX_RSA_BITS / 8)).is_ok(), "16384 bits are checked");
+        let err = rsa_public_key(&rsa_key_der(MAX_RSA_BITS / 8 + 1)).expect_err("16392 bits are not");
+        assert!(err.0.contains("more than the 16384"), "{err}");
+    }
+
+    #[test]
+    fn weak_and_unknown_digests_are_named() {
+        let md5 = DigestAlg::from_oid(&MD5).expect_err("MD5 is refused");
+        assert!(md5.0.contains("MD5"));
+        assert!(DigestAlg::from_oid(&Oid::new_unwrap("1.2.3.4")).is_err());
+        assert_eq!(DigestAlg::from_oid(&SHA256), Ok(DigestAlg::Sha256));
+    }
+}
