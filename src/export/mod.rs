@@ -186,6 +186,7 @@ pub fn attachments(msg: &Message) -> impl Iterator<Item = PartIdx> + '_ {
     msg.parts.iter().enumerate().filter_map(move |(i, p)| {
         let counts = !p.is_multipart()
             && p.is_attachment_like()
+            && !msg.is_seal_machinery(i)
             && p.related_scope.is_none()
             && Some(i) != msg.html_body
             && Some(i) != msg.text_body;

@@ -412,7 +412,7 @@ fn build_conversation(view: &View, opened: EntryId) -> ConversationPage {
         .iter()
         .take(CONVERSATION_MAX)
         .filter_map(|t| {
-            let loaded = view.archive().load(t.id).ok()?;
+            let loaded = view.opened(view.archive().load(t.id).ok()?);
             let msg = loaded.message();
             let key = &loaded.entry.key;
             let html_src = msg
@@ -694,6 +694,10 @@ pub struct MessagePage {
     older: Option<String>,
     /// The class that sets the body frame's starting height (see [`crate::view::frame`]).
     frame_class: &'static str,
+    /// Its signatures and encryption, one line each, above the body.
+    security: Vec<crate::view::security::Line>,
+    /// An encrypted layer stayed closed: nothing of the content is shown.
+    closed: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -789,6 +793,7 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
     let (thread, prev_in_thread, next_in_thread) = thread_view(view, loaded.id);
     let (newer, older) = list_neighbours(view, loaded.id);
     let frame_class = frame_class(msg);
+    let security = view.security(loaded);
     let (flags, source) = match &loaded.entry.location {
         Location::Top { flags, .. } => (flags.clone().filter(|f| !f.is_empty()), loaded.entry.location.display()),
         Location::Nested { .. } => (None, None),
@@ -844,6 +849,8 @@ fn build_message_page(view: &View, loaded: &Loaded, remote: bool, want_text: boo
         newer,
         older,
         frame_class,
+        closed: security.closed(),
+        security: security.summary(),
     }
 }
 
@@ -858,6 +865,7 @@ fn attachments_of(key: &str, msg: &Message) -> Vec<Attachment> {
             // not attachments, unless the sender marked them so.
             let inline_resource = p.related_scope.is_some() && p.disposition.as_deref() != Some("attachment");
             !p.is_multipart()
+                && !msg.is_seal_machinery(*i)
                 && !body_parts.contains(&Some(*i))
                 && p.is_attachment_like()
                 && !inline_resource
