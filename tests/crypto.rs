@@ -234,7 +234,7 @@ fn split_signed(raw: &[u8]) -> (Vec<u8>, Vec<u8>) {
     let end = start + text[start..].find(&delimiter).expect("second delimiter");
     let sig_start = text[end..].find("-----BEGIN PGP SIGNATURE-----").expect("signature") + end;
     let sig_end = text[sig_start..].find("-----END PGP SIGNATURE-----").expect("signature end") + sig_start + 27;
-    (text[start..end].as_bytes().to_vec(), text[sig_start..sig_end].as_bytes().to_vec())
+    (text.as_bytes()[start..end].to_vec(), text.as_bytes()[sig_start..sig_end].to_vec())
 }
 
 /// `gpg --verify` of a detached signature over `data`, or of a clear-signed or signed message
@@ -300,7 +300,7 @@ fn openssl_and_gpg_agree_with_every_valid_and_invalid() {
                 (Protocol::OpenPgp, _) => {
                     let raw = String::from_utf8(std::fs::read(&path).expect("read")).expect("utf-8");
                     let from = raw.find("-----BEGIN PGP").expect("armor");
-                    gpg_verifies(home.path(), raw[from..].as_bytes(), &[]) == verdict
+                    gpg_verifies(home.path(), &raw.as_bytes()[from..], &[]) == verdict
                 }
             };
             assert!(agrees, "{file}: mailshelf says {:?}, the independent tool does not agree", r.status);

@@ -123,7 +123,7 @@ async fn without_keys_an_encrypted_message_shows_nothing_but_for_whom() {
 async fn signed_content_is_searched_and_decrypted_content_only_when_asked() {
     let (_dir, root) = archive();
     let count = |v: &Value| v["total"].as_u64().expect("total");
-    let app = TestApp::with_keys(&[root.clone()], keyring(), false);
+    let app = TestApp::with_keys(std::slice::from_ref(&root), keyring(), false);
     // Signed (not encrypted) content is indexed like any other: opaque, detached, clear-signed.
     assert!(count(&app.json("/api/messages?q=quokka").await) >= 10);
     assert!(count(&app.json("/api/messages?q=wombat").await) == 1);

@@ -531,7 +531,8 @@ mod tests {
 
     #[test]
     fn the_first_body_part_is_cut_exactly() {
-        let cases: &[(&str, &[u8], Option<&[u8]>)] = &[
+        type Case<'a> = (&'a str, &'a [u8], Option<&'a [u8]>);
+        let cases: &[Case<'_>] = &[
             (
                 "crlf",
                 b"preamble\r\n--b\r\nContent-Type: text/plain\r\n\r\nhi\r\n--b\r\nsig\r\n--b--\r\n",

@@ -108,7 +108,7 @@ fn expires(component: &Component<'_>) -> Option<i64> {
         .filter(|s| s.typ() != Some(SignatureType::SubkeyRevocation))
         .max_by_key(|s| s.created().map(|t| t.as_secs()))?;
     let d = newest.key_expiration_time()?;
-    (d.as_secs() > 0).then(|| created + i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 2))
+    (d.as_secs() > 0).then(|| created + i64::from(d.as_secs()))
 }
 
 fn revoked(component: &Component<'_>) -> bool {
