@@ -2,7 +2,10 @@
 //! script can fetch.
 //!
 //! The data flows one way, one module a stage:
-//! `ingest` (find sources, split mbox, list the items of Outlook data files with `pst`) → `parse` (each input format → our `model`) → `index`
+//! `ingest` (find sources, split mbox, list the items of Outlook data files with `pst`) → `parse` (each input format → our `model`) →
+//! `crypto` (S/MIME and OpenPGP on bytes: `parse` unwraps signed content with it, `view` checks
+//! signatures and decrypts with the user's keys on demand, the archive only with
+//! `--index-decrypted`) → `index`
 //! (lookups by Message-ID, Content-ID, hash; kept by `store` and `search`, or by `postgres` for
 //! replicas sharing a database; driven by `archive`) →
 //! `route` (our URLs, and resolving `cid:`/`mid:`/Content-Location references to them) →
@@ -12,7 +15,9 @@
 //! out, free of HTTP too.
 //!
 //! Imports follow the same order: a module uses only the stages before it and the leaf helpers
-//! (`error`, `config`, `ids`, `uri`, `dates`, `text`, `query`, `par`), never one after it. Inside
+//! (`error`, `config`, `ids`, `uri`, `dates`, `text`, `query`, `par`), never one after it.
+//! `crypto` works on bytes and knows neither the model nor any stage after it: `parse` (and `model`,
+//! for its vocabulary of statuses) may use it as a leaf. Inside
 //! `web`, the handlers sit above the plumbing they share and below the router (see [`web`]).
 
 pub mod archive;
