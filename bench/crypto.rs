@@ -42,11 +42,18 @@ fn main() {
     let [unsigned, signed] = [&args[0], &args[1]].map(PathBuf::from);
     let repeat: usize = std::env::var("BENCH_REPEAT").ok().and_then(|r| r.parse().ok()).unwrap_or(3);
     let keys_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/crypto/keys");
-    let keys = mailshelf::crypto::Keyring::load(&[], &[keys_dir.join("ca.pem"), keys_dir.join("openpgp-trusted.asc")], None, None)
-        .expect("trust loads");
+    let keys = mailshelf::crypto::Keyring::load(
+        &[],
+        &[keys_dir.join("ca.pem"), keys_dir.join("openpgp-trusted.asc")],
+        None,
+        None,
+    )
+    .expect("trust loads");
     let (plain, sealed) = (messages(&unsigned), messages(&signed));
     let parse_all = |set: &[Vec<u8>]| {
-        set.iter().map(|m| mailshelf::parse::parse_message(Arc::from(m.as_slice())).expect("parses")).collect::<Vec<_>>()
+        set.iter()
+            .map(|m| mailshelf::parse::parse_message(Arc::from(m.as_slice())).expect("parses"))
+            .collect::<Vec<_>>()
     };
     let (t_plain, _) = best(repeat, || parse_all(&plain));
     let (t_signed, parsed) = best(repeat, || parse_all(&sealed));

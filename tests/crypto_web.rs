@@ -171,9 +171,13 @@ async fn a_signed_page_finds_its_pictures_by_content_id() {
         let r = app.get(&picture).await;
         assert_eq!((r.status, r.header("content-type")), (StatusCode::OK, "image/png"), "{file}");
         assert!(r.body.starts_with(b"\x89PNG"), "{file}");
-        // The signature is the signature, not an attachment.
         let parts = detail["parts"].to_string();
         assert!(parts.contains("dot.png"), "{file}: the picture is in the part tree");
+        // Its thumbnail is made like any picture's.
+        let thumb = picture.replacen("/part/", "/thumb/", 1);
+        let r = app.get(&thumb).await;
+        assert_eq!(r.status, StatusCode::OK, "{file}: {thumb}");
+        assert!(r.header("content-type").starts_with("image/"), "{file}");
     }
 }
 

@@ -11,7 +11,7 @@
 //! [`outlook`] turns Outlook `.msg` files into the Internet message they stand for (with [`rtf`]
 //! for their compressed RTF bodies and [`codepage`] for 8-bit strings); [`tnef`] opens
 //! `winmail.dat` parts found by [`mime`] into child parts. [`secure`] finds the signed and
-//! encrypted layers (S/MIME, OpenPGP) of what [`mime`] read, unwraps what is only signed into
+//! encrypted layers (S/MIME, OpenPGP) of what `mime` read, unwraps what is only signed into
 //! parts, and opens encrypted layers on request with the user's keys (through [`crate::crypto`]).
 
 pub mod labels;

@@ -15,7 +15,7 @@
 //! at (the copy is held only in memory), the archive only with `--index-decrypted`.
 //!
 //! Layers nest (signed inside encrypted inside signed): each grafted entity is read by
-//! [`super::mime`] like any message, which finds its own layers, down to
+//! `parse::mime` like any message, which finds its own layers, down to
 //! [`MAX_SECURITY_LAYERS`].
 
 use bytes::Bytes;

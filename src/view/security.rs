@@ -1,5 +1,5 @@
 //! What a message's signed and encrypted layers mean to its reader, worked out when it is looked
-//! at: encrypted layers opened with the user's keys ([`Opened`], a decrypted copy of the message
+//! at: encrypted layers opened with the user's keys ([`Secrets::opened`], a decrypted copy of the message
 //! held only in memory, in a bounded cache), signatures checked against the user's trust anchors
 //! ([`Security`], in a bounded cache too). Nothing here is written anywhere: the index, the search
 //! index and the database only ever see what parsing saw, unless `--index-decrypted` (see

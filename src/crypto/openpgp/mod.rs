@@ -1,8 +1,8 @@
 //! OpenPGP (RFC 9580, and the RFC 4880 keys and messages people have) through rPGP: finding
 //! armored blocks in text (inline PGP), opening what is only signed (a clear-signed text, a
 //! signed-only message) so that its content can be shown at once, listing whom an encrypted
-//! message is for, and, on demand, [`verify`]ing signatures with the public keys the user gave
-//! and [`decrypt`]ing with the secret keys the user gave.
+//! message is for, and, on demand, [`verify_detached`]ing signatures with the public keys the user gave
+//! and [`decrypt()`]ing with the secret keys the user gave.
 //!
 //! Signatures are kept apart from what they sign ([`Opened::signatures`], serialized signature
 //! packets): a signature inside a message (one-pass signed, or signed then encrypted) is checked
