@@ -153,5 +153,6 @@ pub const MAX_SIGNERS: usize = 16;
 pub const MAX_CHAIN_LENGTH: usize = 8;
 pub const MAX_CHAIN_CHECKS: usize = 64;
 
-/// Key derivation rounds a PKCS #12 file may ask for (real ones ask 2,048 to 600,000).
-pub const MAX_KDF_ITERATIONS: u32 = 10_000_000;
+/// Key derivation rounds a PKCS #12 file may ask for (real ones ask 2,048 to 600,000; two million
+/// take a couple of seconds).
+pub const MAX_KDF_ITERATIONS: u32 = 2_000_000;

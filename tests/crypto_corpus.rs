@@ -75,6 +75,18 @@ fn corpus_signed_and_encrypted_mail_reads_as_its_makers_meant() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+#[test]
+fn protected_headers_replace_the_masked_ones() {
+    let keys = notmuch_keys();
+    let dir = corpus_dir().join("notmuch/test/corpora/protected-headers");
+    let (msg, _) = open(&dir.join("protected-header.eml"), &keys);
+    let subject = msg.summary.subject.as_deref().unwrap_or("");
+    assert!(!subject.is_empty() && subject != "Subject Unavailable", "{subject:?}");
+    // A protected-headers parameter anywhere but on the protected entity's root counts for nothing.
+    let (msg, _) = open(&dir.join("misplaced-protected-header.eml"), &keys);
+    assert_eq!(msg.summary.subject.as_deref(), Some("Subject Unavailable"));
+}
+
 /// [`open`] for any file the corpus holds (an Outlook file too).
 fn open_file(path: &Path, keys: &Keyring) -> (mailshelf::model::Message, mailshelf::view::security::Security) {
     if path.extension().is_some_and(|e| e == "msg") {

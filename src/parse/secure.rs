@@ -380,6 +380,20 @@ fn graft(out: &mut Message, at: PartIdx, inner: Message) -> Option<PartIdx> {
     if inner.parts.is_empty() {
         return None;
     }
+    // Protected headers (draft-ietf-lamps-header-protection, `protected-headers="v1"` on the
+    // entity's root): what the layer carries replaces what the outside shows ("Subject
+    // Unavailable", "..."). Only the root of the protected entity counts.
+    if inner.parts[0].param("protected-headers").is_some() {
+        let s = &inner.summary;
+        let o = &mut out.summary;
+        o.subject = s.subject.clone().or(o.subject.take());
+        o.from = s.from.clone().or(o.from.take());
+        o.to = s.to.clone().or(o.to.take());
+        o.cc = s.cc.clone().or(o.cc.take());
+        if s.date.is_some() {
+            (o.date, o.timestamp) = (s.date.clone(), s.timestamp);
+        }
+    }
     let base = out.parts.len();
     let prefix = format!("{}.1", out.parts[at].section);
     let empty = out.parts[at].raw_range.start;
