@@ -97,3 +97,62 @@ impl<'a> Walk<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cert(name: &str) -> Cert {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/crypto/keys").join(name);
+        let pem = std::fs::read(&path).expect("fixture");
+        Cert::from_pem_all(&pem).expect("reads").remove(0)
+    }
+
+    #[test]
+    fn paths_lead_to_anchors_only_through_authorities_valid_at_the_time() {
+        let (alice, dave, mallory, bob) = (cert("alice.pem"), cert("dave.pem"), cert("mallory.pem"), cert("bob.pem"));
+        let (ca, foreign) = (cert("ca.pem"), cert("foreign-ca.pem"));
+        let now = 1_800_000_000;
+        let in_2020 = 1_590_000_000;
+        let cases: Vec<(&str, &Cert, Vec<Cert>, Vec<Cert>, i64, Path)> = vec![
+            ("issued by the anchor", &alice, vec![], vec![ca.clone()], now, Path::Trusted),
+            ("another authority's", &alice, vec![], vec![foreign.clone()], now, Path::Untrusted),
+            ("no anchor at all", &alice, vec![], vec![], now, Path::Untrusted),
+            ("the leaf itself trusted", &alice, vec![], vec![alice.clone()], now, Path::Trusted),
+            ("an authority carried, not trusted", &alice, vec![ca.clone()], vec![], now, Path::Untrusted),
+            ("one of several anchors", &mallory, vec![], vec![ca.clone(), foreign.clone()], now, Path::Trusted),
+            ("expired at the time", &dave, vec![], vec![ca.clone()], now, Path::Expired("CN=Dave Expired".into())),
+            (
+                "valid, but not its authority then",
+                &dave,
+                vec![],
+                vec![ca.clone()],
+                in_2020,
+                Path::Expired("CN=mailshelf Test CA".into()),
+            ),
+            ("a leaf is no authority", &alice, vec![], vec![bob.clone()], now, Path::Untrusted),
+            (
+                "before the authority existed",
+                &alice,
+                vec![],
+                vec![ca.clone()],
+                0,
+                Path::Expired("CN=Alice Signer".into()),
+            ),
+        ];
+        for (name, leaf, pool, anchors, at, want) in cases {
+            assert_eq!(walk(leaf, &pool, &anchors, at), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_message_full_of_look_alike_authorities_costs_a_bounded_walk() {
+        let (alice, ca) = (cert("alice.pem"), cert("ca.pem"));
+        // A thousand copies of her issuer among the message's certificates, and no anchor: at most
+        // MAX_CHAIN_CHECKS signature checks are spent.
+        let pool = vec![ca.clone(); 1000];
+        let started = std::time::Instant::now();
+        assert_eq!(walk(&alice, &pool, &[], 1_800_000_000), Path::Untrusted);
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    }
+}
