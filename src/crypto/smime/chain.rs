@@ -114,7 +114,9 @@ mod tests {
         let (ca, foreign) = (cert("ca.pem"), cert("foreign-ca.pem"));
         let now = 1_800_000_000;
         let in_2020 = 1_590_000_000;
-        let cases: Vec<(&str, &Cert, Vec<Cert>, Vec<Cert>, i64, Path)> = vec![
+        /// What is walked: a name, the leaf, the message's certificates, the anchors, the time.
+        type Case<'a> = (&'a str, &'a Cert, Vec<Cert>, Vec<Cert>, i64, Path);
+        let cases: Vec<Case<'_>> = vec![
             ("issued by the anchor", &alice, vec![], vec![ca.clone()], now, Path::Trusted),
             ("another authority's", &alice, vec![], vec![foreign.clone()], now, Path::Untrusted),
             ("no anchor at all", &alice, vec![], vec![], now, Path::Untrusted),
