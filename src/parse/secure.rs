@@ -105,10 +105,16 @@ fn detached(out: &mut Message, idx: PartIdx, protocol: Protocol) {
     let part = &out.parts[idx];
     let (content, signature_part) = (part.children[0], part.children[1]);
     let signature = out.parts[signature_part].shared_bytes();
-    let signed = part
-        .param("boundary")
-        .and_then(|b| first_body_part(out.raw.get(part.raw_range.clone()).unwrap_or(&[]), b))
-        .map(canonical_line_ends);
+    let range = part.raw_range.clone();
+    let body = if range.start <= range.end && range.end <= out.raw.len() { out.raw.slice(range) } else { Bytes::new() };
+    let signed = part.param("boundary").and_then(|b| first_body_part(&body, b)).map(|signed| {
+        // Already CRLF throughout (as sent): the message's own bytes, shared, not copied.
+        if has_bare_lf(signed) {
+            canonical_line_ends(signed)
+        } else {
+            body.slice_ref(signed)
+        }
+    });
     let kind = match signed {
         Some(signed) => SealKind::Detached { signed, signature },
         None => SealKind::Unreadable { reason: "its signed part could not be found in the message".into() },
@@ -140,10 +146,15 @@ pub(crate) fn first_body_part<'a>(body: &'a [u8], boundary: &str) -> Option<&'a 
     body.get(start..end.max(start))
 }
 
+/// Whether `bytes` has a line feed without a carriage return before it.
+fn has_bare_lf(bytes: &[u8]) -> bool {
+    memchr::memchr_iter(b'\n', bytes).any(|i| i == 0 || bytes[i - 1] != b'\r')
+}
+
 /// Line ends as signatures cover them (RFC 8551 §3.1.1, RFC 3156 §5): bare LF (as mbox and
 /// Maildir files often store mail) made CRLF.
 fn canonical_line_ends(bytes: &[u8]) -> Bytes {
-    if !bytes.iter().enumerate().any(|(i, &b)| b == b'\n' && (i == 0 || bytes[i - 1] != b'\r')) {
+    if !has_bare_lf(bytes) {
         return Bytes::copy_from_slice(bytes);
     }
     let mut out = Vec::with_capacity(bytes.len() + bytes.len() / 32);
