@@ -15,7 +15,8 @@
 //! out, free of HTTP too.
 //!
 //! Imports follow the same order: a module uses only the stages before it and the leaf helpers
-//! (`error`, `config`, `ids`, `uri`, `dates`, `text`, `query`, `par`), never one after it.
+//! (`error`, `config`, `ids`, `uri`, `dates`, `text`, `query`, `par`, and `mapi`: the MAPI properties
+//! and the code-page rule the Outlook readers of `ingest` and `parse` share), never one after it.
 //! `crypto` works on bytes and knows neither the model nor any stage after it: `parse` (and `model`,
 //! for its vocabulary of statuses) may use it as a leaf. Inside
 //! `web`, the handlers sit above the plumbing they share and below the router (see [`web`]).
@@ -30,6 +31,7 @@ pub mod ids;
 pub mod index;
 pub mod ingest;
 pub mod limits;
+pub mod mapi;
 pub mod memory;
 pub mod model;
 pub mod open;

@@ -23,9 +23,6 @@ pub async fn run(args: OpenArgs, shutdown: impl Future<Output = ()>) -> Result<(
     if config.index_decrypted {
         archive.index_decrypted(config.keys.clone());
     }
-    if let Some(dir) = archive.uploads_dir() {
-        std::fs::create_dir_all(dir)?;
-    }
     // A few files: read them all before answering, so the URL leads to the message itself.
     let roots = archive.roots(&config.paths);
     let indexer = archive.clone();

@@ -22,6 +22,12 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// A top-level message, parsed already.
+    pub(super) fn whole(id: EntryId, entry: Arc<Entry>, top: Arc<Message>) -> Loaded {
+        let top_hash = entry.hash;
+        Loaded { id, entry, top, top_hash, path: Vec::new() }
+    }
+
     pub fn message(&self) -> &Message {
         let mut m: &Message = &self.top;
         for &p in &self.path {

@@ -19,7 +19,7 @@ pub mod secure;
 
 mod build;
 mod charset;
-mod codepage;
+pub(crate) mod codepage;
 mod emlx;
 mod external;
 mod mhtml;
