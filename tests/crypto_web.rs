@@ -54,7 +54,7 @@ async fn security(app: &TestApp, file: &str) -> Value {
 }
 
 /// The text a reader sees of a message, fetched the way the page does.
-async fn shown(app: &TestApp, detail: &Value) -> String {
+pub async fn shown(app: &TestApp, detail: &Value) -> String {
     let mut out = String::new();
     for url in [&detail["text_url"], &detail["html_url"]] {
         if let Some(u) = url.as_str() {
@@ -191,7 +191,7 @@ async fn outlook_smime_messages_show_their_content() {
     // An opaque-signed Outlook message (IPM.Note.SMIME holding signed-data), made from the
     // encrypted one by putting a fixture's signed-data where its enveloped-data was.
     let opaque = tmp.path().join("opaque-signed.msg");
-    std::fs::write(&opaque, replace_attachment(&encrypted, &signed_data_of("smime-opaque-signed.eml"))).expect("write");
+    std::fs::write(&opaque, replace_attachment(&encrypted, &cms_of("smime-opaque-signed.eml"))).expect("write");
     let app = TestApp::with_keys(&[signed.clone(), encrypted.clone(), opaque.clone()], keyring(), false);
     let list = app.json("/api/messages").await;
     let id_of = |subject_part: &str| -> String {
@@ -240,8 +240,8 @@ fn collect_filenames(parts: &Value) -> Vec<(&str, Option<&str>)> {
     out
 }
 
-/// The DER of the signed-data a fixture carries, as `openssl` writes it out.
-fn signed_data_of(file: &str) -> Vec<u8> {
+/// The DER of the CMS object a fixture carries (signed or enveloped data), as `openssl` writes it out.
+pub fn cms_of(file: &str) -> Vec<u8> {
     let out = std::process::Command::new("openssl")
         .args(["cms", "-cmsout", "-outform", "DER", "-in"])
         .arg(fixtures().join("messages").join(file))

@@ -14,6 +14,7 @@ mod corpus;
 mod crypto;
 mod crypto_corpus;
 mod crypto_pages;
+mod crypto_pst;
 mod crypto_web;
 mod export;
 mod external;
