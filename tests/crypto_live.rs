@@ -30,13 +30,18 @@ fn run(cmd: &mut Command, input: &[u8]) -> (Vec<u8>, bool) {
 
 /// `openssl cms` with `args` (key files named by their fixture names), over `input`.
 fn cms(args: &[&str], input: &[u8]) -> Vec<u8> {
+    openssl("cms", args, input)
+}
+
+/// `openssl <command>` (`cms`, or `smime`, the older PKCS #7 one) with `args`, over `input`.
+fn openssl(command: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
     let mut cmd = Command::new("openssl");
-    cmd.arg("cms");
+    cmd.arg(command);
     for a in args {
         cmd.arg(if a.ends_with(".pem") || a.ends_with(".key") { key(a).into_os_string() } else { a.into() });
     }
     let (out, ok) = run(&mut cmd, input);
-    assert!(ok, "openssl cms {args:?}");
+    assert!(ok, "openssl {command} {args:?}");
     out
 }
 
@@ -98,6 +103,13 @@ fn mail_signed_and_encrypted_now_by_openssl_and_gpg_reads_as_they_verify() {
         args.extend_from_slice(extra);
         cms(&args, input)
     };
+    // `openssl smime`, the PKCS #7 command, writes the older types (application/x-pkcs7-mime,
+    // x-pkcs7-signature).
+    let pkcs7 = |extra: &[&str]| {
+        let mut args = vec!["-sign", "-signer", "alice.pem", "-inkey", "alice.key"];
+        args.extend_from_slice(extra);
+        message(alice, "made now", &openssl("smime", &args, text))
+    };
     let signed_then_encrypted = cms(
         &["-encrypt", "-aes-256-gcm", "-outform", "SMIME", "-recip", "carol.pem"],
         &sign("alice", &["-nodetach"], text),
@@ -133,6 +145,8 @@ fn mail_signed_and_encrypted_now_by_openssl_and_gpg_reads_as_they_verify() {
             None,
             None,
         ),
+        ("smime x-pkcs7-mime opaque", pkcs7(&["-nodetach"]), &["valid"], None, None),
+        ("smime x-pkcs7-signature detached", pkcs7(&[]), &["valid"], None, None),
         ("smime tampered", message(alice, "made now", tampered.as_bytes()), &["invalid"], None, Some(false)),
         (
             "smime AES-192-CBC to RSA",
@@ -229,5 +243,56 @@ fn mail_signed_and_encrypted_now_by_openssl_and_gpg_reads_as_they_verify() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert_eq!(cases.len(), 13);
+    assert_eq!(cases.len(), 15);
+}
+
+/// A message with one attachment: `name`, as `application/octet-stream`, holding `data`.
+fn with_attachment(name: &str, data: &[u8]) -> Vec<u8> {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(data);
+    let lines: Vec<&str> = b64.as_bytes().chunks(76).map(|c| std::str::from_utf8(c).unwrap_or("")).collect();
+    let entity = format!(
+        "Content-Type: multipart/mixed; boundary=\"m\"\r\n\r\n--m\r\nContent-Type: text/plain\r\n\r\nSee the file.\r\n\
+         --m\r\nContent-Type: application/octet-stream; name=\"{name}\"\r\nContent-Disposition: attachment; filename=\"{name}\"\r\n\
+         Content-Transfer-Encoding: base64\r\n\r\n{}\r\n--m--\r\n",
+        lines.join("\r\n")
+    );
+    message("Alice Signer <alice@example.org>", "a signed file", entity.as_bytes())
+}
+
+/// A `.p7m` file (opaque signed-data, as an attachment of any type) becomes what it signs: a
+/// message's content is shown as the message's, a document is an attachment under the name
+/// without `.p7m`; its signature is checked like any other, and openssl verifies it.
+#[test]
+fn signed_p7m_files_become_what_they_sign() {
+    let sign = |content: &[u8]| {
+        cms(
+            &["-sign", "-binary", "-nodetach", "-signer", "alice.pem", "-inkey", "alice.key", "-outform", "DER"],
+            content,
+        )
+    };
+    let inner = b"From: Alice Signer <alice@example.org>\r\nSubject: Inner\r\nContent-Type: text/plain\r\n\r\nThe inner word is axolotl.\r\n";
+    let pdf = b"%PDF-1.4\n% a document, not a message\n%%EOF\n";
+    let dir = tempfile::tempdir().expect("dir");
+    let keys = keyring();
+    for (name, content) in [("forwarded.p7m", &inner[..]), ("report.pdf.p7m", &pdf[..])] {
+        let der = sign(content);
+        let path = dir.path().join(format!("{name}.eml"));
+        std::fs::write(&path, with_attachment(name, &der)).expect("write");
+        let (msg, s) = open(&path, &keys);
+        let statuses: Vec<&str> = s.signatures.iter().map(|r| r.status.name()).collect();
+        assert_eq!(statuses, ["valid"], "{name}: {:?}", s.signatures);
+        let verify = ["-verify", "-inform", "DER", "-purpose", "smimesign", "-CAfile", "ca.pem"];
+        assert_eq!(cms(&verify, &der), content, "{name}: openssl verifies it");
+        let files: Vec<(Option<&str>, &str)> =
+            msg.attachments().map(|p| (p.filename.as_deref(), p.content_type.as_str())).collect();
+        if name == "forwarded.p7m" {
+            assert!(crate::crypto::all_text(&msg).contains("axolotl"), "{name}: the message it signs is read");
+            assert!(files.is_empty(), "{name}: {files:?}");
+        } else {
+            assert_eq!(files, [(Some("report.pdf"), "application/pdf")], "{name}");
+            let part = msg.attachments().next().expect("the document");
+            assert!(matches!(&part.body, mailshelf::model::Body::Binary(b) if b[..] == pdf[..]), "{name}: its bytes");
+        }
+    }
 }
