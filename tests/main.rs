@@ -13,6 +13,7 @@ mod connections;
 mod corpus;
 mod crypto;
 mod crypto_corpus;
+mod crypto_damaged;
 mod crypto_live;
 mod crypto_pages;
 mod crypto_pst;
