@@ -263,3 +263,39 @@ fn replace_attachment(msg: &Path, data: &[u8]) -> Vec<u8> {
     file.flush().expect("flush");
     file.into_inner().into_inner()
 }
+
+/// The OpenAPI document describes `security`: every field of a signature and of the encryption,
+/// every status, and the `role` of a part that is a signature or encrypted data.
+#[tokio::test]
+async fn openapi_describes_signatures_and_encryption() {
+    let app = TestApp::with_keys(&[], trust_only(), false);
+    let doc = app.json("/api/openapi.json").await;
+    let schemas = &doc["components"]["schemas"];
+    let fields = |name: &str| -> Vec<String> {
+        schemas[name]["properties"].as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
+    };
+    let values = |name: &str| -> Vec<&str> {
+        schemas[name]["enum"].as_array().into_iter().flatten().filter_map(Value::as_str).collect()
+    };
+    // MessageDetail is MessageSummary and its own properties (allOf).
+    let detail = schemas["MessageDetail"]["allOf"].as_array().into_iter().flatten();
+    assert!(detail.into_iter().any(|s| s["properties"]["security"].is_object()), "{}", schemas["MessageDetail"]);
+    assert_eq!(fields("SecurityInfo"), ["encryption", "signatures"]);
+    let signature = fields("SignatureInfo");
+    for f in ["protocol", "status", "signer", "name", "key_id", "certificate", "signed_at", "detail"] {
+        assert!(signature.contains(&f.to_string()), "{f} in {signature:?}");
+    }
+    let certificate = fields("CertificateSummary");
+    for f in ["subject", "issuer", "serial", "not_before", "not_after"] {
+        assert!(certificate.contains(&f.to_string()), "{f} in {certificate:?}");
+    }
+    assert_eq!(values("SignatureStatusName"), ["valid", "invalid", "untrusted", "expired", "unknown-key", "error"]);
+    assert_eq!(values("EncryptionStatusName"), ["decrypted", "no-key", "failed"]);
+    assert_eq!(values("SecurityProtocol"), ["smime", "openpgp"]);
+    let encryption = fields("EncryptionInfo");
+    for f in ["protocol", "status", "recipients"] {
+        assert!(encryption.contains(&f.to_string()), "{f} in {encryption:?}");
+    }
+    assert!(fields("PartNode").contains(&"role".to_string()));
+    assert_eq!(values("PartRole"), ["signature", "signed", "encrypted"]);
+}
