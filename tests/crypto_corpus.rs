@@ -159,3 +159,42 @@ fn unarmored_p12(dir: &Path) -> PathBuf {
     std::fs::write(&path, der).expect("write");
     path
 }
+
+/// RFC 9580's v6 keys and messages (`tests/fixtures/crypto/rfc9580/`, see its README): with the
+/// key given, each encrypted message (SEIPD v1 and v2, AEAD) is decrypted and each cleartext
+/// signature holds (the keys have no user ID, so no address can match the sender's: `untrusted`,
+/// not `valid`); without it, each says for whom.
+#[test]
+fn rfc9580_v6_keys_and_messages_read() {
+    let dir = crate::common::repo_path("tests/fixtures/crypto/rfc9580");
+    let mut seen = 0;
+    for kind in ["v6-25519-annex-a-4", "v6-nistp", "v6-rsa"] {
+        let keys = Keyring::load(&[dir.join(kind).join("tsk.asc")], &[], None, None).expect("the v6 key loads");
+        let scratch = tempfile::tempdir().expect("dir");
+        for (file, sigs, enc) in [
+            ("csf.msg", &["untrusted"][..], None),
+            ("enc-seipdv1.msg", &[][..], Some("decrypted")),
+            ("enc-seipdv2.msg", &[][..], Some("decrypted")),
+        ] {
+            let body = std::fs::read_to_string(dir.join(kind).join(file)).expect("read");
+            let raw = format!(
+                "From: someone@example.org\r\nSubject: {kind} {file}\r\nContent-Type: text/plain\r\n\r\n{}",
+                body.replace("\r\n", "\n").replace('\n', "\r\n")
+            );
+            let path = scratch.path().join(file);
+            std::fs::write(&path, raw).expect("write");
+            let (msg, s) = open(&path, &keys);
+            let got: Vec<&str> = s.signatures.iter().map(|r| r.status.name()).collect();
+            let got_enc = s.encryption.as_ref().map(|e| e.status.name());
+            assert_eq!((got.as_slice(), got_enc), (sigs, enc), "{kind}/{file}: {:?} {:?}", s.signatures, s.encryption);
+            assert!(shown_text(&msg).contains("hello world"), "{kind}/{file}: {:?}", shown_text(&msg));
+            if enc.is_some() {
+                let (msg, s) = open(&path, &Keyring::default());
+                assert_eq!(s.encryption.map(|e| e.status.name()), Some("no-key"), "{kind}/{file}");
+                assert!(!shown_text(&msg).contains("hello world"), "{kind}/{file}");
+            }
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 9);
+}
