@@ -38,12 +38,15 @@ fn armor_broken(file: &str) -> Vec<u8> {
     format!("{}{}", &text[..start], lines.concat()).into_bytes()
 }
 
+/// A damaged message: its name (and Message-ID's local part), its bytes, the signature statuses
+/// and the encryption status it answers with, and words still shown.
+type Case = (&'static str, Vec<u8>, &'static [&'static str], Option<&'static str>, &'static str);
+
 #[tokio::test]
 async fn damaged_signatures_and_encrypted_data_say_why_and_the_rest_is_shown() {
     let dir = tempfile::tempdir().expect("dir");
     let write = |name: &str, bytes: &[u8]| std::fs::write(dir.path().join(name), bytes).expect("write");
-    // (file, its Message-ID, bytes, signature statuses, encryption status, words still shown)
-    let cases: Vec<(&str, Vec<u8>, &[&str], Option<&str>, &str)> = vec![
+    let cases: Vec<Case> = vec![
         ("smime-detached", cms_cut("smime-detached.eml", 3), &["error"], None, "quokka sunrise"),
         ("smime-opaque-signed", cms_cut("smime-opaque-signed.eml", 5), &["error"], None, ""),
         ("smime-encrypted-rsa", cms_cut("smime-encrypted-rsa.eml", 2), &[], Some("failed"), ""),

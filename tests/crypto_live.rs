@@ -88,6 +88,11 @@ fn pgp_mime_signed(home: &Path, signer: &str, from: &str, tamper: bool) -> (Vec<
     (message(from, "PGP/MIME made now", entity.as_bytes()), verified)
 }
 
+/// A message made now: its name, its bytes, the signature statuses and encryption status it must
+/// answer with, and the independent tool's verdict when the tool was asked already (`None`: ask
+/// `openssl cms -verify` here).
+type Case = (&'static str, Vec<u8>, &'static [&'static str], Option<&'static str>, Option<bool>);
+
 #[test]
 fn mail_signed_and_encrypted_now_by_openssl_and_gpg_reads_as_they_verify() {
     let home = tempfile::tempdir().expect("gpg home");
@@ -116,7 +121,7 @@ fn mail_signed_and_encrypted_now_by_openssl_and_gpg_reads_as_they_verify() {
     );
     let tampered = String::from_utf8(sign("alice", &[], text)).expect("text").replace("capybara", "wallaby");
     let tampered_pgp = pgp_mime_signed(home.path(), "alice@example.org", "Alice OpenPGP <alice@example.org>", true);
-    let mut cases: Vec<(&str, Vec<u8>, &[&str], Option<&str>, Option<bool>)> = vec![
+    let mut cases: Vec<Case> = vec![
         (
             "smime detached",
             message(alice, "made now", &sign("alice", &["-md", "sha256"], text)),
