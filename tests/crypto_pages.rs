@@ -96,3 +96,28 @@ async fn print_and_pdf_carry_the_signature_line() {
     assert!(text.contains("Signed by Alice Signer <alice@example.org> — valid"), "{text}");
     assert!(text.contains("quokka sunrise"), "{text}");
 }
+
+/// An encrypted message uploaded to a server holding its key: the answer to the upload, and the
+/// message asked for afterwards, show it decrypted with its signature checked; the upload does not
+/// leave a "no key" behind for later.
+#[tokio::test]
+async fn uploaded_encrypted_mail_is_decrypted_in_the_answer_and_after() {
+    let app = TestApp::with_keys(&[], keyring(), false);
+    for (file, sigs) in [("smime-signed-then-encrypted.eml", 1), ("pgp-mime-encrypted.eml", 0)] {
+        let raw = std::fs::read(fixtures().join("messages").join(file)).expect("read");
+        let req = axum::http::Request::post("/api/messages")
+            .header("content-type", "message/rfc822")
+            .body(axum::body::Body::from(raw))
+            .expect("request");
+        let r = app.request(req).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{file}: {}", r.text());
+        let created: serde_json::Value = serde_json::from_slice(&r.body).expect("json");
+        let later = app.json(r.header("location")).await;
+        for (when, detail) in [("the upload's answer", &created[0]), ("asked later", &later)] {
+            let s = &detail["security"];
+            assert_eq!(s["encryption"]["status"], "decrypted", "{file}, {when}: {s}");
+            assert_eq!(s["signatures"].as_array().map(Vec::len), Some(sigs), "{file}, {when}: {s}");
+            assert!(detail["text_url"].is_string(), "{file}, {when}: its body is shown");
+        }
+    }
+}

@@ -586,11 +586,12 @@ async fn receive(state: &AppState, req: Request, form: bool) -> Result<Vec<Loade
     if files.iter().map(|(_, f)| f.len()).sum::<usize>() > limit {
         return Err(Error::TooLarge);
     }
-    let archive = state.archive().clone();
+    let (archive, view) = (state.archive().clone(), state.view.clone());
     blocking(move || {
         let mut out = Vec::new();
         for (name, f) in files {
-            out.extend(archive.store_upload(f, name.as_deref())?);
+            // As a page would show them: encrypted layers opened with the keys given.
+            out.extend(archive.store_upload(f, name.as_deref())?.into_iter().map(|l| view.opened(l)));
         }
         Ok(out)
     })
