@@ -3,10 +3,12 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::crypto::Keyring;
 use crate::error::Error;
 
 #[derive(Debug, Parser)]
@@ -36,6 +38,39 @@ pub struct OpenArgs {
     /// Print the URL and do not start a browser.
     #[arg(long, env = "MAILSHELF_NO_BROWSER", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_browser: bool,
+
+    #[command(flatten)]
+    pub keys: KeyArgs,
+}
+
+/// Keys to decrypt signed and encrypted mail with, and whom to trust for signatures (S/MIME and
+/// OpenPGP; see [`crate::crypto`]). The passphrase of an encrypted key comes from the environment
+/// (`MAILSHELF_KEY_PASSPHRASE`) or a file, never from the command line, where other users of the
+/// machine could read it.
+#[derive(Debug, Clone, Default, Args)]
+pub struct KeyArgs {
+    /// A private key to decrypt with (repeatable; comma-separated in the variable): a PEM file
+    /// with the key and its certificate, a PKCS #12 file (.p12/.pfx), or an ASCII-armored OpenPGP
+    /// secret key. Held in memory only.
+    #[arg(long = "key", env = "MAILSHELF_KEYS", value_delimiter = ',', value_name = "FILE")]
+    pub keys: Vec<PathBuf>,
+
+    /// Whom signatures are checked against (repeatable; comma-separated in the variable): PEM CA
+    /// certificates for S/MIME, ASCII-armored OpenPGP public keys. Without a CA certificate here,
+    /// S/MIME signatures are checked against the system's roots (/etc/ssl/certs/ca-certificates.crt).
+    #[arg(long = "trust", env = "MAILSHELF_TRUST", value_delimiter = ',', value_name = "FILE")]
+    pub trust: Vec<PathBuf>,
+
+    /// A file whose first line is the passphrase of the --key files that need one (else
+    /// MAILSHELF_KEY_PASSPHRASE).
+    #[arg(long, env = "MAILSHELF_KEY_PASSPHRASE_FILE", value_name = "FILE")]
+    pub key_passphrase_file: Option<PathBuf>,
+
+    /// Put the text of decrypted mail into the search index (and so into the data folder or the
+    /// database), and index the messages it encloses. Off by default: decrypted mail is then
+    /// decrypted when it is shown and held only in memory.
+    #[arg(long, env = "MAILSHELF_INDEX_DECRYPTED", value_parser = clap::builder::BoolishValueParser::new())]
+    pub index_decrypted: bool,
 }
 
 impl OpenArgs {
@@ -55,6 +90,7 @@ impl OpenArgs {
             // Looked for on PATH, as `serve` does: a PDF of the opened message works when there is one.
             chromium: None,
             database_url: None,
+            keys: self.keys.clone(),
         }
     }
 }
@@ -119,6 +155,9 @@ pub struct ServeArgs {
     /// a `host=… dbname=…` string. Default: none (everything in --data-dir).
     #[arg(long, env = "MAILSHELF_DATABASE_URL", value_name = "URL")]
     pub database_url: Option<String>,
+
+    #[command(flatten)]
+    pub keys: KeyArgs,
 }
 
 #[derive(Debug, Args)]
@@ -147,6 +186,10 @@ pub struct Config {
     pub chromium: Option<PathBuf>,
     /// The shared database; `None`: everything lives in `data_dir`.
     pub database_url: Option<String>,
+    /// The keys and trust anchors given (`--key`, `--trust`), read and checked.
+    pub keys: Arc<Keyring>,
+    /// Whether decrypted mail goes into the index (`--index-decrypted`).
+    pub index_decrypted: bool,
 }
 
 impl Config {
@@ -200,6 +243,7 @@ impl Config {
         }
         let chromium = chromium_setting(args.chromium.as_deref())?;
         let database_url = args.database_url.map(|u| u.trim().to_string()).filter(|u| !u.is_empty());
+        let keys = Arc::new(load_keys(&args.keys)?);
         Ok(Config {
             paths,
             listen,
@@ -212,8 +256,30 @@ impl Config {
             header_timeout: Duration::from_secs(args.header_timeout),
             chromium,
             database_url,
+            keys,
+            index_decrypted: args.keys.index_decrypted,
         })
     }
+}
+
+/// Reads the `--key` and `--trust` files; a file that cannot be used stops start-up, named.
+fn load_keys(args: &KeyArgs) -> Result<Keyring, Error> {
+    let passphrase = match &args.key_passphrase_file {
+        Some(path) => {
+            let text = zeroize::Zeroizing::new(std::fs::read_to_string(path).map_err(|e| Error::BadPath {
+                path: path.clone(),
+                reason: format!("the passphrase file cannot be read: {e}"),
+            })?);
+            Some(zeroize::Zeroizing::new(text.lines().next().unwrap_or("").to_string()))
+        }
+        None => std::env::var("MAILSHELF_KEY_PASSPHRASE").ok().map(zeroize::Zeroizing::new),
+    };
+    let list =
+        |items: &[PathBuf]| -> Vec<PathBuf> { items.iter().filter(|p| !p.as_os_str().is_empty()).cloned().collect() };
+    let (keys, trust) = (list(&args.keys), list(&args.trust));
+    let roots = std::path::Path::new(crate::crypto::keys::SYSTEM_ROOTS);
+    Keyring::load(&keys, &trust, passphrase.as_deref().map(String::as_str), Some(roots))
+        .map_err(|e| Error::BadPath { path: e.path, reason: e.reason })
 }
 
 /// `--chromium`: unset, look on PATH (none found is not an error: PDFs answer 501); `none` or

@@ -6,7 +6,7 @@
 //! | stage | what it does |
 //! |---|---|
 //! | [`ingest`] | finds sources (files, folder trees, Maildir), tells messages from other files, splits mbox files, lists the items of Outlook data files |
-//! | [`parse`] | each input format (MIME, MHTML, `.emlx`, `.webarchive`, `.msg`, TNEF) → our [`model`] |
+//! | [`parse`] | each input format (MIME, MHTML, `.emlx`, `.webarchive`, `.msg`, TNEF) → our [`model`]; signed content unwrapped with [`crypto`] |
 //! | [`index`] | lookups by Message-ID, Content-ID, Content-Location and hash, list order, threads, folders; kept by [`store`] (redb) and [`search`] (tantivy), or by [`postgres`] for replicas sharing a database; driven by [`archive`] (loading, watching, uploads, replicas) |
 //! | [`route`] | our URLs, and resolving `cid:`/`mid:`/Content-Location references to them |
 //! | [`rewrite`] | lol_html and CSS rewriting of bodies, pure |
@@ -21,14 +21,18 @@
 //! environment variables), [`limits`] (every bound on what input can make us do), [`ids`] (RFC 2392
 //! identifiers), [`uri`] (RFC 2557 base URIs), [`dates`] (every date layout), [`mapi`] (the MAPI
 //! properties and the code-page rule the Outlook readers of `ingest` and `parse` share), [`par`]
-//! (work spread over the cores) and [`memory`] (handing freed memory back). Inside `web`, the
-//! handlers sit above the plumbing they share and below the router (see [`web`]).
+//! (work spread over the cores) and [`memory`] (handing freed memory back). [`crypto`] (S/MIME
+//! and OpenPGP on bytes) is a leaf too: it knows neither the model nor any stage, so `parse`
+//! unwraps signed content with it, `view` checks signatures and decrypts with the user's keys on
+//! demand, and the archive only with `--index-decrypted`. Inside `web`, the handlers sit above the
+//! plumbing they share and below the router (see [`web`]).
 //!
 //! One circle is deliberate: formats nest, so `parse`'s MIME reader calls the TNEF reader, which
 //! calls the Outlook reader, which builds MIME again (see [`parse`]).
 
 pub mod archive;
 pub mod config;
+pub mod crypto;
 pub mod dates;
 pub mod error;
 pub mod export;

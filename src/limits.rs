@@ -123,3 +123,36 @@ pub const MAX_THUMB_DECODES: usize = 2;
 
 /// Bytes of thumbnails kept in memory.
 pub const MAX_THUMB_CACHE: u64 = 32 << 20;
+
+/// Signed and encrypted layers unwrapped inside one another (signed inside encrypted inside
+/// signed…); a deeper one is shown as it is, with an `error` signature status saying why.
+pub const MAX_SECURITY_LAYERS: usize = 8;
+
+/// Bytes of one S/MIME (CMS) object read; a larger one is not opened (its status says so).
+pub const MAX_CMS_BYTES: usize = 128 << 20;
+
+/// Bytes one decrypted (or opened) OpenPGP message may expand to; a compressed message that would
+/// grow beyond it is not shown.
+pub const MAX_DECRYPTED_BYTES: usize = 128 << 20;
+
+/// Nesting of ASN.1 items read from one CMS object or key file.
+pub const MAX_ASN1_DEPTH: usize = 64;
+
+/// ASN.1 items read from one CMS object or key file (a certificate has about a hundred).
+pub const MAX_ASN1_ITEMS: usize = 1_000_000;
+
+/// The largest RSA key used, in bits: beyond it a signature is an `error` (checking one would
+/// take minutes of CPU). OpenPGP keys have the same bound (rPGP's `large-rsa`).
+pub const MAX_RSA_BITS: usize = 16_384;
+
+/// Signatures checked of one signed object (S/MIME signers, OpenPGP signatures).
+pub const MAX_SIGNERS: usize = 16;
+
+/// Certificates between a signer and a trust anchor followed, and signature checks spent walking
+/// one signer's certificate path, whatever certificates a message carries.
+pub const MAX_CHAIN_LENGTH: usize = 8;
+pub const MAX_CHAIN_CHECKS: usize = 64;
+
+/// Key derivation rounds a PKCS #12 file may ask for (real ones ask 2,048 to 600,000; two million
+/// take a couple of seconds).
+pub const MAX_KDF_ITERATIONS: u32 = 2_000_000;

@@ -87,6 +87,10 @@ async fn serve(config: Config) -> Result<(), mailshelf::Error> {
         messages = archive.index().listed_count(),
         "index loaded"
     );
+    announce_keys(&config);
+    if config.index_decrypted {
+        archive.index_decrypted(config.keys.clone());
+    }
     let roots = archive.roots(&config.paths);
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
@@ -107,6 +111,25 @@ async fn serve(config: Config) -> Result<(), mailshelf::Error> {
     mailshelf::web::server::serve(listener, app(state), limits, shutdown).await;
     archive.close();
     Ok(())
+}
+
+/// Says what keys and trust were given (how many, never what they are).
+fn announce_keys(config: &Config) {
+    let keys = &config.keys;
+    if keys.is_empty() {
+        return;
+    }
+    let anchors = match keys.anchors_from() {
+        mailshelf::crypto::keys::Anchors::Given => "the certificates given with --trust",
+        mailshelf::crypto::keys::Anchors::System(_) => "the system's roots",
+        mailshelf::crypto::keys::Anchors::None => "none",
+    };
+    tracing::info!(
+        decrypting = keys.can_decrypt(),
+        index_decrypted = config.index_decrypted,
+        smime_anchors = anchors,
+        "keys and trust read"
+    );
 }
 
 /// A progress bar on a terminal; plain lines every few seconds otherwise (logs, containers).

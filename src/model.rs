@@ -39,6 +39,57 @@ pub struct Message {
     /// Parts by Content-ID and by resolved Content-Location, built on first use once the parts are
     /// final: a body with many references resolves each in constant time, never by a scan.
     pub lookups: Lookups,
+    /// Its signed and encrypted layers (S/MIME, OpenPGP), as parsing found them (see [`Seal`]).
+    pub seals: Vec<Seal>,
+}
+
+/// One signed or encrypted layer of a message, found when it was parsed: where it is, and what
+/// checking or decrypting it needs later, in the view stage, with the user's keys (see
+/// `parse::secure`). What is only signed is already unwrapped: its content is ordinary parts.
+#[derive(Debug, Clone)]
+pub struct Seal {
+    pub protocol: crate::crypto::Protocol,
+    /// The part that carries it: a `multipart/signed` or `multipart/encrypted`, an
+    /// `application/pkcs7-mime` part, a text part holding an armored block.
+    pub part: PartIdx,
+    /// Where its content is (or, once decrypted, goes): the first part of a `multipart/signed`,
+    /// the parts grafted under the wrapping part.
+    pub content: Option<PartIdx>,
+    /// Parts that are the layer's machinery, not the message's: never listed as attachments.
+    pub hidden: Vec<PartIdx>,
+    pub kind: SealKind,
+}
+
+#[derive(Debug, Clone)]
+pub enum SealKind {
+    /// A detached signature (`multipart/signed`): the first part exactly as sent (line ends made
+    /// CRLF) and the signature part's data.
+    Detached { signed: bytes::Bytes, signature: bytes::Bytes },
+    /// S/MIME signed-data that carries its content (`smime-type=signed-data`, a `.p7m`).
+    Opaque { cms: bytes::Bytes },
+    /// OpenPGP clear-signed text: the armored block.
+    Cleartext { armored: bytes::Bytes },
+    /// Signatures inside an OpenPGP message (signed only, or signed and encrypted), over its
+    /// literal data.
+    Inline { content: bytes::Bytes, signatures: Vec<bytes::Bytes> },
+    /// Encrypted content and whom it is for; `outcome` once decryption was tried.
+    Encrypted { data: bytes::Bytes, recipients: Vec<String>, outcome: Option<Decryption> },
+    /// A signed layer that could not be opened, and why.
+    Unreadable { reason: String },
+}
+
+/// What came of decrypting an encrypted layer.
+#[derive(Debug, Clone)]
+pub struct Decryption {
+    pub status: crate::crypto::EncryptionStatus,
+    pub detail: Option<String>,
+}
+
+impl Seal {
+    /// Whether it is a signature (checked, or unreadable) rather than encryption.
+    pub fn is_signature(&self) -> bool {
+        !matches!(self.kind, SealKind::Encrypted { .. })
+    }
 }
 
 /// A message read from a file that is not itself an Internet message: an Outlook `.msg` (made into
@@ -318,7 +369,9 @@ impl Message {
     }
 
     /// The parts a reader would call attachments, in order: the one rule behind the list's
-    /// attachment badge, `has:attachment`, the message page, print, PDF and the CSV export.
+    /// attachment badge, `has:attachment`, the message page, print, PDF and the CSV export (not
+    /// the signatures and encrypted blobs of its signed and encrypted layers: see
+    /// [`Message::seals`]).
     pub fn attachments(&self) -> impl Iterator<Item = &Part> {
         self.attachment_indices().map(|i| &self.parts[i])
     }
@@ -330,8 +383,25 @@ impl Message {
         let bodies = [self.html_body, self.text_body, self.image_body];
         self.parts.iter().enumerate().filter_map(move |(i, p)| {
             let inline_resource = p.related_scope.is_some() && p.disposition.as_deref() != Some("attachment");
-            (!p.is_multipart() && p.is_attachment_like() && !inline_resource && !bodies.contains(&Some(i))).then_some(i)
+            (!p.is_multipart()
+                && p.is_attachment_like()
+                && !self.is_seal_machinery(i)
+                && !inline_resource
+                && !bodies.contains(&Some(i)))
+            .then_some(i)
         })
+    }
+
+    /// Whether part `idx` is the machinery of a signed or encrypted layer (a signature, an
+    /// encrypted blob), which is shown as that layer rather than as an attachment.
+    pub fn is_seal_machinery(&self, idx: PartIdx) -> bool {
+        self.seals.iter().any(|s| s.hidden.contains(&idx))
+    }
+
+    /// The content a wrapping part stands for: the root of what was grafted under it (the entity
+    /// an opaque signature carries, a decrypted message, an opened armored text).
+    pub fn seal_content(&self, idx: PartIdx) -> Option<PartIdx> {
+        self.seals.iter().filter_map(|s| s.content).find(|&c| self.parts.get(c).and_then(|p| p.parent) == Some(idx))
     }
 
     /// Finds a part by section numbers (`[2, 1]` is "2.1").

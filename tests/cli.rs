@@ -21,6 +21,10 @@ fn help_names_every_flag_and_its_environment_variable() {
         "MAILSHELF_CORS_ORIGINS",
         "MAILSHELF_MAX_CONNECTIONS",
         "MAILSHELF_HEADER_TIMEOUT",
+        "MAILSHELF_KEYS",
+        "MAILSHELF_TRUST",
+        "MAILSHELF_KEY_PASSPHRASE_FILE",
+        "MAILSHELF_INDEX_DECRYPTED",
     ] {
         assert!(help.contains(env), "{env} in --help");
     }
@@ -36,6 +40,8 @@ fn bad_input_is_a_clear_error_and_a_failing_exit() {
         (&["serve", "--cors-origin", "https://x.example/path"], "is not an origin"),
         (&["serve", "--max-connections", "0"], "0 is not in 1..="),
         (&["serve", "--header-timeout", "0"], "0 is not in 1..="),
+        (&["serve", "--key", "/no/such/key.p12"], "/no/such/key.p12: no such file"),
+        (&["serve", "--trust", "/etc/hostname"], "holds neither PEM certificates nor OpenPGP public keys"),
     ];
     for (args, want) in cases {
         let out = mailshelf().args(*args).arg("--data-dir").arg(data.path()).output().expect("runs");
@@ -175,4 +181,62 @@ fn open_needs_files_that_exist_and_documents_its_variable() {
         assert!(said.contains(want), "{args:?}: {said}");
     }
     assert_eq!(std::fs::read_dir(tmp.path()).expect("tmp").count(), 0, "nothing left behind");
+}
+
+/// The passphrase of a `--key` comes from `MAILSHELF_KEY_PASSPHRASE` or `--key-passphrase-file`;
+/// a wrong one, or a key file among `MAILSHELF_KEYS` that is not there, stops start-up naming the
+/// file, without a panic; a server started with keys never logs them, nor the passphrase.
+#[test]
+fn keys_and_their_passphrase_come_from_the_environment_or_a_file_and_are_never_logged() {
+    let data = tempfile::tempdir().expect("dir");
+    let keys = crate::common::repo_path("tests/fixtures/crypto/keys");
+    let (p12, ca) = (keys.join("alice.p12"), keys.join("ca.pem"));
+    let pass_file = data.path().join("passphrase");
+    let serve = || {
+        let mut cmd = mailshelf();
+        cmd.args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(data.path().join("data"))
+            .env_remove("MAILSHELF_KEY_PASSPHRASE")
+            .env_remove("MAILSHELF_KEYS")
+            .env("RUST_LOG", "info");
+        cmd
+    };
+    let refused = |cmd: &mut Command, want: &str| {
+        let out = cmd.output().expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{cmd:?} fails");
+        assert!(err.contains(want) && !err.contains("panicked"), "{cmd:?}: {err}");
+    };
+    let p12_text = p12.display().to_string();
+    refused(serve().arg("--key").arg(&p12).env("MAILSHELF_KEY_PASSPHRASE", "wrong"), &p12_text);
+    refused(serve().arg("--key").arg(&p12).env("MAILSHELF_KEY_PASSPHRASE", "wrong"), "passphrase is wrong");
+    std::fs::write(&pass_file, "wrong\n").expect("write");
+    refused(serve().arg("--key").arg(&p12).arg("--key-passphrase-file").arg(&pass_file), "passphrase is wrong");
+    refused(
+        serve()
+            .env("MAILSHELF_KEYS", format!("{p12_text},/no/such/other.pem"))
+            .env("MAILSHELF_KEY_PASSPHRASE", "secret"),
+        "/no/such/other.pem: no such file",
+    );
+    std::fs::write(&pass_file, "secret\n").expect("write");
+    let mut child = serve()
+        .arg("--key-passphrase-file")
+        .arg(&pass_file)
+        .env("MAILSHELF_KEYS", &p12_text)
+        .env("MAILSHELF_TRUST", &ca)
+        .arg(crate::common::repo_path("samples"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("line");
+    assert!(line.starts_with("mailshelf serving on http://127.0.0.1:"), "{line}");
+    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().expect("kill");
+    assert!(killed.success());
+    let out = child.wait_with_output().expect("exits");
+    assert!(out.status.success(), "clean exit: {}", out.status);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains("keys and trust read"), "{log}");
+    assert!(!log.contains("secret") && !log.contains("PRIVATE") && !log.contains("MII"), "{log}");
 }

@@ -177,3 +177,79 @@ fn hostile_queries() {
         drive::query(q);
     }
 }
+
+#[test]
+fn cms_findings_complete() {
+    for f in fixtures("cms") {
+        println!("{}", f.display());
+        drive::cms(&fs::read(&f).expect("read fixture"));
+    }
+}
+
+#[test]
+fn openpgp_findings_complete() {
+    for f in fixtures("openpgp") {
+        println!("{}", f.display());
+        drive::openpgp(&fs::read(&f).expect("read fixture"));
+    }
+}
+
+/// The S/MIME objects and OpenPGP blocks of the crypto fixtures, cut short at every tenth of their
+/// length and with bytes flipped along them: each must answer (an error), never panic nor hang.
+#[test]
+fn damaged_signatures_and_encrypted_data_stay_bounded() {
+    use base64::Engine as _;
+    let dir = crate::common::repo_path("tests/fixtures/crypto/messages");
+    let mut blobs = Vec::new();
+    for e in fs::read_dir(dir).expect("fixtures") {
+        let text = String::from_utf8_lossy(&fs::read(e.expect("entry").path()).expect("read")).into_owned();
+        // Every base64 run of 20 lines or more is a CMS object; every armored block OpenPGP.
+        let mut run = String::new();
+        for line in text.lines().chain(std::iter::once("")) {
+            let l = line.trim_end_matches('\r');
+            if l.len() >= 60 && l.bytes().all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b)) {
+                run.push_str(l);
+            } else {
+                if run.len() > 1200 {
+                    if let Ok(der) = base64::engine::general_purpose::STANDARD.decode(&run) {
+                        blobs.push((true, der));
+                    }
+                }
+                run.clear();
+            }
+        }
+        for block in text.split("-----BEGIN PGP ").skip(1) {
+            blobs.push((false, format!("-----BEGIN PGP {block}").into_bytes()));
+        }
+    }
+    assert!(blobs.len() >= 25, "found {} blobs", blobs.len());
+    for (cms, blob) in &blobs {
+        let run = |b: &[u8]| if *cms { drive::cms(b) } else { drive::openpgp(b) };
+        for tenth in 1..10 {
+            run(&blob[..blob.len() * tenth / 10]);
+        }
+        let mut flipped = blob.clone();
+        for at in (0..flipped.len()).step_by(97) {
+            flipped[at] ^= 0x5a;
+        }
+        run(&flipped);
+    }
+}
+
+/// BER nested far deeper than any real object, a length claiming gigabytes, and a message whose
+/// signed layers wrap each other beyond the limit.
+#[test]
+fn hostile_cms_structures() {
+    let mut deep = Vec::new();
+    for _ in 0..100_000 {
+        deep.extend_from_slice(&[0x30, 0x80]);
+    }
+    drive::cms(&deep);
+    drive::cms(&[0x30, 0x84, 0x7f, 0xff, 0xff, 0xff, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x07, 0x02]);
+    let mut pieces = vec![0x24, 0x80];
+    for _ in 0..200_000 {
+        pieces.extend_from_slice(&[0x04, 0x00]);
+    }
+    pieces.extend_from_slice(&[0, 0]);
+    drive::cms(&pieces);
+}

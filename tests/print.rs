@@ -20,7 +20,7 @@ fn poppler(tool: &str) -> Command {
     Command::new(tool)
 }
 
-fn pdftotext(pdf: &Path) -> String {
+pub fn pdftotext(pdf: &Path) -> String {
     let out = poppler("pdftotext").arg("-enc").arg("UTF-8").arg(pdf).arg("-").output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
@@ -43,7 +43,7 @@ fn pdfinfo(pdf: &Path) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-async fn pdf_of(app: &TestApp, uri: &str, dir: &Path) -> std::path::PathBuf {
+pub async fn pdf_of(app: &TestApp, uri: &str, dir: &Path) -> std::path::PathBuf {
     pdf_reply(app, uri, dir).await.0
 }
 

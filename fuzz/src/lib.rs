@@ -53,6 +53,60 @@ pub fn message(data: &[u8]) {
     }
 }
 
+/// The keyring the crypto targets check and decrypt with: the test CA as a trust anchor, Alice's
+/// RSA key and Bob's P-256 key for S/MIME, Alice's OpenPGP key (`tests/fixtures/crypto/`), so that
+/// inputs reach the signature, path and decryption code, not only the readers.
+fn keyring() -> &'static mailshelf::crypto::Keyring {
+    static RING: std::sync::OnceLock<mailshelf::crypto::Keyring> = std::sync::OnceLock::new();
+    RING.get_or_init(|| {
+        let keys: [&[u8]; 3] = [
+            include_bytes!("../../tests/fixtures/crypto/keys/alice.key-and-cert.pem"),
+            include_bytes!("../../tests/fixtures/crypto/keys/bob.key-and-cert.pem"),
+            include_bytes!("../../tests/fixtures/crypto/keys/alice-openpgp.sec.asc"),
+        ];
+        let trust: [&[u8]; 2] = [
+            include_bytes!("../../tests/fixtures/crypto/keys/ca.pem"),
+            include_bytes!("../../tests/fixtures/crypto/keys/openpgp-trusted.asc"),
+        ];
+        mailshelf::crypto::Keyring::from_material(&keys, &trust, None).unwrap_or_default()
+    })
+}
+
+/// Any bytes as an S/MIME (CMS) object, BER or DER: its kind, the content an opaque signature
+/// carries, every signature checked (with and without a detached content), its recipients, an
+/// attempt to decrypt it, and the same bytes as a PKCS #12 file. Each must answer, not panic.
+pub fn cms(data: &[u8]) {
+    use mailshelf::crypto::{smime, Context};
+    let _ = mailshelf::crypto::asn1::to_der(data);
+    let _ = smime::kind(data);
+    let _ = smime::opaque_content(data);
+    let ctx = Context { keys: keyring(), sender: Some("alice@example.org"), date: None, now: 1_700_000_000 };
+    let half = data.len() / 2;
+    let _ = smime::verify(data, None, &ctx);
+    let _ = smime::verify(&data[..half], Some(&data[half..]), &ctx);
+    let _ = smime::recipients(data);
+    let _ = smime::decrypt(data, keyring());
+    let _ = mailshelf::crypto::pkcs12::read(data, "");
+}
+
+/// Any bytes as OpenPGP: a message (its kind, opened, decrypted), a detached signature over the
+/// rest of the input, and a clear-signed text.
+pub fn openpgp(data: &[u8]) {
+    use mailshelf::crypto::{openpgp, Context};
+    let ctx = Context { keys: keyring(), sender: Some("alice@example.org"), date: None, now: 1_700_000_000 };
+    let _ = openpgp::kind(data);
+    let _ = openpgp::open(data);
+    let _ = openpgp::decrypt(data, keyring());
+    let half = data.len() / 2;
+    let _ = openpgp::verify_detached(&data[..half], &data[half..], &ctx);
+    let text = String::from_utf8_lossy(data);
+    if let Some(block) = openpgp::find_cleartext(&text) {
+        let _ = openpgp::cleartext_text(block.armored);
+        let _ = openpgp::verify_cleartext(block.armored, &ctx);
+    }
+    let _ = openpgp::find_message(&text);
+}
+
 /// The search box: any string → `query::parse`, which must answer (a query or an error) and not panic.
 pub fn query(input: &str) {
     let _ = mailshelf::search::query::parse(input);

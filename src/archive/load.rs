@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::Archive;
 use crate::error::Error;
-use crate::index::{Entry, EntryId, Location};
+use crate::index::{ContentHash, Entry, EntryId, Location};
 use crate::ingest::Source;
 use crate::model::{Body, Message, PartIdx};
 use crate::parse::parse_file;
@@ -16,13 +16,16 @@ pub struct Loaded {
     pub id: EntryId,
     pub entry: Arc<Entry>,
     top: Arc<Message>,
+    /// The hash of the bytes the top-level message was read from.
+    top_hash: ContentHash,
     path: Vec<PartIdx>,
 }
 
 impl Loaded {
     /// A top-level message, parsed already.
     pub(super) fn whole(id: EntryId, entry: Arc<Entry>, top: Arc<Message>) -> Loaded {
-        Loaded { id, entry, top, path: Vec::new() }
+        let top_hash = entry.hash;
+        Loaded { id, entry, top, top_hash, path: Vec::new() }
     }
 
     pub fn message(&self) -> &Message {
@@ -35,6 +38,17 @@ impl Loaded {
         }
         m
     }
+
+    /// The top-level message it lives in, and the hash of the bytes that was read from.
+    pub fn top(&self) -> (&Arc<Message>, ContentHash) {
+        (&self.top, self.top_hash)
+    }
+
+    /// The same message in another reading of its top-level message (a decrypted copy, whose
+    /// parts extend the original's, so the way down stays the same).
+    pub fn with_top(&self, top: Arc<Message>) -> Loaded {
+        Loaded { top, ..self.clone() }
+    }
 }
 
 impl Archive {
@@ -42,8 +56,11 @@ impl Archive {
     pub fn load_cached(&self, id: EntryId) -> Option<Loaded> {
         let (top_id, path) = self.way_down(id).ok()?;
         let top = self.cache_get(top_id)?;
-        let entry = self.index().get(id)?;
-        Some(Loaded { id, entry, top, path })
+        let (entry, top_hash) = {
+            let index = self.index();
+            (index.get(id)?, index.get(top_id)?.hash)
+        };
+        Some(Loaded { id, entry, top, top_hash, path })
     }
 
     /// Reads a message back from its source and parses it (or takes it from the cache).
@@ -51,7 +68,8 @@ impl Archive {
         let entry = self.index().get(id).ok_or(Error::MessageNotFound)?;
         let (top_id, path) = self.way_down(id)?;
         let top = self.load_top(top_id)?;
-        Ok(Loaded { id, entry, top, path })
+        let top_hash = self.index().get(top_id).ok_or(Error::MessageNotFound)?.hash;
+        Ok(Loaded { id, entry, top, top_hash, path })
     }
 
     /// The top-level message an entry lives in, and the parts that lead down to it.
@@ -90,7 +108,8 @@ impl Archive {
             Source::File { path } => Some(path.as_path()),
             Source::Mbox { .. } | Source::Pst { .. } | Source::Stored { .. } => None,
         };
-        let msg = Arc::new(parse_file(Arc::from(raw), path)?);
+        let msg =
+            Arc::new(Archive::as_indexed(self.index_keys.get().map(Arc::as_ref), parse_file(Arc::from(raw), path)?));
         self.cache.insert(id, Arc::clone(&msg));
         Ok(msg)
     }

@@ -69,6 +69,9 @@ pub struct Archive {
     /// of them the indexer.
     database: Option<Arc<crate::postgres::Database>>,
     indexer_lock: Option<crate::postgres::IndexerLock>,
+    /// With `--index-decrypted`: the keys every message is decrypted with as it is read, so that
+    /// what its encrypted layers hide is indexed too (see [`Archive::index_decrypted`]).
+    index_keys: std::sync::OnceLock<Arc<crate::crypto::Keyring>>,
     pub progress: Progress,
 }
 
@@ -154,9 +157,26 @@ impl Archive {
             closing: AtomicBool::new(false),
             ingest_lock: Mutex::new(()),
             indexer_lock: database.as_ref().map(|d| crate::postgres::IndexerLock::new(Arc::clone(d))),
+            index_keys: std::sync::OnceLock::new(),
             progress: Progress::default(),
             database,
         })
+    }
+
+    /// `--index-decrypted`: from now on, every message read (for the index, and back for viewing)
+    /// is decrypted with `keys` where it can be, so that search finds what encrypted mail says and
+    /// the messages it encloses are indexed. Call it before indexing starts; later calls change
+    /// nothing.
+    pub fn index_decrypted(&self, keys: Arc<crate::crypto::Keyring>) {
+        let _ = self.index_keys.set(keys);
+    }
+
+    /// `msg` as the index sees it: decrypted with the `--index-decrypted` keys, else as parsed.
+    fn as_indexed(keys: Option<&crate::crypto::Keyring>, msg: Message) -> Message {
+        match keys {
+            Some(k) => crate::parse::secure::decrypt(&msg, k).unwrap_or(msg),
+            None => msg,
+        }
     }
 
     /// Read access to the index. A poisoned lock (a panic elsewhere) still yields the data: the

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use super::doc::search_doc;
 use super::{Archive, Pending, ToRead};
+use crate::crypto::Keyring;
 use crate::error::Error;
 use crate::index::{content_hash, ContentHash, Location};
 use crate::ingest::{self, Kind, MboxReader, Source};
@@ -87,7 +88,8 @@ impl Archive {
                 let rx = Arc::clone(&job_rx);
                 let tx = out_tx.clone();
                 let search = self.search.is_some();
-                scope.spawn(move || parse_worker(&rx, &tx, search));
+                let keys = self.index_keys.get().cloned();
+                scope.spawn(move || parse_worker(&rx, &tx, search, keys.as_deref()));
             }
             drop(out_tx);
             // Only the workers hold the jobs' receiver now: if collecting stops early, they stop
@@ -175,7 +177,9 @@ fn walk_one(
     }
 }
 
-fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: bool) {
+fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: bool, keys: Option<&Keyring>) {
+    // With `--index-decrypted`, what encrypted layers hide is read (and indexed) too.
+    let read = |parsed: Result<Message, Error>| parsed.map(|m| Archive::as_indexed(keys, m));
     // Search documents are made here, on every core, rather than on the indexing thread.
     let doc = |msg: &Message| search.then(|| Box::new(search_doc(0, msg)));
     let hash = |msg: &Message| content_hash(&msg.raw);
@@ -199,8 +203,9 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: 
                 let rel = relative_start(&root, &path);
                 let flags = ingest::maildir_flags(&path);
                 let source = Source::File { path };
-                let parsed =
-                    source.read().map_err(Error::from).and_then(|raw| parse_file(Arc::from(raw), Some(source.path())));
+                let parsed = read(
+                    source.read().map_err(Error::from).and_then(|raw| parse_file(Arc::from(raw), Some(source.path()))),
+                );
                 match parsed {
                     Ok(mut msg) => {
                         if let Some(f) = &flags {
@@ -228,7 +233,7 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: 
                 }
             }
             Job::Pst { src, source, rel } => {
-                match source.read().map_err(Error::from).and_then(|raw| parse_message(Arc::from(raw))) {
+                match read(source.read().map_err(Error::from).and_then(|raw| parse_message(Arc::from(raw)))) {
                     Ok(msg) => Outcome::Parsed {
                         src,
                         doc: doc(&msg),
@@ -242,7 +247,7 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: 
                     }
                 }
             }
-            Job::Mbox { src, source, rel, raw } => match parse_message(Arc::from(raw)) {
+            Job::Mbox { src, source, rel, raw } => match read(parse_message(Arc::from(raw))) {
                 Ok(msg) => Outcome::Parsed {
                     src,
                     doc: doc(&msg),

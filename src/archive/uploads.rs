@@ -34,7 +34,12 @@ impl Archive {
     /// with, if any (an Outlook data file's folders are shown under it). Returns the messages as
     /// they were parsed, not read back.
     pub fn store_upload(&self, bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Loaded>, Error> {
-        let uploads = read_upload(bytes, name)?;
+        // With `--index-decrypted`, what encrypted layers hide is indexed too.
+        let keys = self.index_keys.get().map(Arc::as_ref);
+        let uploads = read_upload(bytes, name)?
+            .into_iter()
+            .map(|u| Upload { msg: Archive::as_indexed(keys, u.msg), ..u })
+            .collect();
         let _one_at_a_time = self.ingest_lock.lock().unwrap_or_else(|e| e.into_inner());
         self.keep(uploads, Batch::default())
     }

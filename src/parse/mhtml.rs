@@ -59,6 +59,14 @@ pub(super) fn select_body(msg: &Message, idx: PartIdx, depth: usize) -> (Option<
     if depth > MAX_DEPTH {
         return (None, None);
     }
+    // A signed or decrypted layer: its content stands where it is.
+    if let Some(content) = msg.seal_content(idx) {
+        return select_body(msg, content, depth + 1);
+    }
+    // A signature, or encrypted data not opened: never the body.
+    if msg.is_seal_machinery(idx) {
+        return (None, None);
+    }
     match part.content_type.as_str() {
         "multipart/related" => related_root(msg, idx).map_or((None, None), |r| select_body(msg, r, depth + 1)),
         "multipart/alternative" => {
@@ -113,6 +121,9 @@ pub(super) fn select_image(msg: &Message, idx: PartIdx, depth: usize) -> Option<
     let part = msg.parts.get(idx)?;
     if depth > MAX_DEPTH || part.disposition.as_deref() == Some("attachment") {
         return None;
+    }
+    if let Some(content) = msg.seal_content(idx) {
+        return select_image(msg, content, depth + 1);
     }
     match part.content_type.as_str() {
         "multipart/related" => select_image(msg, related_root(msg, idx)?, depth + 1),

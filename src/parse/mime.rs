@@ -17,7 +17,7 @@ use std::sync::{Arc, LazyLock};
 use bytes::Bytes;
 use mail_parser::{Address, ContentType, Encoding, HeaderName, HeaderValue, MessageParser, MimeHeaders, PartType};
 
-use super::{boundary, charset, external, mhtml, tnef, transfer, MAX_DEPTH};
+use super::{boundary, charset, external, mhtml, secure, tnef, transfer, MAX_DEPTH};
 use crate::error::Error;
 use crate::ids::{derived_message_id, strip_angles};
 use crate::limits::MAX_PARTS;
@@ -45,30 +45,37 @@ static PARSER: LazyLock<MessageParser> = LazyLock::new(|| {
 /// One message from its bytes; `Unparseable` when mail-parser finds no message at all.
 pub(super) fn parse(raw: Arc<[u8]>) -> Result<Message, Error> {
     let mut parts_left = MAX_PARTS;
-    read(Bytes::from_owner(raw), 0, &mut parts_left).ok_or(Error::Unparseable)
+    read(Bytes::from_owner(raw), 0, &mut parts_left, 0).ok_or(Error::Unparseable)
+}
+
+/// A MIME entity found inside a signed or encrypted layer (`layers` deep), read as a message of
+/// its own, within what is left of the enclosing message's part budget.
+pub(super) fn parse_entity(raw: Bytes, depth: usize, parts_left: &mut usize, layers: usize) -> Option<Message> {
+    read(raw, depth, parts_left, layers)
 }
 
 /// A message, top-level or enclosed `depth` deep, from its bytes; `None` when they hold none.
-/// `parts_left` is what remains of the part budget shared with the messages around it.
-fn read(raw: Bytes, depth: usize, parts_left: &mut usize) -> Option<Message> {
+/// `parts_left` is what remains of the part budget shared with the messages around it; `layers`
+/// counts the signed and encrypted layers it lies inside.
+fn read(raw: Bytes, depth: usize, parts_left: &mut usize, layers: usize) -> Option<Message> {
     // Lines of white space before the header are no part of it (mail-parser would end the header
     // at the first and read the whole message as its body).
     let skip = blank_lead(&raw);
     // An enclosed message that does not begin with a header has none: it is all body, as Python's
     // `email` reads it (mail-parser would skip its lines until one looked like a field).
     if depth > 0 && !boundary::opens_header(&raw[skip..]) {
-        return Some(rebuild::message(raw, skip, depth, parts_left));
+        return Some(rebuild::message(raw, skip, depth, parts_left, layers));
     }
     // A message mail-parser finds nothing in (a file of text with no header) is its text, as
     // Python's `email` and MIME4J read it; only no bytes at all is no message.
     let Some(parsed) = PARSER.parse(&raw[skip..]).filter(|p| !p.parts.is_empty()) else {
-        return (depth > 0 || skip < raw.len()).then(|| rebuild::message(raw.clone(), skip, depth, parts_left));
+        return (depth > 0 || skip < raw.len()).then(|| rebuild::message(raw.clone(), skip, depth, parts_left, layers));
     };
     if misread::misread(&parsed) {
-        return Some(rebuild::message(raw.clone(), skip, depth, parts_left));
+        return Some(rebuild::message(raw.clone(), skip, depth, parts_left, layers));
     }
     // `skip` is below the message's length, which fits an offset.
-    Some(convert(&parsed, raw.clone(), skip as isize, depth, parts_left))
+    Some(convert(&parsed, raw.clone(), skip as isize, depth, parts_left, layers))
 }
 
 /// The length of the lines of spaces and tabs that open `raw`.
@@ -101,12 +108,19 @@ fn enclosed_bytes(outer: &Bytes, inner: &[u8]) -> Bytes {
 /// Our model of a parsed message; `raw` is the message's bytes, and an offset of mail-parser's is
 /// at `offset + delta` in them (mail-parser numbers the parts of an enclosed message from the start
 /// of the outermost message it parsed). `parts_left` is what remains of the part budget shared
-/// with the messages it encloses.
-fn convert(msg: &mail_parser::Message<'_>, raw: Bytes, delta: isize, depth: usize, parts_left: &mut usize) -> Message {
+/// with the messages it encloses; `layers` counts the signed and encrypted layers it lies inside.
+fn convert(
+    msg: &mail_parser::Message<'_>,
+    raw: Bytes,
+    delta: isize,
+    depth: usize,
+    parts_left: &mut usize,
+    layers: usize,
+) -> Message {
     let mut out = new_message(msg, raw);
-    let mut walk = Walk { depth, delta, seen: vec![false; msg.parts.len()], parts_left };
+    let mut walk = Walk { depth, delta, layers, seen: vec![false; msg.parts.len()], parts_left };
     add_part(msg, 0, None, String::new(), &mut walk, &mut out);
-    finish(out, walk.parts_left)
+    finish(out, &mut walk)
 }
 
 /// A message with no part yet: its identity and what its header (`head`) says.
@@ -126,24 +140,36 @@ fn new_message(head: &mail_parser::Message<'_>, raw: Bytes) -> Message {
         raw,
         origin: Default::default(),
         lookups: Default::default(),
+        seals: Vec::new(),
     }
 }
 
-/// What follows the parts: a winmail.dat's contents, resolved locations, the body shown.
-fn finish(mut out: Message, parts_left: &mut usize) -> Message {
+/// What follows the parts: a winmail.dat's contents, signed layers unwrapped, resolved
+/// locations, the body shown.
+fn finish(mut out: Message, walk: &mut Walk<'_>) -> Message {
     // What a winmail.dat hides becomes parts too; its body is taken only when the message has none
     // of that kind.
-    let (tnef_html, tnef_text) = tnef::expand(&mut out, parts_left);
-    mhtml::resolve_locations(&mut out);
-    let (html, text) = mhtml::select_body(&out, 0, 0);
+    let (tnef_html, tnef_text) = tnef::expand(&mut out, walk.parts_left);
+    // What is only signed is unwrapped into parts; what is encrypted is noted for the view stage.
+    secure::unwrap(&mut out, walk.depth, walk.parts_left, walk.layers);
+    choose_bodies(&mut out, tnef_html, tnef_text);
+    out
+}
+
+/// Resolves the parts' locations and chooses the bodies shown (the HTML and text bodies, else an
+/// image), with those found in a winmail.dat as the fallback. Run again when parts are grafted
+/// in later (a decrypted layer).
+pub(super) fn choose_bodies(out: &mut Message, tnef_html: Option<PartIdx>, tnef_text: Option<PartIdx>) {
+    mhtml::resolve_locations(out);
+    let (html, text) = mhtml::select_body(out, 0, 0);
     out.html_body = html.or(tnef_html);
     let blank = |t: PartIdx| out.parts[t].bytes().iter().all(u8::is_ascii_whitespace);
     out.text_body = text.filter(|&t| !blank(t)).or(tnef_text).or(text);
+    out.image_body = None;
     if out.html_body.is_none() && out.text_body.is_none() {
-        out.image_body = mhtml::select_image(&out, 0, 0);
+        out.image_body = mhtml::select_image(out, 0, 0);
     }
-    mhtml::adopt_page_base(&mut out);
-    out
+    mhtml::adopt_page_base(out);
 }
 
 /// Where a walk over one message's parts stands.
@@ -152,6 +178,8 @@ struct Walk<'a> {
     depth: usize,
     /// What turns one of mail-parser's offsets into one in the message's bytes (see [`convert`]).
     delta: isize,
+    /// Signed and encrypted layers the message lies inside.
+    layers: usize,
     /// mail-parser's parts already added: a part listed twice is taken once.
     seen: Vec<bool>,
     /// What is left of the part budget shared with enclosing and enclosed messages.
@@ -251,7 +279,7 @@ fn add_part(
             if is_enclosed_type(&part.content_type) && depth < MAX_DEPTH =>
         {
             // A type mail-parser does not open (`message/news`) that is a message all the same.
-            match read(enclosed_bytes(&out.raw, b), depth + 1, walk.parts_left) {
+            match read(enclosed_bytes(&out.raw, b), depth + 1, walk.parts_left, walk.layers) {
                 Some(inner) => {
                     out.truncated |= inner.truncated;
                     Body::Message(Box::new(inner))
@@ -266,7 +294,7 @@ fn add_part(
             // The enclosed message's bytes start at its header, which is where mail-parser's
             // offsets for it are counted from.
             let delta = -(inner.parts[0].offset_header as isize);
-            let inner = convert(inner, inner_raw, delta, depth + 1, walk.parts_left);
+            let inner = convert(inner, inner_raw, delta, depth + 1, walk.parts_left, walk.layers);
             out.truncated |= inner.truncated;
             Body::Message(Box::new(inner))
         }

@@ -15,6 +15,9 @@
 //! `winmail.dat` parts found by [`mime`] into child parts. [`build`] is the one MIME writer the
 //! Outlook and TNEF readers write their messages with; [`charset`] turns declared charsets into
 //! decoders; [`labels`] reads the folder and label headers of Gmail, Thunderbird and Apple Mail.
+//! [`secure`] finds the signed and encrypted layers (S/MIME, OpenPGP) of what `mime` read, unwraps
+//! what is only signed into parts, and opens encrypted layers on request with the user's keys
+//! (through [`crate::crypto`]).
 //!
 //! One import circle here is deliberate, because formats nest: [`mime`] finds a `winmail.dat` and
 //! calls [`tnef`], a TNEF attachment can hold an Outlook message that [`outlook`] turns into MIME,
@@ -22,6 +25,7 @@
 //! [`crate::limits::MAX_DEPTH`].
 
 pub mod labels;
+pub mod secure;
 
 mod boundary;
 mod build;

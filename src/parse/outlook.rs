@@ -334,6 +334,22 @@ impl Store<'_> {
             }
         }
 
+        // An opaque-signed or encrypted message (IPM.Note.SMIME) is its one attachment, the CMS
+        // object (MS-OXOSMIME §2.1.3.2): that object is its body, unwrapped by the parse stage.
+        if class.to_ascii_lowercase().starts_with("ipm.note.smime") {
+            let is_cms = |a: &&Attachment| {
+                a.content_type.contains("pkcs7-mime")
+                    || a.name.as_deref().is_some_and(|n| n.to_ascii_lowercase().ends_with(".p7m"))
+            };
+            if let (1, Some(cms)) = (attachments.len(), attachments.iter().find(is_cms)) {
+                headers.push(("MIME-Version".into(), "1.0".into()));
+                let mut out = w.header_block(&headers);
+                let ct = format!("application/pkcs7-mime; {}", param("name", "smime.p7m"));
+                w.node(&Node::leaf(&ct, &[], cms.data.clone()), &mut out);
+                return out;
+            }
+        }
+
         let body = match (html, text) {
             (Some(h), Some(t)) => Node::Multi(
                 "multipart/alternative".into(),

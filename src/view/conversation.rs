@@ -53,7 +53,7 @@ impl ConversationView {
             .iter()
             .take(CONVERSATION_MAX)
             .filter_map(|t| {
-                let loaded = view.archive().load(t.id).ok()?;
+                let loaded = view.opened(view.archive().load(t.id).ok()?);
                 let msg = loaded.message();
                 let key = &loaded.entry.key;
                 let html_src = msg

@@ -133,6 +133,10 @@ pub struct MessageView {
     pub older: Option<String>,
     /// The class that sets the body frame's starting height (see [`crate::view::frame`]).
     pub frame_class: &'static str,
+    /// Its signatures and encryption, one line each, above the body.
+    pub security: Vec<super::security::Line>,
+    /// An encrypted layer stayed closed: nothing of the content is shown.
+    pub closed: bool,
 }
 
 impl MessageView {
@@ -171,6 +175,7 @@ impl MessageView {
             .collect();
         let (thread, prev_in_thread, next_in_thread) = thread_rows(view, loaded.id);
         let (newer, older) = view.neighbours(loaded.id);
+        let security = view.security(loaded);
         let (flags, source, folder) = match &loaded.entry.location {
             Location::Top { flags, .. } => {
                 let path = view.archive().index().folder_path(loaded.entry.folder).to_string();
@@ -219,6 +224,8 @@ impl MessageView {
             newer: newer.map(|e| route::message_url(&e.key)),
             older: older.map(|e| route::message_url(&e.key)),
             frame_class: frame_class(msg),
+            closed: security.closed(),
+            security: security.summary(),
         }
     }
 }

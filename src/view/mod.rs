@@ -1,8 +1,10 @@
 //! A message as a reader sees it, free of HTTP: loading by URL id, the rewritten documents (and
 //! their cache), the type and file name each part is served under, search results with their
 //! snippets, threads, a message's neighbours in the list and the messages sharing its Message-ID;
-//! [`browse`] the folders, labels and conversations, [`stats`] the numbers of an overview. The
-//! pages and the API both call this, so they cannot drift apart.
+//! [`browse`] the folders, labels and conversations, [`stats`] the numbers of an overview;
+//! [`security`] what a message's signed and encrypted layers come to (decrypted on demand with the
+//! user's keys, signatures checked). The pages and the API both call this, so they cannot drift
+//! apart.
 //!
 //! What each page shows is built here too, one module a page, each free of templates and HTTP:
 //! [`list`], [`message`], [`conversation`] and [`overview`]; [`format`](mod@format) writes the
@@ -17,6 +19,7 @@ pub mod text;
 pub mod thumb;
 
 pub mod browse;
+pub mod security;
 pub mod stats;
 
 pub mod conversation;
@@ -61,6 +64,8 @@ pub struct View {
     overviews: Cache<(u64, browse::Scope, String), Arc<stats::Stats>>,
     /// The messages of a label, in list order, until the index changes.
     labelled: Cache<(u64, browse::Scope), Arc<Vec<EntryId>>>,
+    /// The user's keys, and what they opened and checked (in memory only).
+    secrets: Arc<security::Secrets>,
     /// Where each listed message is in the list, by entry id, for the index generation it was
     /// made at (see [`View::neighbours`]).
     positions: Cache<u64, Arc<Vec<u32>>>,
@@ -103,12 +108,18 @@ pub struct ThreadMessage {
 
 impl View {
     pub fn new(archive: Arc<Archive>) -> View {
+        Self::with_keys(archive, Arc::default())
+    }
+
+    /// A view that decrypts with, and checks signatures against, the keys and trust given.
+    pub fn with_keys(archive: Arc<Archive>, keys: Arc<crate::crypto::Keyring>) -> View {
         View {
             archive,
             rendered: Cache::new(RENDERED),
             threads: Cache::new(BROWSED),
             overviews: Cache::new(BROWSED),
             labelled: Cache::new(BROWSED),
+            secrets: Arc::new(security::Secrets::new(keys)),
             positions: Cache::new(2),
         }
     }
@@ -118,23 +129,51 @@ impl View {
     }
 
     /// Looks up and loads a message by the id in its URL: from the cache when it is there, else
-    /// read and parsed off the async threads.
+    /// read and parsed off the async threads; its encrypted layers opened with the user's keys.
     pub async fn load(&self, key: &str) -> Result<Loaded, Error> {
-        if self.archive.backend().shared {
+        let loaded = if self.archive.backend().shared {
             // Finding the id asks the database: not on an async worker.
             let (archive, key) = (self.archive.clone(), key.to_string());
-            return blocking(move || {
+            blocking(move || {
                 let id = archive.find(&key).ok_or(Error::MessageNotFound)?;
                 archive.load_cached(id).map_or_else(|| archive.load(id), Ok)
             })
-            .await;
+            .await?
+        } else {
+            let id = self.archive.find(key).ok_or(Error::MessageNotFound)?;
+            match self.archive.load_cached(id) {
+                Some(hit) => hit,
+                None => {
+                    let archive = self.archive.clone();
+                    blocking(move || archive.load(id)).await?
+                }
+            }
+        };
+        if !self.secrets.keys().can_decrypt() || !crate::parse::secure::has_closed_layers(loaded.top().0) {
+            return Ok(loaded);
         }
-        let id = self.archive.find(key).ok_or(Error::MessageNotFound)?;
-        if let Some(hit) = self.archive.load_cached(id) {
-            return Ok(hit);
+        let secrets = Arc::clone(&self.secrets);
+        blocking(move || Ok(secrets_open(&secrets, loaded))).await
+    }
+
+    /// [`View::load`] for a message already read (blocking): its encrypted layers opened.
+    pub fn opened(&self, loaded: Loaded) -> Loaded {
+        secrets_open(&self.secrets, loaded)
+    }
+
+    /// What the signed and encrypted layers of a loaded message come to. Blocking the first time
+    /// (signatures are checked), then from the cache.
+    pub fn security(&self, loaded: &Loaded) -> Arc<security::Security> {
+        self.secrets.security(loaded.id, loaded.entry.hash, loaded.message())
+    }
+
+    /// [`View::security`] from an async handler.
+    pub async fn security_of(self: &Arc<Self>, loaded: &Loaded) -> Result<Arc<security::Security>, Error> {
+        if loaded.message().seals.is_empty() {
+            return Ok(Arc::default());
         }
-        let archive = self.archive.clone();
-        blocking(move || archive.load(id)).await
+        let (view, loaded) = (Arc::clone(self), loaded.clone());
+        blocking(move || Ok(view.security(&loaded))).await
     }
 
     fn render_key(&self, loaded: &Loaded, idx: PartIdx, remote: bool, fold: bool) -> RenderKey {
@@ -359,6 +398,14 @@ fn positions(listed: &[EntryId]) -> Vec<u32> {
         }
     }
     table
+}
+
+fn secrets_open(secrets: &security::Secrets, loaded: Loaded) -> Loaded {
+    let (top, hash) = loaded.top();
+    match secrets.opened(hash, top) {
+        Some(opened) => loaded.with_top(opened),
+        None => loaded,
+    }
 }
 
 /// A strong validator for bytes: a hash of them.

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{wants_html, ApiError, PageError, Problem};
 use super::extract::{flag, Ids, Params};
+use super::seals::{part_role, PartRole, SecurityInfo};
 use super::state::AppState;
 use crate::archive::Loaded;
 use crate::error::Error;
@@ -20,6 +21,7 @@ use crate::index::{Entry, Location};
 use crate::model::{Body, External, Message, PartIdx};
 use crate::route;
 use crate::view::browse::{self, Scope};
+use crate::view::security::Security;
 use crate::view::stats::Stats;
 use crate::view::{blocking, now, Found, View};
 
@@ -281,6 +283,12 @@ pub struct PartNode {
     /// an http or https URL, else `404`; mailshelf never fetches the data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external: Option<ExternalBody>,
+    /// Only on the machinery of a signed or encrypted layer, which is no attachment: `signature`
+    /// (a `smime.p7s` or `signature.asc`, checked in the message's `security`), `signed` (S/MIME
+    /// signed-data whose content is this node's `parts`), `encrypted` (encrypted data, whose
+    /// content, once decrypted with a key given, is this node's `parts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<PartRole>,
 }
 
 /// Where the data of a `message/external-body` part lives (RFC 2046 §5.2.3, RFC 2017), with what
@@ -390,6 +398,8 @@ pub struct MessageDetail {
     pub parts: Vec<PartNode>,
     /// The thread in reading order (the message itself included), each with its reply depth.
     pub thread: Vec<ThreadItem>,
+    /// Its signatures, checked now against the trust given (`--trust`), and its encryption.
+    pub security: SecurityInfo,
 }
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
@@ -430,10 +440,12 @@ fn part_node(view: &View, key: &str, msg: &Message, idx: PartIdx, now: i64) -> P
         message,
         parts,
         external: p.external.as_ref().map(|e| ExternalBody::of(e, now)),
+        role: part_role(msg, idx),
     }
 }
 
-pub fn detail(view: &View, loaded: &Loaded) -> MessageDetail {
+/// A message's JSON; `security` is what [`View::security_of`] found of it.
+pub fn detail(view: &View, loaded: &Loaded, security: &Security) -> MessageDetail {
     let msg = loaded.message();
     let e = &loaded.entry;
     let key = &e.key;
@@ -461,10 +473,12 @@ pub fn detail(view: &View, loaded: &Loaded) -> MessageDetail {
             .into_iter()
             .map(|t| ThreadItem { depth: t.depth, message: MessageSummary::of(&t.entry) })
             .collect(),
+        security: SecurityInfo::of(security),
     }
 }
 
-/// One message: its headers, its part tree, and its thread.
+/// One message: its headers, its part tree, its thread, and what its signatures and encryption
+/// come to (checked when asked, against `--trust`; decrypted with `--key`, in memory only).
 #[utoipa::path(get, path = "/api/messages/{id}", tag = "messages",
     params(("id" = String, Path, description = "The message id (an RFC 2392 url-addr-spec, percent-encoded)")),
     responses(
@@ -477,7 +491,8 @@ pub async fn get_message(
     Ids(id, _): Ids<String>,
 ) -> Result<Json<MessageDetail>, ApiError> {
     let loaded = state.view.load(&id).await?;
-    Ok(Json(detail(&state.view, &loaded)))
+    let security = state.view.security_of(&loaded).await?;
+    Ok(Json(detail(&state.view, &loaded, &security)))
 }
 
 /// Upload: one raw message (`Content-Type: message/rfc822`) or a multipart form of files (messages
@@ -516,7 +531,14 @@ pub async fn upload(State(state): State<AppState>, req: Request) -> Response {
             }
         }
         Ok(loaded) => {
-            let body: Vec<MessageDetail> = loaded.iter().map(|l| detail(&state.view, l)).collect();
+            let mut body: Vec<MessageDetail> = Vec::with_capacity(loaded.len());
+            for l in &loaded {
+                let security = match state.view.security_of(l).await {
+                    Ok(s) => s,
+                    Err(e) => return ApiError(e).into_response(),
+                };
+                body.push(detail(&state.view, l, &security));
+            }
             let mut res = (StatusCode::CREATED, Json(&body)).into_response();
             if let Some(first) = body.first() {
                 if let Ok(v) = HeaderValue::from_str(&format!("/api/messages/{}", first.summary.id)) {
@@ -564,11 +586,12 @@ async fn receive(state: &AppState, req: Request, form: bool) -> Result<Vec<Loade
     if files.iter().map(|(_, f)| f.len()).sum::<usize>() > limit {
         return Err(Error::TooLarge);
     }
-    let archive = state.archive().clone();
+    let (archive, view) = (state.archive().clone(), state.view.clone());
     blocking(move || {
         let mut out = Vec::new();
         for (name, f) in files {
-            out.extend(archive.store_upload(f, name.as_deref())?);
+            // As a page would show them: encrypted layers opened with the keys given.
+            out.extend(archive.store_upload(f, name.as_deref())?.into_iter().map(|l| view.opened(l)));
         }
         Ok(out)
     })

@@ -6,7 +6,8 @@
 //!    [`error`] (errors as problem+json or pages), [`extract`] (ids and switches), [`state`], and
 //!    and [`guard`] (who may address the server and write to it, and the headers every answer
 //!    carries);
-//! 2. handlers, one room for each thing served: [`pages`] for people, [`api`] for scripts,
+//! 2. handlers, one room for each thing served: [`pages`] for people, [`api`] for scripts (with
+//!    [`seals`], the JSON of signatures and encryption),
 //!    [`parts`] for a message's parts and source, [`thumbs`] for pictures of image attachments;
 //!    [`export`] for searches taken out as mbox, zip or CSV; [`print`](mod@print) for a message laid out for paper;
 //! 3. [`openapi`], the document that describes the handlers;
@@ -29,6 +30,7 @@ pub mod openapi;
 pub mod pages;
 pub mod parts;
 pub mod print;
+pub mod seals;
 pub mod server;
 pub mod state;
 pub mod thumbs;

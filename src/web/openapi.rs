@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use utoipa::OpenApi;
 
 use super::error::{ApiError, Problem};
-use super::{api, export, pages, parts, print, thumbs};
+use super::{api, export, pages, parts, print, seals, thumbs};
 use crate::error::Error;
 
 #[derive(OpenApi)]
@@ -62,6 +62,14 @@ use crate::error::Error;
         api::EnclosedMessage,
         api::ExternalBody,
         api::ThreadItem,
+        seals::PartRole,
+        seals::SecurityInfo,
+        seals::SignatureInfo,
+        seals::SecurityProtocol,
+        seals::SignatureStatusName,
+        seals::CertificateSummary,
+        seals::EncryptionInfo,
+        seals::EncryptionStatusName,
         Problem
     )),
     tags(

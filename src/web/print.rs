@@ -81,6 +81,8 @@ pub struct PrintPage {
     blocked: usize,
     remote: bool,
     notices: Vec<String>,
+    /// Its signatures and encryption, one line each, with the certificate or key behind them.
+    security: Vec<crate::view::security::Line>,
     /// The message's body, then each enclosed message with its body.
     sections: Vec<PrintSection>,
 }
@@ -173,6 +175,7 @@ fn print_page(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> Pr
         blocked,
         remote,
         notices: msg.origin.notices.clone(),
+        security: view.security(loaded).summary(),
         sections,
     }
 }

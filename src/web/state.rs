@@ -17,7 +17,8 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(archive: Arc<Archive>, config: Arc<Config>) -> AppState {
-        AppState { view: Arc::new(View::new(archive)), config, thumbs: Arc::default() }
+        let view = View::with_keys(archive, Arc::clone(&config.keys));
+        AppState { view: Arc::new(view), config, thumbs: Arc::default() }
     }
 
     pub fn archive(&self) -> &Arc<Archive> {

@@ -53,6 +53,8 @@ pub fn config_for(paths: &[PathBuf], data_dir: &Path) -> Config {
             std::env::var_os("MAILSHELF_CHROMIUM").map(PathBuf::from).as_deref(),
         ),
         database_url: None,
+        keys: Default::default(),
+        index_decrypted: false,
     }
 }
 
@@ -69,8 +71,30 @@ impl TestApp {
 
     /// An app over `paths` whose index lives in the database at `url` (`None`: in `data_dir`).
     pub fn open(paths: &[PathBuf], data_dir: tempfile::TempDir, database_url: Option<String>) -> TestApp {
+        Self::open_with(paths, data_dir, database_url, |_| {})
+    }
+
+    /// [`TestApp::new`] with the keys and trust given (`--key`, `--trust`), decrypted mail indexed
+    /// or not (`--index-decrypted`).
+    pub fn with_keys(paths: &[PathBuf], keys: mailshelf::crypto::Keyring, index_decrypted: bool) -> TestApp {
+        let data_dir = tempfile::tempdir().expect("temp dir");
+        let database_url = postgres::backend_is_postgres().then(|| postgres::Cluster::shared().database());
+        let keys = Arc::new(keys);
+        Self::open_with(paths, data_dir, database_url, move |c| {
+            c.keys = keys;
+            c.index_decrypted = index_decrypted;
+        })
+    }
+
+    fn open_with(
+        paths: &[PathBuf],
+        data_dir: tempfile::TempDir,
+        database_url: Option<String>,
+        configure: impl FnOnce(&mut Config),
+    ) -> TestApp {
         let mut config = config_for(paths, data_dir.path());
         config.database_url = database_url.clone();
+        configure(&mut config);
         let archive = Arc::new(match &database_url {
             Some(url) => {
                 let db = mailshelf::postgres::Database::connect(url).expect("database");
@@ -78,6 +102,9 @@ impl TestApp {
             }
             None => Archive::open(data_dir.path()).expect("archive opens"),
         });
+        if config.index_decrypted {
+            archive.index_decrypted(config.keys.clone());
+        }
         archive.ingest_paths(&archive.roots(paths));
         let router = app(AppState::new(archive.clone(), Arc::new(config)));
         TestApp { router, archive, data_dir, database_url }

@@ -18,16 +18,16 @@ use crate::model::{Body, Message, PartIdx};
 use crate::parse::{boundary, transfer, MAX_DEPTH};
 
 /// The message in `raw` (from `skip` on: lines of white space before it are no part of it), read
-/// again; `depth` and `parts_left` as for [`read`].
-pub(super) fn message(raw: Bytes, skip: usize, depth: usize, parts_left: &mut usize) -> Message {
+/// again; `depth`, `parts_left` and `layers` as for [`read`].
+pub(super) fn message(raw: Bytes, skip: usize, depth: usize, parts_left: &mut usize, layers: usize) -> Message {
     let len = raw.len();
     let (header_end, body_start) = boundary::header_end(&raw, skip..len);
     let head = parse_header(&raw[skip..header_end]);
     let mut out = new_message(&head, raw);
-    let mut walk = Walk { depth, delta: 0, seen: Vec::new(), parts_left };
+    let mut walk = Walk { depth, delta: 0, layers, seen: Vec::new(), parts_left };
     let root = Entity { header: skip..header_end, body: body_start..len, in_digest: false, cut_short: false };
     entity(root, None, String::new(), &mut walk, &mut out);
-    finish(out, walk.parts_left)
+    finish(out, &mut walk)
 }
 
 /// A header's fields as mail-parser reads them (once [`boundary::mended_header`] has made them
@@ -95,7 +95,8 @@ fn entity(e: Entity, parent: Option<PartIdx>, section: String, walk: &mut Walk<'
             Cow::Borrowed(_) => raw.slice(body_range.clone()),
             Cow::Owned(v) => Bytes::from(v),
         };
-        let inner = (enclosed && walk.depth < MAX_DEPTH).then(|| read(bytes.clone(), walk.depth + 1, walk.parts_left));
+        let inner = (enclosed && walk.depth < MAX_DEPTH)
+            .then(|| read(bytes.clone(), walk.depth + 1, walk.parts_left, walk.layers));
         match inner.flatten() {
             Some(inner) => {
                 out.truncated |= inner.truncated;

@@ -1,6 +1,6 @@
 //! The messaging layer of a written archive (MS-PST §2.4): the message store, the name-to-id map,
 //! the root folder, folders with their hierarchy, contents and associated contents tables, and
-//! messages with their recipient tables.
+//! messages with their recipient and attachment tables and their attachments.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +21,8 @@ struct Message {
     folder: u32,
     props: Props,
     recipients: Vec<Props>,
+    /// Each attachment's properties (data, method, names), in order.
+    attachments: Vec<Props>,
 }
 
 /// An Outlook data file made of a store, folders and messages (MS-PST §2.4).
@@ -80,8 +82,16 @@ impl Archive {
     /// A message in `folder` with `props` and recipients; its node id.
     pub fn message(&mut self, folder: u32, props: Props, recipients: Vec<Props>) -> u32 {
         let nid = ((0x10001 + self.messages.len() as u32) << 5) | 0x04;
-        self.messages.push(Message { nid, folder, props, recipients });
+        self.messages.push(Message { nid, folder, props, recipients, attachments: Vec::new() });
         nid
+    }
+
+    /// An attachment with `props` (PidTagAttachMethod, PidTagAttachDataBinary, names, MIME tag) to
+    /// the message `message` (a node id [`Archive::message`] gave).
+    pub fn attach(&mut self, message: u32, props: Props) {
+        if let Some(m) = self.messages.iter_mut().find(|m| m.nid == message) {
+            m.attachments.push(props);
+        }
     }
 
     const UID: [u8; 16] = *b"mailshelf-tests!";
@@ -182,13 +192,24 @@ impl Archive {
             let (d, s) = tc(ndb, &message_columns, &[]);
             ndb.node((nid & !0x1f) | 0x0f, 0, d, s);
         }
-        // Messages, each with its recipient table.
+        // Messages, each with its recipient table, and its attachments (subnodes of the message,
+        // MS-PST §2.4.6) with their table.
         let text = if ndb.layout == Layout::Ansi { PT_STRING8 } else { PT_UNICODE };
         let recipient_columns = [(0x0c15, PT_LONG), (0x3001, text), (0x3002, text), (0x3003, text), (0x39fe, text)];
+        let attachment_columns = [(0x3705, PT_LONG), (0x3707, text)];
         for m in &self.messages {
             let rows: Vec<(u32, Props)> = m.recipients.iter().enumerate().map(|(i, r)| (i as u32, r.clone())).collect();
             let mut extra = BTreeMap::new();
             extra.insert(0x692, tc(ndb, &recipient_columns, &rows));
+            let mut rows = Vec::new();
+            for (i, props) in m.attachments.iter().enumerate() {
+                let nid = ((0x401 + i as u32) << 5) | 0x05;
+                extra.insert(nid, pc(ndb, props, &BTreeMap::new()));
+                rows.push((nid, props.iter().filter(|p| matches!(p.0, 0x3705 | 0x3707)).cloned().collect()));
+            }
+            if !rows.is_empty() {
+                extra.insert(0x671, tc(ndb, &attachment_columns, &rows));
+            }
             let (d, s) = pc(ndb, &m.props, &extra);
             ndb.node(m.nid, m.folder, d, s);
         }
