@@ -254,6 +254,17 @@ fn gpg_verifies(home: &Path, signature: &[u8], data: &[u8]) -> bool {
 
 #[test]
 fn openssl_and_gpg_agree_with_every_valid_and_invalid() {
+    if !(crate::common::needs::program(
+        "openssl_and_gpg_agree_with_every_valid_and_invalid",
+        "openssl",
+        "apt-get install openssl",
+    ) && crate::common::needs::program(
+        "openssl_and_gpg_agree_with_every_valid_and_invalid",
+        "gpg",
+        "apt-get install gnupg",
+    )) {
+        return;
+    }
     let keys = keyring();
     let dir = fixtures().join("messages");
     let home = tempfile::tempdir().expect("gpg home");
@@ -312,6 +323,9 @@ fn openssl_and_gpg_agree_with_every_valid_and_invalid() {
 
 #[test]
 fn key_files_of_every_kind_load() {
+    if !crate::common::needs::corpus("key_files_of_every_kind_load") {
+        return;
+    }
     let nm = crate::common::corpus_dir().join("notmuch/test");
     let cases: &[(&[PathBuf], Option<&str>, bool)] = &[
         (&[key("alice.p12")], Some("secret"), true),

@@ -59,6 +59,9 @@ const CASES: &[(&str, &[&str], Option<&str>, &str)] = &[
 
 #[test]
 fn corpus_signed_and_encrypted_mail_reads_as_its_makers_meant() {
+    if !crate::common::needs::corpus("corpus_signed_and_encrypted_mail_reads_as_its_makers_meant") {
+        return;
+    }
     let keys = notmuch_keys();
     let mut failures = Vec::new();
     for (file, sigs, enc, words) in CASES {
@@ -77,6 +80,9 @@ fn corpus_signed_and_encrypted_mail_reads_as_its_makers_meant() {
 
 #[test]
 fn protected_headers_replace_the_masked_ones() {
+    if !crate::common::needs::corpus("protected_headers_replace_the_masked_ones") {
+        return;
+    }
     let keys = notmuch_keys();
     let dir = corpus_dir().join("notmuch/test/corpora/protected-headers");
     let (msg, _) = open(&dir.join("protected-header.eml"), &keys);
@@ -101,6 +107,15 @@ fn open_file(path: &Path, keys: &Keyring) -> (mailshelf::model::Message, mailshe
 
 #[test]
 fn openssl_agrees_with_every_valid_corpus_signature() {
+    if !(crate::common::needs::corpus("openssl_agrees_with_every_valid_corpus_signature")
+        && crate::common::needs::program(
+            "openssl_agrees_with_every_valid_corpus_signature",
+            "openssl",
+            "apt-get install openssl",
+        ))
+    {
+        return;
+    }
     let keys = notmuch_keys();
     let scratch = tempfile::tempdir().expect("dir");
     let mut checked = 0;

@@ -95,6 +95,17 @@ type Case = (&'static str, Vec<u8>, &'static [&'static str], Option<&'static str
 
 #[test]
 fn mail_signed_and_encrypted_now_by_openssl_and_gpg_reads_as_they_verify() {
+    if !(crate::common::needs::program(
+        "mail_signed_and_encrypted_now_by_openssl_and_gpg_reads_as_they_verify",
+        "openssl",
+        "apt-get install openssl",
+    ) && crate::common::needs::program(
+        "mail_signed_and_encrypted_now_by_openssl_and_gpg_reads_as_they_verify",
+        "gpg",
+        "apt-get install gnupg",
+    )) {
+        return;
+    }
     let home = tempfile::tempdir().expect("gpg home");
     for k in ["alice-openpgp.sec.asc", "bob-openpgp.sec.asc"] {
         let (_, ok) = gpg(home.path(), &["--import", key(k).to_str().expect("path")], b"");
@@ -270,6 +281,9 @@ fn with_attachment(name: &str, data: &[u8]) -> Vec<u8> {
 /// without `.p7m`; its signature is checked like any other, and openssl verifies it.
 #[test]
 fn signed_p7m_files_become_what_they_sign() {
+    if !crate::common::needs::program("signed_p7m_files_become_what_they_sign", "openssl", "apt-get install openssl") {
+        return;
+    }
     let sign = |content: &[u8]| {
         cms(
             &["-sign", "-binary", "-nodetach", "-signer", "alice.pem", "-inkey", "alice.key", "-outform", "DER"],

@@ -203,6 +203,15 @@ async fn a_signed_page_finds_its_pictures_by_content_id() {
 /// The message of an Outlook file with an S/MIME class.
 #[tokio::test]
 async fn outlook_smime_messages_show_their_content() {
+    if !(crate::common::needs::corpus("outlook_smime_messages_show_their_content")
+        && crate::common::needs::program(
+            "outlook_smime_messages_show_their_content",
+            "openssl",
+            "apt-get install openssl",
+        ))
+    {
+        return;
+    }
     let dir = corpus_dir().join("outlook-message-parser/src/test/resources/test-messages");
     let signed = dir.join("S_MIME test message signed.msg");
     let encrypted = dir.join("S_MIME test message encrypted.msg");
