@@ -10,8 +10,10 @@
 //! property lists of the first two within bounds.
 //! [`outlook`] turns Outlook `.msg` files into the Internet message they stand for (with [`rtf`]
 //! for their compressed RTF bodies and [`codepage`] for 8-bit strings); [`tnef`] opens
-//! `winmail.dat` parts found by [`mime`] into child parts.
+//! `winmail.dat` parts found by [`mime`] into child parts. [`extract`] reads the text of the
+//! documents a message carries (PDF, Office, OpenDocument, RTF, text, zip archives), for search.
 
+pub mod extract;
 pub mod labels;
 
 mod build;
