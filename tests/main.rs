@@ -13,6 +13,7 @@ mod connections;
 mod corpus;
 mod export;
 mod external;
+mod extract;
 mod faults;
 mod formats;
 mod fuzz_regressions;

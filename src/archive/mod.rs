@@ -4,13 +4,15 @@
 //! Its rooms: this file holds the archive itself, the scan that decides what to read and the
 //! collector that adds what was read and commits it; [`pipeline`] reads and parses sources on every
 //! core; [`load`] reads a message back for viewing; [`uploads`] takes and deletes uploads; [`doc`]
-//! makes what the search index gets of a message. A source's state is written only once all its
+//! makes what the search index gets of a message; [`excerpts`] what a search result shows of it
+//! (and keeps the text of documents read for results and for reading). A source's state is written only once all its
 //! messages are, so a crash re-reads exactly the sources that were not finished.
 
 pub mod replica;
 pub mod watch;
 
 mod doc;
+mod excerpts;
 mod load;
 mod pipeline;
 mod uploads;
@@ -21,7 +23,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
-pub use doc::search_doc;
+pub use doc::{documents, message_at, search_doc, DocumentAt};
+pub use excerpts::Excerpt;
 pub use load::Loaded;
 
 use crate::error::Error;
@@ -30,7 +33,6 @@ use crate::ingest;
 use crate::model::Message;
 use crate::search::{Doc, Embedded, Hits, SearchIndex};
 use crate::store::{Batch, RedbStore, SourceState, Store};
-use doc::reader_text;
 use pipeline::{stat, tail_hash, Outcome};
 
 /// How many parsed top-level messages stay in memory.
@@ -69,6 +71,8 @@ pub struct Archive {
     index: RwLock<Index>,
     /// Parsed top-level messages recently read.
     cache: quick_cache::sync::Cache<EntryId, Arc<Message>>,
+    /// Text of documents read for search results and for reading.
+    documents: excerpts::DocumentCache,
     store: Arc<dyn Store>,
     /// The full-text index; `None` when search is turned off.
     search: Option<Box<dyn SearchIndex>>,
@@ -163,6 +167,7 @@ impl Archive {
         Ok(Archive {
             index: RwLock::new(index),
             cache: quick_cache::sync::Cache::new(CACHE_SIZE),
+            documents: excerpts::document_cache(),
             store,
             search,
             search_checked: AtomicBool::new(false),
@@ -429,14 +434,6 @@ impl Archive {
             Some(search) => search.matching(q, &|m| self.index().by_message_id(m)),
             None => Err(Error::BadQuery("search is turned off on this server; only an empty query can run".into())),
         }
-    }
-
-    /// A highlighted excerpt of each message's text for a query (`None` where there is none).
-    pub fn snippets(&self, q: &str, ids: &[EntryId]) -> Vec<Option<String>> {
-        let Some(search) = &self.search else { return vec![None; ids.len()] };
-        let texts: Vec<String> =
-            ids.iter().map(|&id| self.load(id).map(|l| reader_text(l.message())).unwrap_or_default()).collect();
-        search.snippets(q, &texts)
     }
 
     /// The indexing thread: adds parsed messages, finishes sources, commits in batches.

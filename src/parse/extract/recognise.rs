@@ -91,7 +91,8 @@ pub(super) fn recognise_bytes(bytes: &[u8], declared: &str, name: Option<&str>, 
     if let Some((_, why)) = OTHER_ARCHIVES.iter().find(|(magic, _)| bytes.starts_with(magic)) {
         return Some(NotRead(why));
     }
-    if let Some(format) = odf::flat_format(start, head) {
+    // A flat OpenDocument file names its type after its namespaces, a few kilobytes in.
+    if let Some(format) = odf::flat_format(start, &bytes[..bytes.len().min(8192)]) {
         return Some(Readable(format));
     }
     let text_type = declared.starts_with("text/");

@@ -147,7 +147,7 @@ pub(super) fn read(bytes: &[u8], sink: &mut Sink) -> Result<(), Halt> {
         }
     };
     let text = std::mem::take(&mut *shared.text.lock().unwrap_or_else(|e| e.into_inner()));
-    let pushed = sink.push(&text);
+    let pushed = sink.push(text.trim_start());
     let Some(report) = report else {
         pushed?;
         return Err(Halt::Stop(Stop::Time));
@@ -270,6 +270,9 @@ fn load(bytes: &[u8]) -> Result<Document, String> {
     // lopdf keeps the encryption dictionary of a file it could not decrypt.
     if doc.trailer.get(b"Encrypt").is_ok() {
         return Err("encrypted with a password".into());
+    }
+    if doc.get_pages().is_empty() {
+        return Err("damaged: no page of it can be read".into());
     }
     Ok(doc)
 }
