@@ -139,7 +139,16 @@ async fn words_in_attachments_are_found_named_and_shown() {
         let shown = text.text().to_lowercase();
         assert!(shown.contains(&word.to_lowercase()), "{url}?text=1 shows {word}: {shown:?}");
     }
-    // A word in two attachments' messages and a phrase.
+    // The pages: a result says which attachment it matched in; a message offers each readable
+    // document's text.
+    let list = app.get("/?q=wombatpdf").await;
+    assert!(list.text().contains("<span class=\"in\">in order.pdf</span>"), "{}", list.text());
+    for (i, m) in made.iter().enumerate() {
+        let page = app.get(&format!("/message/{}", encode(&format!("doc{i}@extract.test")))).await;
+        let url = attachment_url(&app, &format!("doc{i}"), &m.file).await;
+        assert!(page.text().contains(&format!("<a href=\"{url}?text=1\"")), "{}: a Text link", m.file);
+    }
+    // A phrase.
     let phrase = search(&app, "\"tax number DE129273398\"").await;
     assert_eq!(phrase.len(), 1, "{phrase:?}");
     assert_eq!(phrase[0].1, vec!["order.pdf".to_string()]);
@@ -272,8 +281,14 @@ async fn hostile_documents_stay_within_bounds_and_their_messages_are_shown() {
             None => assert_eq!(text.status, StatusCode::UNPROCESSABLE_ENTITY, "{stem}: {}", text.text()),
         }
     }
-    let legacy = app.get(&format!("{}?text=1", attachment_url(&app, "legacy", "old.doc").await)).await;
+    let legacy_url = attachment_url(&app, "legacy", "old.doc").await;
+    let legacy = app.get(&format!("{legacy_url}?text=1")).await;
     assert!(legacy.text().contains("Word 97"), "{}", legacy.text());
+    let page = app.get(&format!("/message/{}", encode("legacy@extract.test"))).await;
+    assert!(
+        page.text().contains(&legacy_url) && !page.text().contains(&format!("{legacy_url}?text=1")),
+        "no Text link"
+    );
     // What was read before a bound is searched.
     assert_eq!(search(&app, "bombfirstword").await.len(), 1);
     assert_eq!(search(&app, "pageword").await.len(), 1);

@@ -32,6 +32,8 @@ fn render<T: Template>(t: &T) -> Result<Html<String>, PageError> {
 pub struct Row {
     url: String,
     snippet: Option<String>,
+    /// For a search: the attachments whose text matched ("order.pdf, terms.docx").
+    matched_in: Option<String>,
     subject: String,
     from: String,
     date: String,
@@ -199,9 +201,10 @@ async fn list_of(state: AppState, scope: Scope, q: ListQuery) -> Result<Response
     let labels_of = |e: &Entry| {
         e.labels.iter().map(|l| LabelLink { name: l.clone(), url: route::label_url(l) }).collect::<Vec<_>>()
     };
-    let row = |e: &Entry, snippet: Option<String>| Row {
+    let row = |e: &Entry, snippet: Option<String>, matched_in: Vec<String>| Row {
         url: route::message_url(&e.key),
         snippet,
+        matched_in: (!matched_in.is_empty()).then(|| matched_in.join(", ")),
         subject: shown_subject(e.summary.subject.as_deref()),
         from: e.summary.from.clone().unwrap_or_default(),
         date: short_date(e.summary.date().as_deref()),
@@ -233,12 +236,14 @@ async fn list_of(state: AppState, scope: Scope, q: ListQuery) -> Result<Response
     } else if query.trim().is_empty() {
         let (view, listed_scope) = (state.view.clone(), scope.clone());
         let (page, total) = blocking(move || Ok(view.page(&listed_scope, offset, PAGE_SIZE))).await?;
-        (page.into_iter().map(|(_, e)| row(&e, None)).collect::<Vec<_>>(), total)
+        (page.into_iter().map(|(_, e)| row(&e, None, Vec::new())).collect::<Vec<_>>(), total)
     } else {
         let view = state.view.clone();
         let qs = scope.restrict(&query);
         match blocking(move || view.search(&qs, offset, PAGE_SIZE)).await {
-            Ok(Found { total, hits }) => (hits.into_iter().map(|h| row(&h.entry, h.snippet)).collect(), total),
+            Ok(Found { total, hits }) => {
+                (hits.into_iter().map(|h| row(&h.entry, h.snippet, h.matched_in)).collect(), total)
+            }
             Err(Error::BadQuery(why)) => {
                 query_error = Some(why);
                 (Vec::new(), 0)
@@ -591,6 +596,8 @@ pub struct Attachment {
     download_url: String,
     /// `/thumb/…` for an image a thumbnail can be made of; the file icon shows otherwise.
     thumb_url: Option<String>,
+    /// `?text=1` for a document whose text mailshelf reads.
+    text_url: Option<String>,
 }
 
 /// An external body as the page lists it: what the data is, and where.
@@ -866,9 +873,12 @@ fn attachments_of(key: &str, msg: &Message) -> Vec<Attachment> {
         .map(|(i, p)| {
             let url = route::part_url(key, msg, i);
             let content_type = served_type(p);
+            let readable =
+                matches!(crate::parse::extract::recognise(p), Some(crate::parse::extract::Recognised::Readable(_)));
             Attachment {
                 name: part_filename(p),
                 thumb_url: crate::view::thumb::is_thumbnailable(&content_type).then(|| route::thumb_url(key, msg, i)),
+                text_url: readable.then(|| format!("{url}?text=1")),
                 content_type,
                 size: human_size(p.size() as u64),
                 download_url: format!("{url}?download=1"),
