@@ -14,6 +14,9 @@
 #   REPEAT=1         runs of the parse ceiling and of mailshelf's cold index; the fastest is reported
 #                    (the warm restart follows the last cold run; notmuch runs once)
 #   TIMEOUT=3600     longest wait, in seconds, for any one step to finish (mailshelf ready, notmuch)
+#   DOCUMENTS=KIND   every message carries one ~200 KB document (pdf, docx, mixed, pdf-dense): the
+#                    attachment-text benchmark (gen_archive.py --documents)
+#   SOURCES="maildir mbox"  which forms of the archive to measure
 #
 # Prints the table on stdout (progress goes to stderr) and leaves results.json and results.md in WORKDIR.
 set -euo pipefail
@@ -26,6 +29,8 @@ TIMEOUT="${TIMEOUT:-3600}"
 NOTMUCH="${NOTMUCH:-1}"
 REPEAT="${REPEAT:-1}"
 export REPEAT
+DOCUMENTS="${DOCUMENTS:-}"
+SOURCES="${SOURCES:-maildir mbox}"
 MEASURE=(python3 "$BENCH/measure.py")
 
 if [[ -n "${WORKDIR:-}" ]]; then
@@ -79,15 +84,24 @@ CEILING="$BENCH/parse_ceiling/target/release/parse_ceiling"
 # ---- archive --------------------------------------------------------------------------------
 MAILDIR="$WORKDIR/Maildir"
 MBOX="$WORKDIR/archive.mbox"
-if [[ -f "$WORKDIR/gen.json" && -d "$MAILDIR" && -f "$MBOX" ]] \
-    && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["messages"]==int(sys.argv[2]) and d.get("seed")==int(sys.argv[3]) else 1)' \
-        "$WORKDIR/gen.json" "$COUNT" "$SEED" 2>/dev/null; then
+have_sources() {
+    local s
+    for s in $SOURCES; do
+        if [[ $s == maildir && ! -d $MAILDIR ]] || [[ $s == mbox && ! -f $MBOX ]]; then return 1; fi
+    done
+}
+if [[ -f "$WORKDIR/gen.json" ]] && have_sources \
+    && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["messages"]==int(sys.argv[2]) and d.get("seed")==int(sys.argv[3]) and d.get("documents_kind","")==sys.argv[4] else 1)' \
+        "$WORKDIR/gen.json" "$COUNT" "$SEED" "$DOCUMENTS" 2>/dev/null; then
     say "reusing the archive in $WORKDIR"
 else
     rm -rf "$MAILDIR" "$MBOX"
     say "generating $COUNT messages (seed $SEED) into $WORKDIR"
-    python3 "$BENCH/gen_archive.py" --count "$COUNT" --seed "$SEED" --maildir "$MAILDIR" --mbox "$MBOX" --json \
-        | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); d["seed"]=int(sys.argv[1]); print(json.dumps(d))' "$SEED" \
+    targets=()
+    [[ " $SOURCES " == *" maildir "* ]] && targets+=(--maildir "$MAILDIR")
+    [[ " $SOURCES " == *" mbox "* ]] && targets+=(--mbox "$MBOX")
+    python3 "$BENCH/gen_archive.py" --count "$COUNT" --seed "$SEED" "${targets[@]}" --json ${DOCUMENTS:+--documents "$DOCUMENTS"} \
+        | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); d["seed"]=int(sys.argv[1]); d["documents_kind"]=sys.argv[2]; print(json.dumps(d))' "$SEED" "$DOCUMENTS" \
         > "$WORKDIR/gen.json"
 fi
 say "archive: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%d messages, %.1f MB, avg %d B, largest %d B" % (d["messages"], d["bytes"]/1e6, d["avg_bytes"], d["largest_bytes"]))' "$WORKDIR/gen.json")"
@@ -143,7 +157,7 @@ serve_measure() { # LABEL PATH DATA_DIR
     echo "$out"
 }
 
-for src in maildir mbox; do
+for src in $SOURCES; do
     if [[ $src == maildir ]]; then path="$MAILDIR"; else path="$MBOX"; fi
     put "$src" bytes "$bytes_total"
 
