@@ -672,19 +672,19 @@ class Generator:
             lines.append(" ".join(words)[:95])
         return lines
 
-    def pdf_document(self, pages: int, picture: bool) -> bytes:
+    def pdf_document(self, pages: int, picture: bool, text: bool = True) -> bytes:
         """A PDF of `pages` pages of text (55 lines of about 90 characters each, Helvetica,
-        compressed content streams), and with `picture` a picture on its first page that brings it
-        to about 200 KB."""
+        compressed content streams; none without `text`), and with `picture` a picture on its first
+        page that brings it to about 200 KB."""
         r = self.rng
         objects = ["<< /Type /Catalog /Pages 2 0 R >>", None,
                    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"]
         streams = {}
         kids = []
         for page in range(pages):
-            text = "".join("(" + l.replace("\\", "").replace("(", "").replace(")", "") + ") Tj T*\n"
-                           for l in self.doc_lines(55))
-            content = "BT /F1 10 Tf 12 TL 56 780 Td\n" + text + "ET\n"
+            lines = "".join("(" + l.replace("\\", "").replace("(", "").replace(")", "") + ") Tj T*\n"
+                            for l in self.doc_lines(55)) if text else ""
+            content = ("BT /F1 10 Tf 12 TL 56 780 Td\n" + lines + "ET\n") if text else ""
             if picture and page == 0:
                 content += "q 300 0 0 200 56 40 cm /Im1 Do Q\n"
             objects.append(None)
@@ -752,12 +752,50 @@ class Generator:
             z.writestr(zipfile.ZipInfo("word/media/image1.png"), self.noise[off:off + size], compress_type=zipfile.ZIP_STORED)
         return buf.getvalue()
 
+    def hostile_documents(self) -> list[tuple[str, str, bytes]]:
+        """Documents made to cost: a Word file inflating to 80 MiB of markup, a PDF of 3,000 pages,
+        a PDF whose one content stream inflates to 100 MiB, a picture-only PDF, a damaged PDF;
+        made once, reused."""
+        if getattr(self, "_hostile", None) is None:
+            import io
+            import zipfile
+            buf = io.BytesIO()
+            with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+                z.writestr("[Content_Types].xml", "<Types/>")
+                with z.open("word/document.xml", "w", force_zip64=True) as w:
+                    w.write(b"<w:document><w:body><w:p><w:r><w:t>bomb</w:t></w:r></w:p>")
+                    filler = b"<w:bookmarkStart/>" * 65536
+                    for _ in range((80 << 20) // len(filler)):
+                        w.write(filler)
+            bomb = buf.getvalue()
+            many = self.pdf_document(3000, False)
+            inflating = self.pdf_document(1, False)
+            huge = zlib.compress(b" " * (100 << 20), 9)
+            at = inflating.index(b"trailer")
+            inflating = inflating.replace(b"/Contents 4 0 R", b"/Contents [4 0 R 6 0 R]")
+            inflating = inflating[:at] + b"6 0 obj\n<< /Filter /FlateDecode /Length %d >>\nstream\n" % len(huge) + huge + b"\nendstream\nendobj\n" + inflating[at:]
+            picture = self.pdf_document(1, True, text=False)
+            damaged = many[: len(many) // 3]
+            self._hostile = [
+                ("application/vnd.openxmlformats-officedocument.wordprocessingml.document", "bomb.docx", bomb),
+                ("application/pdf", "manual-3000-pages.pdf", many),
+                ("application/pdf", "inflating.pdf", inflating),
+                ("application/pdf", "scan.pdf", picture),
+                ("application/pdf", "damaged.pdf", damaged),
+            ]
+        return self._hostile
+
     def document(self) -> bytes:
         """A ~200 KB attachment of the kind --documents asks for: a PDF of 3-8 pages of text with a
         picture, a Word document of as much text with a picture, either (`mixed`), or a PDF of 75
         pages of dense text (`pdf-dense`, about 200 KB of compressed text alone)."""
         r = self.rng
         kind = self.documents
+        if kind == "hostile":
+            self.stats["documents"] = self.stats.get("documents", 0) + 1
+            mime, name, data = self.hostile_documents()[self.stats["documents"] % 5]
+            return (f"Content-Type: {mime}; name=\"{name}\"\nContent-Disposition: attachment; filename=\"{name}\"\n"
+                    f"Content-Transfer-Encoding: base64\n\n").encode() + b64_lines(data)
         if kind == "mixed":
             kind = r.choice(["pdf", "docx"])
         self.stats["documents"] = self.stats.get("documents", 0) + 1
@@ -1027,8 +1065,9 @@ def main() -> int:
     ap.add_argument("--maildir", help="Maildir to create (cur/, new/, tmp/)")
     ap.add_argument("--mbox", help="mboxrd file to write")
     ap.add_argument("--json", action="store_true", help="print only the JSON summary line")
-    ap.add_argument("--documents", choices=["pdf", "docx", "mixed", "pdf-dense"],
-                    help="every message carries one document of about 200 KB of this kind (attachment text)")
+    ap.add_argument("--documents", choices=["pdf", "docx", "mixed", "pdf-dense", "hostile"],
+                    help="every message carries one document of about 200 KB of this kind (attachment text); "
+                         "hostile: made to cost (a zip bomb, 3,000 pages, an inflating stream, a picture, damage)")
     args = ap.parse_args()
     if not args.maildir and not args.mbox:
         ap.error("give --maildir and/or --mbox")

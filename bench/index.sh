@@ -14,7 +14,8 @@
 #   REPEAT=1         runs of the parse ceiling and of mailshelf's cold index; the fastest is reported
 #                    (the warm restart follows the last cold run; notmuch runs once)
 #   TIMEOUT=3600     longest wait, in seconds, for any one step to finish (mailshelf ready, notmuch)
-#   DOCUMENTS=KIND   every message carries one ~200 KB document (pdf, docx, mixed, pdf-dense): the
+#   DOCUMENTS=KIND   every message carries one ~200 KB document (pdf, docx, mixed, pdf-dense), or one
+#                    made to cost (hostile: a zip bomb, 3,000 pages, an inflating stream...): the
 #                    attachment-text benchmark (gen_archive.py --documents)
 #   SOURCES="maildir mbox"  which forms of the archive to measure
 #
