@@ -1,5 +1,8 @@
-//! Calendar arithmetic for dates kept as seconds since the epoch (Howard Hinnant's algorithms for the
-//! proleptic Gregorian calendar): search ranges, and RFC 3339 dates rebuilt from what the index keeps.
+//! Dates, the one place they are computed and written: calendar arithmetic for dates kept as
+//! seconds since the epoch (Howard Hinnant's algorithms for the proleptic Gregorian calendar), for
+//! search ranges and RFC 3339 dates rebuilt from what the index keeps; and every layout a date is
+//! written in for someone else: the pages' short and long dates, an overview's months and years,
+//! the mbox `From ` line's `asctime`, a PDF's date string and a zip entry's time stamp.
 
 /// Days since 1970-01-01 of a date.
 pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
@@ -27,17 +30,9 @@ pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
 
 /// RFC 3339 for an instant as it was written in a zone `offset_minutes` east of UTC (`Z` for UTC).
 pub fn rfc3339(timestamp: i64, offset_minutes: i16) -> String {
-    let local = timestamp + i64::from(offset_minutes) * 60;
-    let (y, m, d) = civil_from_days(local.div_euclid(86_400));
-    let s = local.rem_euclid(86_400);
-    let clock = format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60);
-    if offset_minutes == 0 {
-        format!("{clock}Z")
-    } else {
-        let sign = if offset_minutes < 0 { '-' } else { '+' };
-        let o = offset_minutes.unsigned_abs();
-        format!("{clock}{sign}{:02}:{:02}", o / 60, o % 60)
-    }
+    let t = Clock::at(timestamp, offset_minutes);
+    let clock = format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", t.year, t.month, t.day, t.hour, t.minute, t.second);
+    format!("{clock}{}", zone(offset_minutes, ":"))
 }
 
 /// The zone offset, in minutes east of UTC, of an RFC 3339 date (`Z` or `±hh:mm`).
@@ -56,9 +51,189 @@ pub fn offset_minutes(rfc3339: &str) -> Option<i16> {
     Some(sign * (h * 60 + m))
 }
 
+// Layouts: a date written for each of its readers.
+
+/// An instant as a clock in a zone `offset_minutes` east of UTC showed it.
+struct Clock {
+    year: i64,
+    month: i64,
+    day: i64,
+    hour: i64,
+    minute: i64,
+    second: i64,
+    /// Days since 1970-01-01 of that local date.
+    days: i64,
+}
+
+impl Clock {
+    fn at(timestamp: i64, offset_minutes: i16) -> Clock {
+        let local = timestamp + i64::from(offset_minutes) * 60;
+        let days = local.div_euclid(86_400);
+        let (year, month, day) = civil_from_days(days);
+        let s = local.rem_euclid(86_400);
+        Clock { year, month, day, hour: s / 3600, minute: s % 3600 / 60, second: s % 60, days }
+    }
+}
+
+/// A zone offset: `Z` for UTC, else `+hh{sep}mm` (`-` west of UTC).
+fn zone(offset_minutes: i16, sep: &str) -> String {
+    if offset_minutes == 0 {
+        return "Z".into();
+    }
+    let sign = if offset_minutes < 0 { '-' } else { '+' };
+    let o = offset_minutes.unsigned_abs();
+    format!("{sign}{:02}{sep}{:02}", o / 60, o % 60)
+}
+
+/// The list's date: `2026-10-01T14:03:00+02:00` → `2026-10-01 14:03` (the writer's wall clock).
+pub fn short_date(rfc3339: Option<&str>) -> String {
+    match rfc3339 {
+        Some(d) => match d.get(..16) {
+            Some(head) => head.replacen('T', " ", 1),
+            None => d.to_string(),
+        },
+        None => String::new(),
+    }
+}
+
+/// A message page's date: `2026-10-01T14:03:00+02:00` → `2026-10-01 14:03:00 +02:00`.
+pub fn long_date(rfc3339: &str) -> String {
+    match (rfc3339.get(..19), rfc3339.get(19..)) {
+        (Some(head), Some(zone)) => format!("{} {}", head.replacen('T', " ", 1), zone.replace('Z', "+00:00")),
+        _ => rfc3339.to_string(),
+    }
+}
+
+/// C's `asctime` layout, in UTC, as an mbox `From ` line has it: `Mon Jan  1 00:00:00 2024`.
+pub fn asctime(timestamp: i64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let t = Clock::at(timestamp, 0);
+    let weekday = DAYS[t.days.rem_euclid(7) as usize];
+    let month = MONTHS[(t.month - 1).clamp(0, 11) as usize];
+    format!("{weekday} {month} {:>2} {:02}:{:02}:{:02} {}", t.day, t.hour, t.minute, t.second, t.year)
+}
+
+/// The month of an instant (UTC), numbered `year × 12 + month − 1`: the periods an overview counts
+/// messages by.
+pub fn month_number(timestamp: i64) -> i64 {
+    let t = Clock::at(timestamp, 0);
+    t.year * 12 + t.month - 1
+}
+
+/// A month (a [`month_number`]) as an overview and the search language write it: `2024-03`.
+pub fn month_label(month: i64) -> String {
+    format!("{:04}-{:02}", month.div_euclid(12), month.rem_euclid(12) + 1)
+}
+
+/// A year as an overview and the search language write it: `2024`.
+pub fn year_label(year: i64) -> String {
+    format!("{year:04}")
+}
+
+/// A PDF date, `D:YYYYMMDDHHmmSS+HH'mm'` (ISO 32000 §7.9.4), in the zone the message was written in.
+pub fn pdf_date(timestamp: i64, zone_minutes: i16) -> String {
+    let t = Clock::at(timestamp, zone_minutes);
+    let clock = format!("D:{:04}{:02}{:02}{:02}{:02}{:02}", t.year, t.month, t.day, t.hour, t.minute, t.second);
+    match zone_minutes {
+        0 => format!("{clock}Z"),
+        _ => format!("{clock}{}'", zone(zone_minutes, "'")),
+    }
+}
+
+/// A zip entry's time stamp (MS-DOS: local time, no zone, two-second steps, 1980–2107) for a
+/// message date, in the zone it was written in; `None` outside those years.
+pub fn zip_time(timestamp: i64, zone_minutes: i16) -> Option<zip::DateTime> {
+    let t = Clock::at(timestamp, zone_minutes);
+    zip::DateTime::from_date_and_time(
+        u16::try_from(t.year).ok()?,
+        u8::try_from(t.month).ok()?,
+        u8::try_from(t.day).ok()?,
+        u8::try_from(t.hour).ok()?,
+        u8::try_from(t.minute).ok()?,
+        u8::try_from(t.second).ok()?,
+    )
+    .ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pages_show_short_and_long_dates() {
+        for (rfc3339, short, long) in [
+            ("2026-10-01T14:03:00+02:00", "2026-10-01 14:03", "2026-10-01 14:03:00 +02:00"),
+            ("2026-10-01T14:03:00Z", "2026-10-01 14:03", "2026-10-01 14:03:00 +00:00"),
+            ("1999-12-31T23:59:59-05:30", "1999-12-31 23:59", "1999-12-31 23:59:59 -05:30"),
+            ("2026-10-01", "2026-10-01", "2026-10-01"),
+            ("", "", ""),
+            ("2026-10-01T14:03:00é", "2026-10-01 14:03", "2026-10-01 14:03:00 é"),
+            ("2026-10-01T14:é", "2026-10-01 14:é", "2026-10-01T14:é"),
+            ("2026-10-01T14:0é", "2026-10-01T14:0é", "2026-10-01T14:0é"),
+        ] {
+            assert_eq!(short_date(Some(rfc3339)), short, "{rfc3339}");
+            assert_eq!(long_date(rfc3339), long, "{rfc3339}");
+        }
+        assert_eq!(short_date(None), "");
+    }
+
+    #[test]
+    fn overviews_count_by_month_and_name_months_and_years() {
+        for (ts, month, label) in [
+            (0, 1970 * 12, "1970-01"),
+            (-1, 1970 * 12 - 1, "1969-12"),
+            (1_709_251_200, 2024 * 12 + 2, "2024-03"),
+            (1_709_251_199, 2024 * 12 + 1, "2024-02"),
+            (1_735_689_599, 2024 * 12 + 11, "2024-12"),
+        ] {
+            assert_eq!(month_number(ts), month, "{ts}");
+            assert_eq!(month_label(month), label, "{ts}");
+        }
+        assert_eq!(
+            (year_label(2024), year_label(7), year_label(12_345)),
+            ("2024".into(), "0007".into(), "12345".into())
+        );
+    }
+
+    #[test]
+    fn mbox_from_lines_have_asctime_dates() {
+        for (ts, want) in [
+            (0, "Thu Jan  1 00:00:00 1970"),
+            (1_700_000_000, "Tue Nov 14 22:13:20 2023"),
+            (-1, "Wed Dec 31 23:59:59 1969"),
+            (1_709_164_800, "Thu Feb 29 00:00:00 2024"),
+        ] {
+            assert_eq!(asctime(ts), want, "{ts}");
+        }
+    }
+
+    #[test]
+    fn pdfs_have_pdf_dates() {
+        for (ts, zone, want) in [
+            (0, 0, "D:19700101000000Z"),
+            (3600, -90, "D:19691231233000-01'30'"),
+            (0, 120, "D:19700101020000+02'00'"),
+            (1_790_838_000, 120, "D:20261001090000+02'00'"),
+        ] {
+            assert_eq!(pdf_date(ts, zone), want, "{ts} {zone}");
+        }
+    }
+
+    #[test]
+    fn zip_entries_have_local_times_in_their_years() {
+        let fields = |t: zip::DateTime| (t.year(), t.month(), t.day(), t.hour(), t.minute(), t.second());
+        for (ts, zone, want) in [
+            (1_790_838_000, 120, Some((2026, 10, 1, 9, 0, 0))),
+            (1_790_838_000, 0, Some((2026, 10, 1, 7, 0, 0))),
+            (315_532_800, 0, Some((1980, 1, 1, 0, 0, 0))),
+            (315_532_800, -60, None),
+            (0, 0, None),
+            (i64::from(u32::MAX) * 2, 0, None),
+        ] {
+            assert_eq!(zip_time(ts, zone).map(fields), want, "{ts} {zone}");
+        }
+    }
 
     #[test]
     fn round_trips() {
@@ -73,5 +248,40 @@ mod tests {
         }
         assert_eq!(days_from_civil(2024, 2, 29), 19_782);
         assert_eq!(civil_from_days(19_782), (2024, 2, 29));
+    }
+}
+
+// Dates as Internet messages write them (RFC 5322 §3.3), and as Windows keeps them, for the
+// messages made of files in other formats.
+
+/// An RFC 5322 date-time in UTC (`Thu, 01 Jan 1970 00:00:00 +0000`) for seconds since the epoch.
+pub fn rfc5322_utc(t: i64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let days = t.div_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    let s = t.rem_euclid(86_400);
+    let weekday = DAYS[days.rem_euclid(7) as usize];
+    let month = MONTHS[((m - 1).clamp(0, 11)) as usize];
+    format!("{weekday}, {d:02} {month} {y:04} {:02}:{:02}:{:02} +0000", s / 3600, s % 3600 / 60, s % 60)
+}
+
+/// A Windows FILETIME (100 ns since 1601, as Outlook keeps times) as seconds since the epoch;
+/// `None` for 0 (no time) and for times outside years 1970 to 9999.
+pub fn from_filetime(ft: u64) -> Option<i64> {
+    (ft != 0).then(|| (ft / 10_000_000) as i64 - 11_644_473_600).filter(|t| *t > 0 && *t < 253_402_300_800)
+}
+
+#[cfg(test)]
+mod rfc5322_tests {
+    use super::*;
+
+    #[test]
+    fn internet_and_windows_dates() {
+        assert_eq!(rfc5322_utc(0), "Thu, 01 Jan 1970 00:00:00 +0000");
+        assert_eq!(rfc5322_utc(1_700_000_000), "Tue, 14 Nov 2023 22:13:20 +0000");
+        assert_eq!(from_filetime(116_444_736_000_000_000 + 10_000_000), Some(1));
+        assert_eq!(from_filetime(0), None);
+        assert_eq!(from_filetime(u64::MAX), None);
     }
 }

@@ -12,7 +12,8 @@
 //! out, free of HTTP too.
 //!
 //! Imports follow the same order: a module uses only the stages before it and the leaf helpers
-//! (`error`, `config`, `ids`, `uri`, `dates`, `text`, `query`, `par`), never one after it. Inside
+//! (`error`, `config`, `ids`, `uri`, `dates`, `text`, `query`, `par`, and `mapi`: the MAPI properties
+//! and the code-page rule the Outlook readers of `ingest` and `parse` share), never one after it. Inside
 //! `web`, the handlers sit above the plumbing they share and below the router (see [`web`]).
 
 pub mod archive;
@@ -24,6 +25,7 @@ pub mod ids;
 pub mod index;
 pub mod ingest;
 pub mod limits;
+pub mod mapi;
 pub mod memory;
 pub mod model;
 pub mod open;

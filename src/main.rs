@@ -88,9 +88,6 @@ async fn serve(config: Config) -> Result<(), mailshelf::Error> {
         "index loaded"
     );
     let roots = archive.roots(&config.paths);
-    if let Some(dir) = archive.uploads_dir() {
-        std::fs::create_dir_all(dir)?;
-    }
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
         .map_err(|e| mailshelf::Error::BadSetting(format!("cannot listen on {}: {e}", config.listen)))?;
@@ -139,7 +136,7 @@ async fn show_progress(archive: Arc<Archive>) {
             }
             None => {
                 ticks += 1;
-                if ticks % 25 == 0 {
+                if ticks.is_multiple_of(25) {
                     tracing::info!(files = done, of = total, messages, "indexing");
                 }
             }

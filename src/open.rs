@@ -20,9 +20,6 @@ pub async fn run(args: OpenArgs, shutdown: impl Future<Output = ()>) -> Result<(
     let data = tempfile::Builder::new().prefix("mailshelf-open-").tempdir()?;
     let config = Config::from_args(args.serve_args(data.path().to_path_buf()))?;
     let archive = Arc::new(Archive::open_with(&config.data_dir, config.search)?);
-    if let Some(dir) = archive.uploads_dir() {
-        std::fs::create_dir_all(dir)?;
-    }
     // A few files: read them all before answering, so the URL leads to the message itself.
     let roots = archive.roots(&config.paths);
     let indexer = archive.clone();

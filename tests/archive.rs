@@ -434,3 +434,59 @@ async fn files_a_user_gives_are_shown_even_with_broken_headers() {
         assert_eq!(page.status, axum::http::StatusCode::OK);
     }
 }
+
+/// Some delivery agents write the mbox separator line at the top of every Maildir file. Inside a
+/// Maildir's `cur/` or `new/` (a Maildir++ `.Folder` too) a file is one message whatever its first
+/// line: the separator is not a header, and the folder is the Maildir's, not one folder a file. An
+/// mbox beside the Maildir is still split into its messages.
+#[tokio::test]
+async fn maildir_files_that_start_with_a_from_line_are_one_message_each() {
+    let dir = tempfile::tempdir().expect("dir");
+    let mail = dir.path().join("mail");
+    for sub in ["cur", "new", "tmp", ".Lists.rust/cur", ".Lists.rust/new", "archive"] {
+        std::fs::create_dir_all(mail.join(sub)).expect("mkdir");
+    }
+    let message = |n: usize| {
+        format!(
+            "From sender@example.org Mon Jan  1 00:00:0{n} 2024\nReturn-Path: <sender@example.org>\n\
+             From: Sender <sender@example.org>\nSubject: delivered {n}\nMessage-ID: <delivered-{n}@example.org>\n\
+             Date: Mon, 1 Jan 2024 10:00:0{n} +0000\n\nbody {n}\nFrom the desk of the sender.\n"
+        )
+    };
+    let files = [
+        ("cur/1704103200.M1P1.host:2,S", 1),
+        ("cur/1704103201.M2P1.host:2,", 2),
+        ("new/1704103202.M3P1.host", 3),
+        (".Lists.rust/cur/1704103203.M4P1.host:2,S", 4),
+        (".Lists.rust/new/1704103204.M5P1.host", 5),
+    ];
+    for (name, n) in files {
+        std::fs::write(mail.join(name), message(n)).expect("write");
+    }
+    std::fs::write(mail.join("archive/old.mbox"), format!("{}\n{}", message(6), message(7))).expect("write");
+
+    let app = TestApp::new(std::slice::from_ref(&mail));
+    let mut folders: Vec<(String, u64)> = app.json("/api/folders").await["folders"]
+        .as_array()
+        .expect("folders")
+        .iter()
+        .flat_map(|f| {
+            let mut all = vec![f.clone()];
+            all.extend(f["folders"].as_array().cloned().unwrap_or_default());
+            all
+        })
+        .filter(|f| f["messages"].as_u64() > Some(0))
+        .map(|f| (f["path"].as_str().expect("path").to_string(), f["messages"].as_u64().expect("count")))
+        .collect();
+    folders.sort();
+    assert_eq!(
+        folders,
+        [("INBOX".to_string(), 3), ("Lists/rust".to_string(), 2), ("archive/old".to_string(), 2)],
+        "one folder a Maildir, one message a file"
+    );
+    for n in 1..=7 {
+        let m = app.json(&format!("/api/messages/delivered-{n}@example.org")).await;
+        assert_eq!(m["subject"], format!("delivered {n}"), "message {n}");
+        assert_eq!(m["from"], "Sender <sender@example.org>", "message {n}");
+    }
+}

@@ -124,10 +124,14 @@ async fn thunderbird_apple_mail_and_mbox_trees() {
         write(&to, std::fs::read(p).expect("read"));
     }
     let app = TestApp::new(&[tb, apple]);
-    let got = folders(&app).await;
+    // Apple Mail's `INBOX` and Thunderbird's `Inbox` are one inbox, spelled as first met.
+    let got: Vec<(String, u64)> = folders(&app)
+        .await
+        .into_iter()
+        .map(|(path, n)| (if path.eq_ignore_ascii_case("inbox") { "INBOX".to_string() } else { path }, n))
+        .collect();
     let want: Vec<(String, u64)> = vec![
-        ("INBOX".into(), good.len() as u64 - 1),
-        ("Inbox".into(), 3),
+        ("INBOX".into(), good.len() as u64 - 1 + 3),
         ("Archives".into(), 0),
         ("Archives/2017".into(), 2),
         ("Archives/2017/March".into(), 1),

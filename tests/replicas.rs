@@ -320,3 +320,104 @@ fn a_replica_that_loses_the_lock_stops_indexing() {
     assert!(within(60, || status(fresh.addr).is_some_and(|s| s["messages"] == MESSAGES)), "and in the database");
     eprintln!("lock lost at {short} of {MESSAGES} messages listed; the run stopped and the next holder finished it");
 }
+
+/// What a balancer's health check relies on: `ready` means, on the indexer, that every path is
+/// indexed, and on a replica that follows, that it has loaded what the database held when it
+/// started (`ready_means` says which). Three sources; one follower started in the middle of the
+/// indexer's first run, one right after it; every replica is polled all along, and none is ever
+/// seen ready with fewer messages than that.
+#[test]
+fn replicas_are_ready_only_with_what_they_promise() {
+    if !postgres::available("replicas_are_ready_only_with_what_they_promise") {
+        return;
+    }
+    // Past a checkpoint (every 10,000 messages) before the run ends, in three sources.
+    const PER_SOURCE: usize = 6_000;
+    const TOTAL: u64 = 3 * PER_SOURCE as u64;
+    let dir = tempfile::tempdir().expect("mount");
+    for source in ["a", "b", "c"] {
+        let mut mbox = String::with_capacity(PER_SOURCE * 200);
+        for n in 0..PER_SOURCE {
+            mbox.push_str(&format!(
+                "From sender@ready.test Tue Nov 24 10:00:00 2026\nMessage-ID: <{source}{n}@ready.test>\n\
+                 From: sender@ready.test\nSubject: {source} {n}\nDate: Tue, 24 Nov 2026 10:00:00 +0000\n\n\
+                 body {n}\n\n"
+            ));
+        }
+        std::fs::write(dir.path().join(format!("{source}.mbox")), mbox).expect("write");
+    }
+    let url = Cluster::shared().database();
+    let committed = || {
+        let out = std::process::Command::new(postgres::bin_dir().expect("PostgreSQL's programs").join("psql"))
+            .args(["-X", "-q", "-tA", "-d", &url, "-c", "SELECT count(*) FROM listed"])
+            .output()
+            .expect("psql runs");
+        String::from_utf8_lossy(&out.stdout).trim().parse::<u64>().unwrap_or(0)
+    };
+
+    /// A replica being polled: where, whether it is the first (the indexer), and what the
+    /// database held when it was started.
+    type Polled = (SocketAddr, bool, u64);
+    let polled: Arc<Mutex<Vec<Polled>>> = Arc::default();
+    let seen_ready: Arc<Mutex<BTreeMap<SocketAddr, String>>> = Arc::default();
+    let broken: Arc<Mutex<Vec<String>>> = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let poller = {
+        let (polled, seen_ready, broken, stop) =
+            (Arc::clone(&polled), Arc::clone(&seen_ready), Arc::clone(&broken), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let replicas = polled.lock().expect("polled").clone();
+                for (addr, first, before) in replicas {
+                    let Some(s) = status(addr) else { continue };
+                    if s["ready"] != true {
+                        continue;
+                    }
+                    let messages = s["messages"].as_u64().unwrap_or(0);
+                    let means = s["ready_means"].as_str().unwrap_or("").to_string();
+                    let promised = if first { TOTAL } else { before };
+                    if messages < promised {
+                        broken
+                            .lock()
+                            .expect("broken")
+                            .push(format!("{addr} (first: {first}) ready with {messages} of {promised} messages: {s}"));
+                    }
+                    seen_ready.lock().expect("seen").insert(addr, means);
+                }
+            }
+        })
+    };
+    let start = |polled: &Mutex<Vec<Polled>>, first: bool| {
+        let before = committed();
+        let (served, data) = replica(&url, dir.path());
+        polled.lock().expect("polled").push((served.addr, first, before));
+        (served, data, before)
+    };
+
+    let (indexer, _d1, _) = start(&polled, true);
+    assert!(within(120, || committed() >= 10_000), "the indexer commits a checkpoint");
+    let mid_run = status(indexer.addr).expect("status");
+    let (during, _d2, before_during) = start(&polled, false);
+    let finished = || status(indexer.addr).is_some_and(|s| s["indexing"] == false && s["messages"] == TOTAL);
+    assert!(within(180, finished), "the indexer finishes: {:?}", status(indexer.addr));
+    let (after, _d3, before_after) = start(&polled, false);
+    let addrs = [indexer.addr, during.addr, after.addr];
+    let all_ready = || addrs.iter().all(|a| seen_ready.lock().expect("seen").contains_key(a));
+    assert!(within(60, all_ready), "every replica becomes ready: {:?}", seen_ready.lock().expect("seen"));
+    assert!(within(30, || addrs.iter().all(|&a| status(a).is_some_and(|s| s["messages"] == TOTAL))));
+    stop.store(true, Ordering::Relaxed);
+    poller.join().expect("poller");
+
+    let broken = broken.lock().expect("broken");
+    assert!(broken.is_empty(), "{} answers broke the promise, the first: {:?}", broken.len(), broken.first());
+    let means = seen_ready.lock().expect("seen").clone();
+    assert_eq!(means.get(&indexer.addr).map(String::as_str), Some("indexed"), "{means:?}");
+    assert_eq!(means.get(&during.addr).map(String::as_str), Some("loaded"), "{means:?}");
+    assert_eq!(means.get(&after.addr).map(String::as_str), Some("loaded"), "{means:?}");
+    assert!(before_after == TOTAL && before_during >= 10_000, "{before_during} {before_after}");
+    eprintln!(
+        "followers started with {before_during} and {before_after} of {TOTAL} messages committed; \
+         the indexer was at {} when the first one started",
+        mid_run["messages"]
+    );
+}

@@ -200,3 +200,99 @@ async fn uploaded_and_delivered_messages_are_found() {
     assert_eq!(subjects(&app, "quokka").await, set(&["Dropped in"]));
     assert_eq!(subjects(&app, "linker").await.len(), 3);
 }
+
+/// Each folder of the tree with its path, its own count and the count of it with every folder
+/// below it.
+fn subtrees(nodes: &serde_json::Value, out: &mut Vec<(String, u64, u64)>) -> u64 {
+    let mut sum = 0;
+    for f in nodes.as_array().expect("folders") {
+        let own = f["messages"].as_u64().expect("count");
+        let at = out.len();
+        out.push((f["path"].as_str().expect("path").to_string(), own, 0));
+        let below = subtrees(&f["folders"], out);
+        out[at].2 = own + below;
+        sum += own + below;
+    }
+    sum
+}
+
+/// `folder:` finds what the folder tree counts in that folder and below it, when several trees
+/// are served whose folders differ only by case (a Maildir's `INBOX` beside a mail client's
+/// `Inbox`, `Work` beside `work`), nest (Maildir++ `.Work.Projects`, Thunderbird's `Inbox.sbd`),
+/// or are named with quotes; and a folder's page lists what the tree counts as its own.
+#[tokio::test]
+async fn folder_search_counts_what_the_folder_tree_counts() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (maildir, client) = (dir.path().join("maildir"), dir.path().join("client"));
+    for sub in ["cur", "new", ".Work.Projects/cur", ".Work.Projects/new"] {
+        std::fs::create_dir_all(maildir.join(sub)).expect("mkdir");
+    }
+    std::fs::create_dir_all(client.join("Inbox.sbd")).expect("mkdir");
+    let message = |tag: &str, n: usize| {
+        format!(
+            "From: sender@example.org\nSubject: {tag} {n}\nMessage-ID: <{tag}-{n}@folders.test>\n\
+             Date: Mon, {n} Jan 2024 10:00:00 +0000\n\nbody {tag} {n}\n"
+        )
+    };
+    let mbox = |tag: &str, count: usize| {
+        (1..=count)
+            .map(|n| format!("From sender@example.org Mon Jan  1 00:00:00 2024\n{}\n", message(tag, n)))
+            .collect::<String>()
+    };
+    for n in 1..=3 {
+        std::fs::write(maildir.join(format!("cur/{n}.host:2,S")), message("maildir-inbox", n)).expect("write");
+    }
+    std::fs::write(maildir.join(".Work.Projects/cur/1.host:2,S"), message("projects", 1)).expect("write");
+    std::fs::write(client.join("Inbox"), mbox("client-inbox", 2)).expect("write");
+    std::fs::write(client.join("Inbox.sbd/Sub"), mbox("client-sub", 1)).expect("write");
+    std::fs::write(client.join("work"), mbox("client-work", 2)).expect("write");
+    std::fs::write(client.join("Notes \"2024\""), mbox("notes", 1)).expect("write");
+
+    let app = TestApp::new(&[maildir, client]);
+    let mut nodes = Vec::new();
+    let all = subtrees(&app.json("/api/folders").await["folders"], &mut nodes);
+    assert_eq!(all, 10, "every message is in a folder: {nodes:?}");
+    let enc = |s: &str| percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string();
+    for (path, own, with_below) in &nodes {
+        // As the folder page's search box restricts a search, and as a person types it.
+        let mut queries = vec![format!("folder:\"{}\"", path.replace('"', ""))];
+        if !path.contains([' ', '"']) {
+            queries.push(format!("folder:{}", path.to_lowercase()));
+        }
+        for q in queries {
+            let found = app.json(&format!("/api/messages?q={}", enc(&q))).await["total"].as_u64();
+            assert_eq!(found, Some(*with_below), "{q} against the tree's {path}: {nodes:?}");
+        }
+        let listed = app.json(&format!("/api/messages?folder={}", enc(path))).await["total"].as_u64();
+        assert_eq!(listed, Some(*own), "the page of {path}: {nodes:?}");
+    }
+}
+
+/// A message met first enclosed in another (a forward), then found on its own in a folder, is
+/// listed there from then on; `folder:` and a search for its words find it there too.
+#[tokio::test]
+async fn a_message_first_found_enclosed_is_searchable_in_its_folder() {
+    let dir = tempfile::tempdir().expect("dir");
+    let inner = "From: origin@example.org\r\nSubject: the original\r\nMessage-ID: <original@folders.test>\r\n\
+                 Date: Mon, 1 Jan 2024 09:00:00 +0000\r\n\r\nquetzalcoatl\r\n";
+    let forward = format!(
+        "From: forwarder@example.org\r\nSubject: Fwd: the original\r\nMessage-ID: <forward@folders.test>\r\n\
+         Date: Mon, 1 Jan 2024 10:00:00 +0000\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n\
+         --b\r\nContent-Type: text/plain\r\n\r\nsee below\r\n--b\r\nContent-Type: message/rfc822\r\n\r\n{inner}\r\n--b--\r\n"
+    );
+    std::fs::write(dir.path().join("forward.eml"), forward).expect("write");
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    assert_eq!(app.json("/api/status").await["messages"], 1);
+
+    std::fs::create_dir_all(dir.path().join("Lists")).expect("mkdir");
+    std::fs::write(dir.path().join("Lists/original.eml"), inner).expect("write");
+    app.archive.ingest_paths(&[dir.path().to_path_buf()]);
+    let folders = app.json("/api/folders").await;
+    assert_eq!(folders["folders"][0]["path"], "Lists", "{folders}");
+    assert_eq!(folders["folders"][0]["messages"], 1, "{folders}");
+    for q in ["folder:Lists", "quetzalcoatl folder:lists", "from:origin@example.org"] {
+        let found = app.json(&format!("/api/messages?q={}", q.replace(' ', "+"))).await;
+        assert_eq!(found["total"], 1, "{q}: {found}");
+        assert_eq!(found["messages"][0]["id"], "original@folders.test", "{q}: {found}");
+    }
+}

@@ -20,6 +20,11 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// A top-level message, parsed already.
+    pub(super) fn whole(id: EntryId, entry: Arc<Entry>, top: Arc<Message>) -> Loaded {
+        Loaded { id, entry, top, path: Vec::new() }
+    }
+
     pub fn message(&self) -> &Message {
         let mut m: &Message = &self.top;
         for &p in &self.path {

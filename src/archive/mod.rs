@@ -2,30 +2,35 @@
 //! [`Store`] and search index, and reads any indexed message back from its source on demand.
 //!
 //! Its rooms: this file holds the archive itself, the scan that decides what to read and the
-//! collector that adds what was read and commits it; [`pipeline`] reads and parses sources on every
-//! core; [`load`] reads a message back for viewing; [`uploads`] takes and deletes uploads; [`doc`]
-//! makes what the search index gets of a message; [`excerpts`] what a search result shows of it
-//! (and keeps the text of documents read for results and for reading). A source's state is written only once all its
-//! messages are, so a crash re-reads exactly the sources that were not finished.
+//! collector that adds what was read and commits it; `pipeline` reads and parses sources on every
+//! core; `load` reads a message back for viewing; `uploads` takes and deletes uploads; `doc`
+//! makes what the search index gets of a message; `excerpts` what a search result shows of it
+//! (and keeps the text of documents read for results and for reading); `backend` says which
+//! backend keeps it. A source's state is written only once all its messages are, so a crash
+//! re-reads exactly the sources that were not finished.
 
 pub mod replica;
 pub mod watch;
 
+mod backend;
 mod doc;
 mod excerpts;
 mod load;
 mod pipeline;
+mod progress;
 mod uploads;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
+pub use backend::Backend;
 pub use doc::{documents, message_at, search_doc, DocumentAt};
 pub use excerpts::Excerpt;
 pub use load::Loaded;
+pub use progress::{Progress, Readiness};
 
 use crate::error::Error;
 use crate::index::{Added, EntryId, Index, Location};
@@ -49,24 +54,6 @@ const SCAN_CHUNK: usize = 8192;
 /// million messages, 2,000 a commit wrote 13 KB a message). What waits is some 700 bytes a message.
 const BATCH: usize = 10_000;
 
-/// Progress of indexing, readable while it runs.
-#[derive(Debug, Default)]
-pub struct Progress {
-    /// True once the first indexing of every given path has finished (with a shared database,
-    /// from the start: replicas serve what it holds while one of them indexes).
-    pub ready: AtomicBool,
-    /// True while this server reads the given paths (a start-up run or a re-scan).
-    pub running: AtomicBool,
-    /// Source files finished in the current run.
-    pub indexed: AtomicUsize,
-    /// Source files found in the current run.
-    pub total: AtomicUsize,
-    /// Messages parsed for the index since start (unchanged sources are not parsed again).
-    pub parsed: AtomicUsize,
-    /// Messages that could not be read or parsed.
-    pub failed: AtomicUsize,
-}
-
 pub struct Archive {
     index: RwLock<Index>,
     /// Parsed top-level messages recently read.
@@ -82,9 +69,6 @@ pub struct Archive {
     closing: AtomicBool,
     /// One indexing run at a time (start-up, a watch event, an upload).
     ingest_lock: Mutex<()>,
-    /// Where uploads are kept: a folder of files (walked like a given path), or `None` for the
-    /// store itself (a shared database, where no replica's disk may hold what a user gave).
-    uploads: Option<PathBuf>,
     /// The shared database, when this server is one of its replicas, and the lock that makes one
     /// of them the indexer.
     database: Option<Arc<crate::postgres::Database>>,
@@ -143,7 +127,9 @@ impl Archive {
         } else {
             None
         };
-        Self::with_parts(store, search, Some(data_dir.join("uploads")), None)
+        let archive = Self::with_parts(store, search, None)?;
+        archive.take_in_file_uploads(&data_dir.join("uploads"));
+        Ok(archive)
     }
 
     /// An archive kept in a shared PostgreSQL database: its index, its search and its uploads, so
@@ -152,13 +138,12 @@ impl Archive {
         let store: Arc<dyn Store> = Arc::new(crate::postgres::PgStore::open(Arc::clone(&database))?);
         let search: Option<Box<dyn SearchIndex>> =
             if search { Some(Box::new(crate::postgres::PgSearch::new(Arc::clone(&database)))) } else { None };
-        Self::with_parts(store, search, None, Some(database))
+        Self::with_parts(store, search, Some(database))
     }
 
     fn with_parts(
         store: Arc<dyn Store>,
         search: Option<Box<dyn SearchIndex>>,
-        uploads: Option<PathBuf>,
         database: Option<Arc<crate::postgres::Database>>,
     ) -> Result<Archive, Error> {
         let t = std::time::Instant::now();
@@ -173,44 +158,10 @@ impl Archive {
             search_checked: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             ingest_lock: Mutex::new(()),
-            uploads,
             indexer_lock: database.as_ref().map(|d| crate::postgres::IndexerLock::new(Arc::clone(d))),
-            progress: Progress {
-                // A replica serves what the database holds from the start; indexing adds to it.
-                ready: AtomicBool::new(database.is_some()),
-                ..Progress::default()
-            },
+            progress: Progress::default(),
             database,
         })
-    }
-
-    /// The shared database this server is a replica of, if any.
-    pub fn database(&self) -> Option<&Arc<crate::postgres::Database>> {
-        self.database.as_ref()
-    }
-
-    /// Whether this server indexes the given paths: always with a data folder; with a shared
-    /// database, while it holds the indexer lock (asking takes the lock when it is free).
-    pub fn hold_indexer_lock(&self) -> bool {
-        self.indexer_lock.as_ref().is_none_or(|l| l.hold())
-    }
-
-    /// Whether this server indexed the paths when last asked ([`Archive::hold_indexer_lock`]),
-    /// without asking the database.
-    pub fn is_indexer(&self) -> bool {
-        self.indexer_lock.as_ref().is_none_or(|l| l.is_held())
-    }
-
-    /// Takes in what other replicas committed since the last call (a shared database; nothing to
-    /// do otherwise). Parsed messages stay cached: an id's bytes never change.
-    pub fn catch_up(&self) -> Result<bool, Error> {
-        if self.database.is_none() {
-            return Ok(false);
-        }
-        // Read without holding the index, which pages need meanwhile.
-        let from = self.index().feed_position();
-        let Some(changes) = self.store.changes_since(from)? else { return Ok(false) };
-        self.index_mut().apply_changes(from, changes)
     }
 
     /// Read access to the index. A poisoned lock (a panic elsewhere) still yields the data: the
@@ -234,16 +185,10 @@ impl Archive {
         self.store.close();
     }
 
-    /// The folder uploads are kept in (`None`: they are kept in the store).
-    pub fn uploads_dir(&self) -> Option<&Path> {
-        self.uploads.as_deref()
-    }
-
-    /// The folders and files indexing reads: the given paths and the uploads folder.
+    /// The folders and files indexing reads for the given paths: the paths themselves (uploads
+    /// are in the store, never read from a folder).
     pub fn roots(&self, paths: &[PathBuf]) -> Vec<PathBuf> {
-        let mut roots = paths.to_vec();
-        roots.extend(self.uploads.clone());
-        roots
+        paths.to_vec()
     }
 
     /// Brings the index up to date with `roots`: new and changed sources are read, unchanged ones
@@ -344,7 +289,9 @@ impl Archive {
         // What a run parsed, batched and buffered is free now; without this the process would
         // stay at the run's high-water mark while it serves.
         crate::memory::release();
-        self.progress.ready.store(true, Ordering::Release);
+        // A run given up (this replica lost the indexer lock) leaves it following the new holder,
+        // with the shared state as loaded and followed since.
+        self.progress.set_ready(if finished { Readiness::Indexed } else { Readiness::Loaded });
         self.progress.running.store(false, Ordering::Release);
     }
 
@@ -471,6 +418,15 @@ impl Archive {
                                     uncommitted.push(id);
                                 }
                                 // Found again where it was read from before: still this source's.
+                                // Listed from now on, not new: no longer only enclosed in another.
+                                Added::Relisted(id) => {
+                                    if let (Some(search), Some(mut doc)) = (&self.search, doc) {
+                                        doc.id = id;
+                                        doc.folder = self.folder_of(id);
+                                        search.add(&doc);
+                                    }
+                                    p.ids.push(id);
+                                }
                                 Added::Duplicate(id) if self.read_from(id, &p.path) => p.ids.push(id),
                                 Added::Duplicate(_) => {}
                             },

@@ -25,11 +25,11 @@ const IN_FLIGHT: usize = 32;
 /// Work for the parse workers.
 enum Job {
     /// A file that is one message.
-    File { src: usize, root: Arc<Path>, path: PathBuf, uploaded: bool },
+    File { src: usize, root: Arc<Path>, path: PathBuf },
     /// One message of an mbox, already read.
     Mbox { src: usize, source: Source, rel: u16, raw: Vec<u8> },
     /// One item of an Outlook data file, read by the worker.
-    Pst { src: usize, source: Source, rel: u16, uploaded: bool },
+    Pst { src: usize, source: Source, rel: u16 },
 }
 
 /// What comes back to the indexing thread.
@@ -82,8 +82,7 @@ impl Archive {
         }
         std::thread::scope(|scope| {
             let walker_out = out_tx.clone();
-            let uploads = self.uploads.as_deref();
-            scope.spawn(move || walk_sources(files, uploads, job_tx, walker_out));
+            scope.spawn(move || walk_sources(files, job_tx, walker_out));
             for _ in 0..workers {
                 let rx = Arc::clone(&job_rx);
                 let tx = out_tx.clone();
@@ -101,15 +100,9 @@ impl Archive {
 
 /// The walker: tells files from mbox files, streams mbox files into single-message jobs, and
 /// reports each source done with its job count.
-fn walk_sources(
-    files: Vec<(ingest::Found, u64)>,
-    uploads: Option<&Path>,
-    jobs: SyncSender<Job>,
-    out: SyncSender<Outcome>,
-) {
+fn walk_sources(files: Vec<(ingest::Found, u64)>, jobs: SyncSender<Job>, out: SyncSender<Outcome>) {
     for (src, (found, start)) in files.into_iter().enumerate() {
-        let uploaded = uploads.is_some_and(|u| found.path.starts_with(u));
-        let (count, state) = match walk_one(&found, src, start, uploaded, &jobs) {
+        let (count, state) = match walk_one(&found, src, start, &jobs) {
             Ok(r) => r,
             Err(e) => {
                 tracing::warn!(path = %found.path.display(), error = %e, "skipped");
@@ -126,15 +119,14 @@ fn walk_one(
     found: &ingest::Found,
     src: usize,
     start: u64,
-    uploaded: bool,
     jobs: &SyncSender<Job>,
 ) -> std::io::Result<(usize, SourceState)> {
     let (size, mtime_ns) = stat(&found.path)?;
     let mut state = SourceState { size, mtime_ns, ..SourceState::default() };
-    match ingest::sniff_file(&found.path, ingest::Claim::of(found))? {
+    match ingest::sniff_found(found)? {
         Kind::Other => Ok((0, state)),
         Kind::Message => {
-            let job = Job::File { src, root: found.root.clone(), path: found.path.clone(), uploaded };
+            let job = Job::File { src, root: found.root.clone(), path: found.path.clone() };
             let _ = jobs.send(job);
             Ok((1, state))
         }
@@ -150,7 +142,7 @@ fn walk_one(
             let mut count = 0;
             for item in listing.items.into_iter().chain(notices) {
                 let source = Source::Pst { path: found.path.clone(), node: item.node, folder: item.folder };
-                if jobs.send(Job::Pst { src, source, rel, uploaded }).is_err() {
+                if jobs.send(Job::Pst { src, source, rel }).is_err() {
                     break;
                 }
                 count += 1;
@@ -203,7 +195,7 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: 
         };
         let Ok(job) = job else { return };
         let outcome = match job {
-            Job::File { src, root, path, uploaded } => {
+            Job::File { src, root, path } => {
                 let rel = relative_start(&root, &path);
                 let flags = ingest::maildir_flags(&path);
                 let source = Source::File { path };
@@ -224,7 +216,7 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: 
                                 source,
                                 rel,
                                 flags: flags.or_else(|| msg.origin.flags.clone()),
-                                uploaded,
+                                uploaded: false,
                             },
                             msg: Box::new(msg),
                         }
@@ -235,14 +227,14 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: 
                     }
                 }
             }
-            Job::Pst { src, source, rel, uploaded } => {
+            Job::Pst { src, source, rel } => {
                 match source.read().map_err(Error::from).and_then(|raw| parse_message(Arc::from(raw))) {
                     Ok(msg) => Outcome::Parsed {
                         src,
                         doc: doc(&msg),
                         hash: hash(&msg),
                         msg: Box::new(msg),
-                        location: Location::Top { source, rel, flags: None, uploaded },
+                        location: Location::Top { source, rel, flags: None, uploaded: false },
                     },
                     Err(e) => {
                         tracing::warn!(path = %source.path().display(), error = %e, "skipped an item");

@@ -30,10 +30,15 @@ pub async fn run(archive: Arc<Archive>, roots: Vec<PathBuf>) {
         })
         .await
         .unwrap_or(false);
+        if !held && !archive.progress.ready.load(std::sync::atomic::Ordering::Acquire) {
+            // Following from the start: what the database held then was loaded when the archive
+            // opened, and what was committed since has just been read.
+            archive.progress.set_ready(crate::archive::Readiness::Loaded);
+        }
         role = match role {
             Role::Indexing(run) if run.is_finished() => Role::Watching(run.await.ok().flatten()),
             Role::Following if held => {
-                if archive.database().is_some() {
+                if archive.backend().shared {
                     tracing::info!("this replica indexes the given paths");
                 }
                 Role::Indexing(tokio::task::spawn_blocking({
@@ -53,7 +58,7 @@ pub async fn run(archive: Arc<Archive>, roots: Vec<PathBuf>) {
             }
             other => other,
         };
-        if archive.database().is_none() && matches!(role, Role::Watching(_)) {
+        if !archive.backend().shared && matches!(role, Role::Watching(_)) {
             // Alone: nothing to follow, nobody to take over from; the watch goes on by itself.
             let _keep = role;
             std::future::pending::<()>().await;

@@ -1,256 +1,244 @@
-//! Uploads: bytes given over HTTP stored durably (under `DATA_DIR/uploads`, or in the shared
-//! database), indexed before the answer, and deleted on request. Mounted sources are never written.
+//! Uploads: bytes given over HTTP kept in the store itself, on both backends (redb's file in the
+//! data folder, or the shared database), indexed before the answer, and deleted on request. One
+//! path for every kind of upload: one message, an mbox of several, or an Outlook data file become
+//! a list of parsed messages with their folders, which are indexed and committed with their bytes
+//! in one transaction, and handed back as they were parsed. Mounted sources are never written.
+//!
+//! Data folders of earlier versions kept uploads as files under `DATA_DIR/uploads`; those are
+//! moved into the store once, when such a data folder is opened ([`Archive::take_in_file_uploads`]).
 
-use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::pipeline::{relative_start, stat};
-use super::Archive;
-use super::Commit;
+use super::{Archive, Commit, Loaded};
 use crate::error::Error;
-use crate::index::{content_hash, Added, EntryId, Location};
+use crate::index::{content_hash, folders, Added, Entry, EntryId, Location};
 use crate::ingest::{self, Kind, MboxReader, Source};
 use crate::model::Message;
 use crate::parse::parse_message;
 use crate::store::Batch;
 
+/// One message of an upload: parsed, with the folder below Uploads it is shown in (`""`: Uploads
+/// itself) and the extension of the name its bytes are kept under.
+struct Upload {
+    msg: Message,
+    folder: String,
+    extension: &'static str,
+}
+
 impl Archive {
     /// Stores uploaded bytes (one message, an mbox of several, or an Outlook data file) and
-    /// indexes them. Each message is kept whole before this returns, and its index entry
-    /// committed durably: what was acknowledged survives a crash, and the same bytes twice are
-    /// one message. With a data folder each message is a file named by its hash, synced to disk;
-    /// with a shared database its bytes go into the same transaction as its entry. `name` is the
-    /// file name the upload came with, if any (an Outlook data file's folders are shown under it).
-    pub fn store_upload(&self, bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<EntryId>, Error> {
-        let messages: Vec<Vec<u8>> = match ingest::sniff_claimed(&bytes[..bytes.len().min(8192)], ingest::Claim::Given)
-        {
-            Kind::Mbox => MboxReader::new(bytes.as_slice(), 0)
-                .filter_map(Result::ok)
-                .filter(|m| m.len > 0)
-                .map(|m| ingest::unescape_from_lines(m.raw))
-                .collect(),
-            Kind::Message => vec![bytes],
-            Kind::Pst => return self.store_outlook_upload(bytes, name),
-            Kind::Other => return Err(Error::Unparseable),
-        };
-        // Parse everything first: a batch with an unreadable message stores nothing.
-        let parsed = messages.into_iter().map(|m| parse_message(Arc::from(m))).collect::<Result<Vec<_>, _>>()?;
-        if parsed.is_empty() {
-            return Err(Error::Unparseable);
-        }
-        let Some(dir) = &self.uploads else {
-            let items = parsed.into_iter().map(|m| (m, String::new())).collect();
-            return self.keep_in_store(items, "eml");
-        };
-        std::fs::create_dir_all(dir)?;
+    /// indexes them. Each message's bytes and its index entry are committed durably, in one
+    /// transaction, before this returns: what was acknowledged survives a crash, what was not left
+    /// nothing, and the same bytes twice are one message. `name` is the file name the upload came
+    /// with, if any (an Outlook data file's folders are shown under it). Returns the messages as
+    /// they were parsed, not read back.
+    pub fn store_upload(&self, bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Loaded>, Error> {
+        let uploads = read_upload(bytes, name)?;
         let _one_at_a_time = self.ingest_lock.lock().unwrap_or_else(|e| e.into_inner());
-        let mut ids = Vec::new();
-        let mut batch = Batch::default();
-        for msg in parsed {
-            let name = format!("{}.eml", content_hash(msg.given()));
-            let path = dir.join(&name);
-            if !path.exists() {
-                // The bytes as given: a file in another format stays in it, and reads back the same.
-                write_durably(dir, &path, msg.given())?;
-            }
-            let key = path.to_string_lossy().into_owned();
-            let rel = relative_start(dir, &path);
-            let location =
-                Location::Top { source: Source::File { path: path.clone() }, rel, flags: None, uploaded: true };
-            let added = {
-                let mut index = self.index_mut();
-                let added = index.add(&msg, location)?;
-                index.sort();
-                added
-            };
-            if let Added::New(id) = added {
-                self.index_for_search(id, &msg);
-            }
-            let (size, mtime_ns) = stat(&path)?;
-            let mut state = self.store.source(&key).unwrap_or_default();
-            state.size = size;
-            state.mtime_ns = mtime_ns;
-            if let Added::New(id) = added {
-                state.ids.push(id);
-            }
-            batch.sources.push((key, state));
-            ids.push(added.id());
-        }
-        self.commit(batch, Commit::Done)?;
-        Ok(ids)
+        self.keep(uploads, Batch::default())
     }
 
-    /// Indexes uploaded messages kept in the store, each shown in its folder under Uploads and
-    /// named by its hash and `extension`, and commits them with their bytes in one transaction
-    /// (the same bytes indexed already are not stored twice). When that fails nothing of them
-    /// stays, here or there: an upload is acknowledged whole or not at all.
-    fn keep_in_store(&self, items: Vec<(Message, String)>, extension: &str) -> Result<Vec<EntryId>, Error> {
-        let _one_at_a_time = self.ingest_lock.lock().unwrap_or_else(|e| e.into_inner());
-        let mut batch = Batch::default();
-        let mut ids = Vec::with_capacity(items.len());
+    /// Indexes uploaded messages in their folders under Uploads, each kept in the store under the
+    /// hash of its bytes, and commits them with their bytes and what `batch` holds already in one
+    /// transaction (the same bytes indexed already are not stored twice). When that fails nothing
+    /// of them stays, here or there: an upload is acknowledged whole or not at all. The caller
+    /// holds the ingest lock.
+    fn keep(&self, uploads: Vec<Upload>, mut batch: Batch) -> Result<Vec<Loaded>, Error> {
+        let mut kept: Vec<(EntryId, Option<Message>)> = Vec::with_capacity(uploads.len());
         let mut new = Vec::new();
-        let mut added_all = || -> Result<(), Error> {
-            for (msg, folder) in &items {
+        let mut stored = std::collections::HashSet::new();
+        let add_all = |batch: &mut Batch| -> Result<(), Error> {
+            for Upload { msg, folder, extension } in uploads {
                 let name = format!("{}.{extension}", content_hash(msg.given()));
-                let source = Source::Stored { name: name.clone(), folder: folder.clone() };
-                let location = Location::Top { source, rel: 0, flags: None, uploaded: true };
-                let added = self.index_mut().add(msg, location)?;
-                if let Added::New(id) = added {
-                    new.push(id);
-                    self.index_for_search(id, msg);
+                let source = Source::Stored { name: name.clone(), folder };
+                let location = Location::Top { source: source.clone(), rel: 0, flags: None, uploaded: true };
+                let is_ours = |e: &Entry| matches!(&e.location, Location::Top { source: s, .. } if *s == source);
+                let (added, ours, had) = {
+                    let mut index = self.index_mut();
+                    let had = index
+                        .by_hash(&content_hash(&msg.raw))
+                        .and_then(|id| index.get(id))
+                        .is_some_and(|e| is_ours(&e));
+                    let added = index.add(&msg, location)?;
+                    // New, or found before only inside another message and listed as this upload
+                    // now: read from this name from now on.
+                    let ours = index.get(added.id()).is_some_and(|e| is_ours(&e));
+                    (added, ours, had)
+                };
+                match added {
+                    Added::New(id) => {
+                        new.push(id);
+                        self.index_for_search(id, &msg);
+                    }
+                    Added::Relisted(id) => self.index_for_search(id, &msg),
+                    Added::Duplicate(_) => {}
+                }
+                if ours && !had && stored.insert(name.clone()) {
                     batch.uploads.push((name, Arc::from(msg.given())));
                 }
-                ids.push(added.id());
+                kept.push((added.id(), ours.then_some(msg)));
             }
             Ok(())
         };
-        let result = added_all();
-        let result = result.and_then(|()| self.commit(std::mem::take(&mut batch), Commit::Done));
-        let mut index = self.index_mut();
-        if let Err(e) = result {
-            for id in new {
-                index.remove(id);
-                if let Some(search) = &self.search {
-                    search.delete(id);
+        let result = add_all(&mut batch).and_then(|()| self.commit(batch, Commit::Done));
+        {
+            let mut index = self.index_mut();
+            if result.is_err() {
+                for &id in &new {
+                    index.remove(id);
+                    if let Some(search) = &self.search {
+                        search.delete(id);
+                    }
                 }
             }
             index.sort();
-            return Err(e);
         }
-        index.sort();
-        Ok(ids)
+        result?;
+        // Handed back as parsed: a message read from elsewhere (the same bytes under a mounted
+        // path) is loaded from there.
+        kept.into_iter()
+            .map(|(id, msg)| match msg {
+                Some(msg) => {
+                    let top = Arc::new(msg);
+                    self.cache.insert(id, Arc::clone(&top));
+                    let entry = self.index().get(id).ok_or(Error::MessageNotFound)?;
+                    Ok(Loaded::whole(id, entry, top))
+                }
+                None => self.load(id),
+            })
+            .collect()
     }
 
-    /// Stores an uploaded Outlook data file whole, as `uploads/<hash>/<name>.pst`, and indexes it as
-    /// a source of its own: its items keep their folders, under `Uploads/<name>/`. Returns its
-    /// items' entries. With a shared database, each item is kept there as the `.msg` Outlook would
-    /// save it as, in the same folders.
-    fn store_outlook_upload(&self, bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<EntryId>, Error> {
-        let Some(uploads) = &self.uploads else { return self.store_outlook_items(&bytes, name) };
-        // Refused before anything is stored when it cannot be read at all.
-        check_pst(&bytes)?;
-        let hash = content_hash(&bytes).to_string();
-        let sub = uploads.join(&hash);
-        std::fs::create_dir_all(&sub)?;
-        File::open(uploads)?.sync_all()?;
+    /// Moves the uploads an earlier version kept as files in `dir` (`DATA_DIR/uploads`:
+    /// `<hash>.eml`, and `<hash>/<name>.pst` for an Outlook data file) into the store, each file
+    /// in one transaction that also drops the entries read from it, then removes the file. A file
+    /// that cannot be read stays, and is tried again at the next start; the folder goes once it
+    /// is empty. Messages keep their URLs.
+    pub(super) fn take_in_file_uploads(&self, dir: &Path) {
+        if !dir.is_dir() {
+            return;
+        }
         let _one_at_a_time = self.ingest_lock.lock().unwrap_or_else(|e| e.into_inner());
-        // The same file uploaded again under another name is the same upload.
-        let existing = std::fs::read_dir(&sub)?
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .find(|p| p.extension().is_some_and(|x| x.eq_ignore_ascii_case("pst") || x.eq_ignore_ascii_case("ost")));
-        let path = match existing {
-            Some(p) => p,
-            None => {
-                let path = sub.join(outlook_file_name(name));
-                write_durably(&sub, &path, &bytes)?;
-                path
+        let files: Vec<ingest::Found> = ingest::walk(dir).collect();
+        if !files.is_empty() {
+            tracing::info!(files = files.len(), folder = %dir.display(), "moving uploads kept as files into the index");
+        }
+        for found in files {
+            let path = found.path;
+            let key = path.to_string_lossy().into_owned();
+            let read = std::fs::read(&path).map_err(Error::from).and_then(|bytes| {
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                read_upload(bytes, name.as_deref())
+            });
+            let uploads = match read {
+                Ok(u) => u,
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "an upload kept as a file could not be read");
+                    continue;
+                }
+            };
+            let mut batch = Batch::default();
+            let before = self.store.source(&key).map(|st| st.ids).unwrap_or_default();
+            {
+                let mut index = self.index_mut();
+                for id in before {
+                    index.remove(id);
+                }
             }
-        };
-        drop(bytes);
-        let key = path.to_string_lossy().into_owned();
-        let (size, mtime_ns) = stat(&path)?;
-        if let Some(st) = self.store.source(&key).filter(|st| st.size == size && st.mtime_ns == mtime_ns) {
-            return Ok(st.ids);
-        }
-        let found = ingest::Found { root: Arc::from(uploads.as_path()), path };
-        let todo = vec![super::ToRead { found, key: key.clone(), start: 0, ids: Vec::new(), replaced: Vec::new() }];
-        let mut batch = Batch::default();
-        self.run_pipeline(todo, &mut batch, false);
-        let ids = batch.sources.iter().find(|(k, _)| *k == key).map(|(_, st)| st.ids.clone()).unwrap_or_default();
-        self.commit(batch, Commit::Done)?;
-        self.index_mut().sort();
-        if ids.is_empty() {
-            return Err(Error::Unparseable);
-        }
-        Ok(ids)
-    }
-
-    /// An uploaded Outlook data file, item by item into the store: the reader needs a file, so the
-    /// bytes are one while they are read, and gone when this returns.
-    fn store_outlook_items(&self, bytes: &[u8], name: Option<&str>) -> Result<Vec<EntryId>, Error> {
-        use std::io::Write as _;
-        let mut tmp = tempfile::NamedTempFile::new()?;
-        tmp.write_all(bytes)?;
-        tmp.flush()?;
-        let listing = crate::ingest::pst::list(tmp.path())?;
-        let file_name = outlook_file_name(name);
-        let shown = Path::new(&file_name);
-        let mut items = Vec::new();
-        for item in &listing.items {
-            let Ok(raw) = crate::ingest::pst::item_msg(tmp.path(), item.node) else { continue };
-            let Ok(msg) = parse_message(Arc::from(raw)) else { continue };
-            items.push((msg, crate::index::folders::pst_folder(shown, &item.folder)));
-        }
-        if !listing.notices.is_empty() {
-            let notice = crate::ingest::pst::notice_message(shown, &listing.notices);
-            if let Ok(msg) = parse_message(Arc::from(notice)) {
-                items.push((msg, crate::index::folders::pst_folder(shown, "")));
+            batch.removed_sources.push(key);
+            match self.keep(uploads, batch) {
+                Ok(_) => {
+                    if let Err(e) = std::fs::remove_file(&path) {
+                        tracing::warn!(path = %path.display(), error = %e, "an upload moved into the index stays as a file too");
+                    }
+                }
+                Err(e) => tracing::warn!(path = %path.display(), error = %e, "an upload kept as a file was not moved"),
             }
         }
-        if items.is_empty() {
-            return Err(Error::Unparseable);
+        // Then the folders, once empty (what could not be moved stays where it was), with the
+        // temporary files of uploads a crash cut short, which were never acknowledged.
+        for e in walkdir::WalkDir::new(dir).contents_first(true).into_iter().filter_map(Result::ok) {
+            let name = e.file_name().to_string_lossy();
+            if e.file_type().is_dir() {
+                let _ = std::fs::remove_dir(e.path());
+            } else if name.starts_with('.') && name.ends_with(".tmp") {
+                let _ = std::fs::remove_file(e.path());
+            }
         }
-        self.keep_in_store(items, "msg")
     }
 
-    /// Deletes an uploaded message: its file (or its bytes in the store) and its entries. Mounted
-    /// messages are read-only.
+    /// Deletes an uploaded message: its bytes in the store and its entries. Mounted messages are
+    /// read-only.
     pub fn delete_upload(&self, id: EntryId) -> Result<(), Error> {
         let location = self.index().get(id).map(|e| e.location.clone()).ok_or(Error::MessageNotFound)?;
-        let mut batch = Batch::default();
-        let path = match location {
-            Location::Top { uploaded: true, source: Source::File { path }, .. } => Some(path),
-            Location::Top { uploaded: true, source: Source::Stored { name, .. }, .. } => {
-                batch.removed_uploads.push(name);
-                None
-            }
-            _ => return Err(Error::ReadOnly),
+        let Location::Top { uploaded: true, source: Source::Stored { name, .. }, .. } = location else {
+            return Err(Error::ReadOnly);
         };
         let _one_at_a_time = self.ingest_lock.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(path) = path {
-            match std::fs::remove_file(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e.into()),
-            }
-            batch.removed_sources.push(path.to_string_lossy().into_owned());
-        }
         {
             let mut index = self.index_mut();
             index.remove(id);
             index.sort();
         }
         self.cache.remove(&id);
-        self.commit(batch, Commit::Done)
+        self.commit(Batch { removed_uploads: vec![name], ..Batch::default() }, Commit::Done)
     }
 }
 
-/// Writes a file so that it is whole or absent after a crash: a temporary file, synced, renamed
-/// into place, and the folder synced.
-fn write_durably(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let tmp = dir.join(format!(".{}.tmp", std::process::id()));
-    let mut f = File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, path)?;
-    File::open(dir)?.sync_all()
+/// The messages of an upload, parsed, with their folders: one message, each message of an mbox,
+/// or each item of an Outlook data file (as the `.msg` Outlook would save it, in the folder it is
+/// filed in there, under the file's name). An upload with a message that cannot be read stores
+/// nothing.
+fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error> {
+    let messages: Vec<Vec<u8>> = match ingest::sniff_claimed(&bytes[..bytes.len().min(8192)], ingest::Claim::Given) {
+        Kind::Mbox => MboxReader::new(bytes.as_slice(), 0)
+            .filter_map(Result::ok)
+            .filter(|m| m.len > 0)
+            .map(|m| ingest::unescape_from_lines(m.raw))
+            .collect(),
+        Kind::Message => vec![bytes],
+        Kind::Pst => return read_outlook_upload(&bytes, name),
+        Kind::Other => return Err(Error::Unparseable),
+    };
+    let uploads = messages
+        .into_iter()
+        .map(|m| Ok(Upload { msg: parse_message(Arc::from(m))?, folder: String::new(), extension: "eml" }))
+        .collect::<Result<Vec<_>, Error>>()?;
+    if uploads.is_empty() {
+        return Err(Error::Unparseable);
+    }
+    Ok(uploads)
 }
 
-/// Whether bytes given as an Outlook data file can be read as one; the reader needs a file, so the
-/// bytes go to a temporary one, removed when this returns.
-fn check_pst(bytes: &[u8]) -> Result<(), Error> {
+/// The items of an uploaded Outlook data file: the reader needs a file, so the bytes are one
+/// while they are read, and gone when this returns. A file that cannot be read at all is refused.
+fn read_outlook_upload(bytes: &[u8], name: Option<&str>) -> Result<Vec<Upload>, Error> {
     use std::io::Write as _;
     let mut tmp = tempfile::NamedTempFile::new()?;
     tmp.write_all(bytes)?;
     tmp.flush()?;
-    crate::ingest::pst::list(tmp.path()).map(|_| ())
+    let listing = crate::ingest::pst::list(tmp.path())?;
+    let file_name = outlook_file_name(name);
+    let mut uploads = Vec::new();
+    for item in &listing.items {
+        let Ok(raw) = crate::ingest::pst::item_msg(tmp.path(), item.node) else { continue };
+        let Ok(msg) = parse_message(Arc::from(raw)) else { continue };
+        uploads.push(Upload { msg, folder: folders::uploaded_item(&file_name, &item.folder), extension: "msg" });
+    }
+    if !listing.notices.is_empty() {
+        let notice = crate::ingest::pst::notice_message(Path::new(&file_name), &listing.notices);
+        if let Ok(msg) = parse_message(Arc::from(notice)) {
+            uploads.push(Upload { msg, folder: folders::uploaded_item(&file_name, ""), extension: "msg" });
+        }
+    }
+    if uploads.is_empty() {
+        return Err(Error::Unparseable);
+    }
+    Ok(uploads)
 }
 
-/// The name an uploaded Outlook data file is kept under: the name it came with, reduced to a
+/// The name an uploaded Outlook data file is shown under: the name it came with, reduced to a
 /// plain file name (no folders, no leading dot, no control characters, at most 100 characters),
 /// with its `.pst` or `.ost` extension.
 fn outlook_file_name(given: Option<&str>) -> String {
@@ -274,7 +262,108 @@ fn outlook_file_name(given: Option<&str>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::outlook_file_name;
+    use super::*;
+
+    /// A data folder as an earlier version left it: uploads kept as files under `uploads/`, a
+    /// message as `<hash>.eml` and an Outlook data file as `<hash>/<name>.pst` (when the corpus is
+    /// there), indexed as read from there, and the temporary file of an upload a crash cut short.
+    fn data_folder_with_file_uploads(data: &Path) -> Vec<(String, String)> {
+        let uploads = data.join("uploads");
+        let archive = Archive::open(data).expect("archive");
+        std::fs::create_dir_all(&uploads).expect("uploads folder");
+        let mut files = Vec::new();
+        let message = b"Message-ID: <kept-as-a-file@example.org>\r\nSubject: kept as a file\r\n\r\nbody\r\n";
+        let eml = uploads.join(format!("{}.eml", content_hash(message)));
+        std::fs::write(&eml, message).expect("write");
+        files.push((eml, None));
+        let pst = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/corpus/java-libpst/src/test/resources/dist-list.pst");
+        if pst.is_file() {
+            let kept = uploads.join("0123abcd").join("dist-list.pst");
+            std::fs::create_dir_all(kept.parent().expect("parent")).expect("folder");
+            std::fs::copy(&pst, &kept).expect("copy");
+            files.push((kept, Some(crate::ingest::pst::list(&pst).expect("listed"))));
+        } else {
+            eprintln!("skipped the Outlook data file: no corpus at {}", pst.display());
+        }
+        std::fs::write(uploads.join(".4242.tmp"), b"cut short").expect("write");
+        let mut batch = Batch::default();
+        for (path, listing) in files {
+            let rel = super::super::pipeline::relative_start(&uploads, &path);
+            let mut ids = Vec::new();
+            let mut index = archive.index_mut();
+            match listing {
+                None => {
+                    let msg = parse_message(Arc::from(std::fs::read(&path).expect("read"))).expect("parses");
+                    let source = Source::File { path: path.clone() };
+                    ids.push(
+                        index
+                            .add(&msg, Location::Top { source, rel, flags: None, uploaded: true })
+                            .expect("added")
+                            .id(),
+                    );
+                }
+                Some(listing) => {
+                    for item in listing.items {
+                        let raw = crate::ingest::pst::item_msg(&path, item.node).expect("item");
+                        let msg = parse_message(Arc::from(raw)).expect("parses");
+                        let source = Source::Pst { path: path.clone(), node: item.node, folder: item.folder };
+                        let location = Location::Top { source, rel, flags: None, uploaded: true };
+                        ids.push(index.add(&msg, location).expect("added").id());
+                    }
+                }
+            }
+            drop(index);
+            let (size, mtime_ns) = super::super::pipeline::stat(&path).expect("stat");
+            let state = crate::store::SourceState { size, mtime_ns, ids, ..Default::default() };
+            batch.sources.push((path.to_string_lossy().into_owned(), state));
+        }
+        archive.commit(batch, Commit::Done).expect("committed");
+        archive.index_mut().sort();
+        let listed = listing(&archive);
+        archive.close();
+        listed
+    }
+
+    /// Every listed message's key and folder.
+    fn listing(archive: &Archive) -> Vec<(String, String)> {
+        let index = archive.index();
+        let mut out: Vec<(String, String)> = index
+            .page(0, usize::MAX)
+            .into_iter()
+            .map(|(_, e)| (e.key.clone(), index.folder_path(e.folder).to_string()))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn uploads_kept_as_files_move_into_the_store_once() {
+        let dir = tempfile::tempdir().expect("dir");
+        let before = data_folder_with_file_uploads(dir.path());
+        assert!(before.iter().any(|(k, f)| k == "kept-as-a-file@example.org" && f == "Uploads"), "{before:?}");
+
+        let archive = Archive::open(dir.path()).expect("reopened");
+        assert_eq!(listing(&archive), before, "the same messages, in the same folders");
+        assert!(!dir.path().join("uploads").exists(), "the files and their folder are gone");
+        let ids: Vec<EntryId> = archive.index().listed().to_vec();
+        for &id in &ids {
+            let loaded = archive.load(id).expect("read back from the store");
+            assert!(
+                matches!(&loaded.entry.location, Location::Top { source: Source::Stored { .. }, uploaded: true, .. }),
+                "{:?}",
+                loaded.entry.location
+            );
+        }
+        let id = archive.find("kept-as-a-file@example.org").expect("found");
+        assert_eq!(archive.load(id).expect("loaded").message().summary.subject.as_deref(), Some("kept as a file"));
+        archive.delete_upload(id).expect("an upload like any other");
+        archive.close();
+        drop(archive);
+
+        let archive = Archive::open(dir.path()).expect("reopened again");
+        assert_eq!(archive.index().listed_count(), before.len() - 1);
+    }
 
     #[test]
     fn uploaded_outlook_files_keep_a_plain_name() {

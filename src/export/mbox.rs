@@ -2,6 +2,8 @@
 
 use std::io::Write;
 
+use crate::dates::asctime;
+
 /// mboxrd (the variant that can be undone exactly): each message after a `From ` line, every line
 /// of it matching `^>*From ` given one more `>`. One newline goes before each `From ` line but the
 /// first (an empty line after a message that ends with one), rather than after each message: the
@@ -59,27 +61,9 @@ pub fn mbox_sender(from: Option<&str>) -> String {
     }
 }
 
-/// C's `asctime` layout, in UTC: `Mon Jan  1 00:00:00 2024`.
-pub fn asctime(timestamp: i64) -> String {
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-    let days = timestamp.div_euclid(86_400);
-    let secs = timestamp.rem_euclid(86_400);
-    let (y, m, d) = crate::dates::civil_from_days(days);
-    let weekday = DAYS[days.rem_euclid(7) as usize];
-    let month = MONTHS[(m - 1).clamp(0, 11) as usize];
-    format!("{weekday} {month} {d:>2} {:02}:{:02}:{:02} {y}", secs / 3600, secs % 3600 / 60, secs % 60)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn asctime_layout() {
-        assert_eq!(asctime(0), "Thu Jan  1 00:00:00 1970");
-        assert_eq!(asctime(1_700_000_000), "Tue Nov 14 22:13:20 2023");
-    }
 
     #[test]
     fn mboxrd_escapes_every_from_line() {

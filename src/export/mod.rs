@@ -12,7 +12,7 @@ mod mbox;
 pub mod pdf;
 mod zip;
 
-pub use mbox::{asctime, mbox_sender, MboxWriter};
+pub use mbox::{mbox_sender, MboxWriter};
 pub use zip::{safe_file_stem, zip_name, ZipExport};
 
 use std::collections::HashSet;

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::io::Write;
 
 use super::Exported;
+use crate::dates::zip_time;
 use crate::index::{Entry, Location};
 use crate::model::Message;
 
@@ -103,22 +104,6 @@ pub fn safe_file_stem(s: &str) -> String {
         }
     }
     out.trim_end_matches(['.', ' ']).to_string()
-}
-
-/// A zip time stamp (local time, two-second steps, 1980–2107) for a message date.
-fn zip_time(timestamp: i64, zone_minutes: i16) -> Option<zip::DateTime> {
-    let local = timestamp + i64::from(zone_minutes) * 60;
-    let (y, m, d) = crate::dates::civil_from_days(local.div_euclid(86_400));
-    let s = local.rem_euclid(86_400);
-    zip::DateTime::from_date_and_time(
-        u16::try_from(y).ok()?,
-        u8::try_from(m).ok()?,
-        u8::try_from(d).ok()?,
-        u8::try_from(s / 3600).ok()?,
-        u8::try_from(s % 3600 / 60).ok()?,
-        u8::try_from(s % 60).ok()?,
-    )
-    .ok()
 }
 
 #[cfg(test)]

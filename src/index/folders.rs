@@ -3,18 +3,59 @@
 //! Maildir++ (`.Sub.Folder` is `Sub/Folder`), Thunderbird (`X` beside `X.sbd/`), Apple Mail
 //! (`X.mbox/`, its inner UUID and `Messages` folders hidden), each mbox file a folder of its own,
 //! an Outlook data file a folder holding its own tree — and uploads are `Uploads`. The one place a
-//! folder's name is decided; also the terms `folder:` searches by, and the tree the pages show.
-//! Pure functions, no I/O.
+//! folder's name is decided ([`of_location`] for every listed message); also the terms `folder:`
+//! searches by, and the tree the pages show. Pure functions, no I/O.
 
 use std::path::{Component, Path};
 
 use serde::Serialize;
+
+use super::Location;
+use crate::ingest::Source;
 
 /// The folder of uploaded messages.
 pub const UPLOADS: &str = "Uploads";
 
 /// The folder of messages found directly in a Maildir given as PATH (Maildir++ calls it so).
 pub const INBOX: &str = "INBOX";
+
+/// The folder a listed message is filed in, from where it is (`None` for a message enclosed in
+/// another): an upload under [`UPLOADS`], anything else by its path relative to the PATH it was
+/// found under ([`folder_of`], [`pst_folder`]).
+pub fn of_location(location: &Location) -> Option<String> {
+    let Location::Top { source, rel, uploaded, .. } = location else { return None };
+    Some(match source {
+        Source::Stored { folder, .. } => under_uploads(folder),
+        // An Outlook data file uploaded to a data folder before uploads were kept in the store.
+        Source::Pst { path, folder, .. } if *uploaded => {
+            under_uploads(&uploaded_item(&path.file_name().unwrap_or_default().to_string_lossy(), folder))
+        }
+        _ if *uploaded => UPLOADS.to_string(),
+        _ => {
+            let full = source.path().to_string_lossy();
+            let rel_path = Path::new(full.get(usize::from(*rel)..).unwrap_or(&full));
+            match source {
+                Source::Pst { folder, .. } => pst_folder(rel_path, folder),
+                _ => folder_of(rel_path, matches!(source, Source::Mbox { .. })),
+            }
+        }
+    })
+}
+
+/// The folder, below [`UPLOADS`], of an item of an uploaded Outlook data file named `file_name`,
+/// filed in `inner` there: the file's tree under its name (`Uploads/backup/Inbox`).
+pub fn uploaded_item(file_name: &str, inner: &str) -> String {
+    pst_folder(Path::new(file_name), inner)
+}
+
+/// `folder` (`""`: none) below [`UPLOADS`].
+fn under_uploads(folder: &str) -> String {
+    if folder.is_empty() {
+        UPLOADS.to_string()
+    } else {
+        format!("{UPLOADS}/{folder}")
+    }
+}
 
 /// The folder a message belongs to, from its path relative to the PATH it was found under
 /// (`Archives.sbd/2017`, `.Lists.rust/cur/123:2,S`, `Work.mbox/…/Messages/1.emlx`); `mbox` when the
@@ -77,19 +118,55 @@ pub fn pst_folder(rel: &Path, inner: &str) -> String {
     out
 }
 
-/// The search terms a folder is found by: itself and each folder above it, lower case, so that
-/// `folder:archives` finds `Archives/2017`.
+/// What a folder is known by, in the tree, on its page and in `folder:` alike: its path without
+/// case, without quotes, white space around its segments or empty segments. Paths that differ only
+/// so are one folder (a Maildir's `INBOX` and a mail client's `Inbox` in two trees served together,
+/// as IMAP has it), and a folder is found whether it is typed as the tree shows it or in lower
+/// case, quoted or not.
+pub fn key(path: &str) -> String {
+    let segments: Vec<String> =
+        path.split('/').map(|s| s.replace('"', "").trim().to_lowercase()).filter(|s| !s.is_empty()).collect();
+    segments.join("/")
+}
+
+/// The search terms a folder is found by: the [`key`] of itself and of each folder above it, so
+/// that `folder:archives` finds `Archives/2017`.
 pub fn folder_terms(folder: &str) -> Vec<String> {
-    let lower = folder.to_lowercase();
-    let mut out: Vec<String> =
-        lower.match_indices('/').map(|(i, _)| lower[..i].to_string()).filter(|s| !s.is_empty()).collect();
-    if !lower.is_empty() {
-        out.push(lower);
+    let key = key(folder);
+    let mut out: Vec<String> = key.match_indices('/').map(|(i, _)| key[..i].to_string()).collect();
+    if !key.is_empty() {
+        out.push(key);
     }
     out
 }
 
-/// The search term of a folder or label as typed: lower case, no slashes at the ends.
+/// How folder paths are spelled when several spellings are one folder (see [`key`]): the first
+/// spelling met of each folder and of each folder above it, so that `Archives/2017` and
+/// `archives/2018` show as `Archives` holding both.
+#[derive(Debug, Default)]
+pub struct Spellings {
+    first: std::collections::HashMap<String, String>,
+}
+
+impl Spellings {
+    /// `path` as the folders it lies in were first spelled (itself too, when it is new).
+    pub fn spell(&mut self, path: &str) -> String {
+        let segments: Vec<&str> = path.split('/').collect();
+        let mut out = String::new();
+        for (i, seg) in segments.iter().enumerate() {
+            let mut next = out.clone();
+            if i > 0 {
+                next.push('/');
+            }
+            next.push_str(seg);
+            out = self.first.entry(key(&segments[..=i].join("/"))).or_insert(next).clone();
+        }
+        out
+    }
+}
+
+/// The search term of a label as typed: lower case, no white space or slashes at the ends (a
+/// folder's is its [`key`]).
 pub fn term(typed: &str) -> String {
     typed.trim().trim_matches('/').to_lowercase()
 }
@@ -176,6 +253,31 @@ mod tests {
     }
 
     #[test]
+    fn every_listed_message_is_filed_by_where_it_is() {
+        let top = |source: Source, uploaded: bool| Location::Top { source, rel: 6, flags: None, uploaded };
+        let pst = |path: &str, folder: &str| Source::Pst { path: path.into(), node: 7, folder: folder.into() };
+        let stored = |folder: &str| Source::Stored { name: "h.eml".into(), folder: folder.into() };
+        let cases: Vec<(Location, Option<&str>)> = vec![
+            (top(Source::File { path: "/mail/.Lists.rust/cur/1:2,S".into() }, false), Some("Lists/rust")),
+            (
+                top(Source::Mbox { path: "/mail/Archives.sbd/2017".into(), offset: 0, len: 9 }, false),
+                Some("Archives/2017"),
+            ),
+            (top(pst("/mail/old/2019.pst", "Inbox"), false), Some("old/2019/Inbox")),
+            (top(Source::File { path: "/mail/loose.eml".into() }, false), Some("")),
+            (top(stored(""), true), Some("Uploads")),
+            (top(stored("backup/Inbox"), true), Some("Uploads/backup/Inbox")),
+            (top(pst("/data/uploads/ab12/backup.pst", "Inbox"), true), Some("Uploads/backup/Inbox")),
+            (top(Source::File { path: "/data/uploads/ab12.eml".into() }, true), Some("Uploads")),
+            (Location::Nested { parent: 1, part: 2 }, None),
+        ];
+        for (location, want) in cases {
+            assert_eq!(of_location(&location).as_deref(), want, "{location:?}");
+        }
+        assert_eq!(uploaded_item("backup.pst", "Inbox"), "backup/Inbox");
+    }
+
+    #[test]
     fn folders_follow_each_mail_clients_layout() {
         let cases: &[(&str, bool, &str)] = &[
             ("message.eml", false, ""),
@@ -207,6 +309,28 @@ mod tests {
     fn folder_prefixes_match_whole_segments() {
         assert_eq!(folder_terms("Archives/2017/March"), ["archives", "archives/2017", "archives/2017/march"]);
         assert!(folder_terms("").is_empty());
+    }
+
+    #[test]
+    fn one_folder_whatever_its_case_quotes_or_spaces() {
+        let cases = [
+            ("INBOX", "inbox"),
+            ("Inbox/Sub", "inbox/sub"),
+            ("Notes \"2024\"", "notes 2024"),
+            ("/Drafts /Old/", "drafts/old"),
+            ("a//b", "a/b"),
+            ("Entwürfe", "entwürfe"),
+        ];
+        for (path, want) in cases {
+            assert_eq!(key(path), want, "{path}");
+        }
+        assert_eq!(folder_terms("Inbox /Sub"), ["inbox", "inbox/sub"]);
+        let mut spellings = Spellings::default();
+        let spelled: Vec<String> = ["Archives/2017", "archives/2018", "INBOX", "Inbox/Sub", "inbox"]
+            .iter()
+            .map(|p| spellings.spell(p))
+            .collect();
+        assert_eq!(spelled, ["Archives/2017", "Archives/2018", "INBOX", "INBOX/Sub", "INBOX"]);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Where messages come from: files, folder trees (Maildir included), mbox files, Outlook data files.
-//! [`walk`] finds them, [`sniff`] tells a message from other files by its first bytes, [`mbox`]
+//! [`walk`] finds them, [`sniff`] tells a message from other files by its first bytes, `mbox`
 //! splits mbox files into messages, [`pst`] lists the items of Outlook data files; [`Source`] says
 //! where one message's bytes live and reads them back. Sources are opened read-only; nothing here
 //! ever writes under a given path.
@@ -11,7 +11,8 @@ mod walk;
 
 pub use mbox::{split_mbox, unescape_from_lines, MboxMessage, MboxReader};
 pub use sniff::{
-    after_emlx_count, emlx_count_line, sniff, sniff_claimed, sniff_file, utf16_to_bytes, Claim, Kind, OLE_MAGIC,
+    after_emlx_count, emlx_count_line, sniff, sniff_claimed, sniff_file, sniff_found, utf16_to_bytes, Claim, Kind,
+    OLE_MAGIC,
 };
 pub use walk::{apple_attachment, maildir_flags, walk, Found, StoredAttachment};
 

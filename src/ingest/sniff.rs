@@ -129,7 +129,7 @@ impl Claim {
     pub fn of(found: &Found) -> Claim {
         let path = found.path.as_path();
         let ext = path.extension().and_then(|e| e.to_str());
-        let in_maildir = path.parent().and_then(Path::file_name).is_some_and(|d| d == "cur" || d == "new");
+        let in_maildir = in_maildir(path);
         match ext {
             _ if path == &*found.root => Claim::Given,
             Some(e) if MAIL_EXTENSIONS.iter().any(|m| m.eq_ignore_ascii_case(e)) => Claim::Given,
@@ -146,7 +146,7 @@ impl Claim {
 /// is a message when the file is claimed as one.
 pub fn sniff_claimed(head: &[u8], claim: Claim) -> Kind {
     // An Outlook data file says so in its first ten bytes, whatever its name.
-    if head.starts_with(crate::ingest::pst::PST_MAGIC) && head.get(8..10) == Some(b"SM") {
+    if crate::ingest::pst::is_data_file(head) {
         return Kind::Pst;
     }
     if claim == Claim::Given && head.starts_with(OLE_MAGIC) {
@@ -215,6 +215,27 @@ fn starts_with_field(text: &[u8]) -> bool {
         Some(colon) if colon > 0 => line[..colon].iter().all(|&c| (33..=126).contains(&c)),
         _ => false,
     }
+}
+
+/// Whether a file is in a Maildir folder (`cur/` or `new/`, a Maildir++ `.Folder`'s too): there,
+/// each file is one message.
+fn in_maildir(path: &Path) -> bool {
+    path.parent().and_then(Path::file_name).is_some_and(|d| d == "cur" || d == "new")
+}
+
+/// What a file found under a PATH is: its first bytes read as strictly as its [`Claim`] asks,
+/// except that a file in a Maildir is one message whatever its first line. Some delivery agents
+/// write the mbox separator (`From sender date`) at the top of each Maildir file; such a file is
+/// not a one-message mbox (which would make a folder of each), unless its name says it is one
+/// (`.mbox`, `.mbx`).
+pub fn sniff_found(found: &Found) -> std::io::Result<Kind> {
+    let kind = sniff_file(&found.path, Claim::of(found))?;
+    let named_mbox =
+        found.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mbox") || e.eq_ignore_ascii_case("mbx"));
+    Ok(match kind {
+        Kind::Mbox if in_maildir(&found.path) && !named_mbox => Kind::Message,
+        kind => kind,
+    })
 }
 
 /// Reads the first bytes of a file for [`sniff_claimed`].

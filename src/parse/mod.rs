@@ -18,7 +18,7 @@ pub mod labels;
 
 mod build;
 mod charset;
-mod codepage;
+pub(crate) mod codepage;
 mod emlx;
 mod external;
 mod mhtml;

@@ -338,7 +338,7 @@ impl Condition {
                 format!("id = ANY({}::integer[])", self.param(Box::new(ids)))
             }
             Query::Folder(path) => {
-                format!("folders @> ARRAY[{}::text]", self.param(Box::new(storable(crate::index::folders::term(path)))))
+                format!("folders @> ARRAY[{}::text]", self.param(Box::new(storable(crate::index::folders::key(path)))))
             }
             Query::Label(label) => {
                 format!("labels @> ARRAY[{}::text]", self.param(Box::new(storable(crate::index::folders::term(label)))))

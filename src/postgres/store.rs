@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use super::{failed, int4, our_id, pg_id, Database, WRITE_LOCK};
 use crate::error::Error;
-use crate::index::{ContentHash, Entry, EntryId, FolderId, Location};
+use crate::store::entry::{ContentHash, Entry, EntryId, FolderId, Location};
 use crate::store::{links_of, rank, Batch, Changes, Link, NameHasher, SourceState, Store};
 
 /// Changes read from the feed at most at once (the rest come at the next call).

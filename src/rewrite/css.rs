@@ -287,6 +287,8 @@ fn bad_url_end(css: &str, start: usize) -> usize {
 }
 
 #[cfg(test)]
+mod corpus;
+#[cfg(test)]
 mod oracle;
 #[cfg(test)]
 mod tests;

@@ -310,7 +310,13 @@ fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
         } else if lname == "style" {
             let base = st.base.clone();
             let css = css::rewrite_css_with(&value, &base, st);
-            set_attr(el, &name, &css);
+            // Written back only when a reference in it changed: written back, the attribute
+            // would come out re-encoded (its character references and quotes as lol_html writes
+            // them), and a reference `decode_entities` reads otherwise than HTML does would
+            // change what the browser reads.
+            if css != value {
+                set_attr(el, &name, &css);
+            }
         }
     }
     if let Some(t) = link_target {
@@ -530,6 +536,19 @@ mod tests {
         ];
         for (input, want) in cases {
             assert_eq!(html(input).output, want, "{input}");
+        }
+    }
+
+    #[test]
+    fn style_attributes_without_references_stay_as_saved() {
+        let cases = [
+            r#"<p style="font-family:&#39;A B&#39;, serif; width: calc(1px + 2em)">x</p>"#,
+            r#"<p style='content: "&amp;"; margin: var(--m)'>x</p>"#,
+            r#"<p style="font-family:&quotA&quot;;b:c(d)">x</p>"#,
+            r#"<p style="background: url(&quot;#frag&quot;)">x</p>"#,
+        ];
+        for input in cases {
+            assert_eq!(html(input).output, input);
         }
     }
 

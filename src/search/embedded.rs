@@ -123,7 +123,7 @@ impl Embedded {
 
 impl SearchIndex for Embedded {
     /// Adds a message's document (ids are never reused, so nothing is replaced); visible after the
-    /// next [`Search::commit`].
+    /// next [`SearchIndex::commit`].
     fn add(&self, d: &Doc) {
         let f = self.fields;
         let mut doc = TantivyDocument::default();
@@ -337,7 +337,7 @@ impl Embedded {
                 Box::new(BooleanQuery::new(any))
             }
             Query::Folder(path) => Box::new(TermQuery::new(
-                Term::from_field_text(f.folder, &crate::index::folders::term(path)),
+                Term::from_field_text(f.folder, &crate::index::folders::key(path)),
                 IndexRecordOption::Basic,
             )),
             Query::Label(label) => Box::new(TermQuery::new(

@@ -8,17 +8,19 @@
 //! What is stored: every index entry by id; links from names (keys, Message-IDs, Content-IDs, the
 //! Message-ID replied to, the enclosing entry) to entries, by a keyed hash of the name; content
 //! hashes; the list order with each listed message's folder; folder paths; label counts; and, per
-//! source file, what was indexed from it, so a restart re-reads only what changed.
+//! source file, what was indexed from it, so a restart re-reads only what changed. The records
+//! themselves are in [`entry`].
 
 mod codec;
+pub mod entry;
 pub mod redb;
 
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use self::entry::{ContentHash, Entry, EntryId, FolderId, Location};
 use crate::error::Error;
-use crate::index::{ContentHash, Entry, EntryId, FolderId, Location};
 
 pub use self::redb::RedbStore;
 
@@ -177,7 +179,7 @@ pub fn rank(timestamp: Option<i64>) -> u64 {
     !((timestamp.unwrap_or(i64::MIN) as u64) ^ (1 << 63))
 }
 
-/// The [`LINKS`] rows of an entry.
+/// The link rows of an entry (see [`Link`]).
 pub fn links_of(e: &Entry, hash: &NameHasher) -> Vec<(Link, u64)> {
     let mut out = vec![(Link::Name, hash.of(&e.key))];
     if let Some(mid) = e.message_id().filter(|m| *m != e.key) {

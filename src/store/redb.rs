@@ -9,9 +9,9 @@ use ::redb::{Database, Durability, ReadableDatabase, ReadableTable, ReadableTabl
 use serde::Serialize;
 
 use super::codec::Codec;
+use super::entry::{ContentHash, Entry, EntryId, FolderId, Location};
 use super::{links_of, rank, Batch, Link, NameHasher, SourceState, Store};
 use crate::error::Error;
-use crate::index::{ContentHash, Entry, EntryId, FolderId, Location};
 
 const ENTRIES: TableDefinition<u32, &[u8]> = TableDefinition::new("entries");
 const SOURCES: TableDefinition<&str, &[u8]> = TableDefinition::new("sources");

@@ -1,15 +1,31 @@
 //! A message as a reader sees it, free of HTTP: loading by URL id, the rewritten documents (and
 //! their cache), the type and file name each part is served under, search results with their
-//! snippets and the attachments they matched in, the text of documents, and threads; [`browse`] the folders, labels and conversations, [`stats`] the numbers
-//! of an overview. The pages and the API both call this, so they cannot drift apart.
+//! snippets and the attachments they matched in, the text of documents, threads, a message's neighbours in the list and the messages sharing its Message-ID;
+//! [`browse`] the folders, labels and conversations, [`stats`] the numbers of an overview. The
+//! pages and the API both call this, so they cannot drift apart.
+//!
+//! What each page shows is built here too, one module a page, each free of templates and HTTP:
+//! [`list`], [`message`], [`conversation`] and [`overview`]; [`format`](mod@format) writes the
+//! sizes and subjects they share (dates are [`crate::dates`]'), [`text`] renders text bodies,
+//! [`frame`] guesses a body frame's height, [`charts`] draws the overview's pictures and [`thumb`]
+//! makes thumbnails.
 
 pub mod charts;
+pub mod format;
 pub mod frame;
 pub mod text;
 pub mod thumb;
 
 pub mod browse;
 pub mod stats;
+
+pub mod conversation;
+pub mod list;
+pub mod message;
+pub mod overview;
+
+#[cfg(test)]
+mod fixtures;
 
 use std::sync::Arc;
 
@@ -46,6 +62,9 @@ pub struct View {
     overviews: Cache<(u64, browse::Scope, String), Arc<stats::Stats>>,
     /// The messages of a label, in list order, until the index changes.
     labelled: Cache<(u64, browse::Scope), Arc<Vec<EntryId>>>,
+    /// Where each listed message is in the list, by entry id, for the index generation it was
+    /// made at (see [`View::neighbours`]).
+    positions: Cache<u64, Arc<Vec<u32>>>,
 }
 
 /// Groupings and overviews kept (a few scopes being browsed at once).
@@ -93,6 +112,7 @@ impl View {
             threads: Cache::new(BROWSED),
             overviews: Cache::new(BROWSED),
             labelled: Cache::new(BROWSED),
+            positions: Cache::new(2),
         }
     }
 
@@ -103,7 +123,7 @@ impl View {
     /// Looks up and loads a message by the id in its URL: from the cache when it is there, else
     /// read and parsed off the async threads.
     pub async fn load(&self, key: &str) -> Result<Loaded, Error> {
-        if self.archive.database().is_some() {
+        if self.archive.backend().shared {
             // Finding the id asks the database: not on an async worker.
             let (archive, key) = (self.archive.clone(), key.to_string());
             return blocking(move || {
@@ -328,6 +348,55 @@ impl View {
             .filter_map(|(depth, id)| Some(ThreadMessage { depth, id, entry: index.get(id)? }))
             .collect()
     }
+
+    /// The messages listed just before and after `id` (newest first): the newer one and the older
+    /// one. An enclosed message is not listed, and has neither.
+    ///
+    /// Found in a table of every listed message's position, made once per index generation (a
+    /// message page must not scan the whole list). The list's sort reorders it without a new
+    /// generation, so a position is checked against the list, and the table made again when it
+    /// no longer matches.
+    pub fn neighbours(&self, id: EntryId) -> (Option<Arc<Entry>>, Option<Arc<Entry>>) {
+        let index = self.archive.index();
+        let listed = index.listed();
+        let at = |table: &[u32]| table.get(id as usize).copied().filter(|&p| p != UNLISTED).map(|p| p as usize);
+        let generation = index.generation();
+        let mut table = self.positions.get(&generation);
+        let stale = table.as_deref().is_some_and(|t| at(t).is_some_and(|p| listed.get(p) != Some(&id)));
+        if table.is_none() || stale {
+            let made = Arc::new(positions(listed));
+            self.positions.insert(generation, Arc::clone(&made));
+            table = Some(made);
+        }
+        let Some(pos) = table.as_deref().and_then(|t| at(t)) else { return (None, None) };
+        let entry_at = |i: usize| listed.get(i).and_then(|&n| index.get(n));
+        (pos.checked_sub(1).and_then(entry_at), entry_at(pos + 1))
+    }
+
+    /// The other messages with the Message-ID of entry `id` (none when it has no Message-ID).
+    pub fn duplicates(&self, id: EntryId, entry: &Entry) -> Vec<Arc<Entry>> {
+        let Some(mid) = entry.message_id() else { return Vec::new() };
+        let index = self.archive.index();
+        index.by_message_id(mid).into_iter().filter(|&other| other != id).filter_map(|other| index.get(other)).collect()
+    }
+}
+
+/// A position table's entry for a message that is not listed.
+const UNLISTED: u32 = u32::MAX;
+
+/// Each listed message's position in `listed`, by entry id ([`UNLISTED`] for the others); a message
+/// listed twice has its first position, as a search from the top would find.
+fn positions(listed: &[EntryId]) -> Vec<u32> {
+    let bound = listed.iter().map(|&id| id as usize + 1).max().unwrap_or(0);
+    let mut table = vec![UNLISTED; bound];
+    for (pos, &id) in listed.iter().enumerate() {
+        if let Some(slot) = table.get_mut(id as usize) {
+            if *slot == UNLISTED {
+                *slot = u32::try_from(pos).unwrap_or(UNLISTED);
+            }
+        }
+    }
+    table
 }
 
 /// A strong validator for bytes: a hash of them.

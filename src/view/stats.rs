@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::browse::display_name;
+use crate::dates::{month_label, month_number, year_label};
 use crate::index::Entry;
 
 /// Rows kept of each ranking (senders, lists, attachment types).
@@ -194,13 +195,6 @@ fn address(from: &str) -> &str {
     }
 }
 
-/// Months since January 1970 (UTC) of a timestamp.
-fn month_number(ts: i64) -> i64 {
-    let days = ts.div_euclid(86_400);
-    let (y, m, _) = crate::dates::civil_from_days(days);
-    y * 12 + m - 1
-}
-
 /// Every month (or year) from the first to the last, with its count.
 fn periods(months: &HashMap<i64, usize>) -> (String, Vec<Count>) {
     let (Some(&first), Some(&last)) = (months.keys().min(), months.keys().max()) else {
@@ -209,15 +203,9 @@ fn periods(months: &HashMap<i64, usize>) -> (String, Vec<Count>) {
     if ((last - first) as usize) < MAX_MONTH_BARS {
         let out = (first..=last)
             .map(|m| Count {
-                name: format!("{:04}-{:02}", m.div_euclid(12), m.rem_euclid(12) + 1),
+                name: month_label(m),
                 messages: months.get(&m).copied().unwrap_or(0),
-                query: Some(format!(
-                    "after:{0:04}-{1:02} before:{2:04}-{3:02}",
-                    m.div_euclid(12),
-                    m.rem_euclid(12) + 1,
-                    (m + 1).div_euclid(12),
-                    (m + 1).rem_euclid(12) + 1
-                )),
+                query: Some(format!("after:{} before:{}", month_label(m), month_label(m + 1))),
             })
             .collect();
         return ("month".into(), out);
@@ -241,9 +229,9 @@ fn periods(months: &HashMap<i64, usize>) -> (String, Vec<Count>) {
     let out = out
         .into_iter()
         .map(|(y, n)| Count {
-            name: format!("{y:04}"),
+            name: year_label(y),
             messages: n,
-            query: Some(format!("after:{y:04} before:{:04}", y + 1)),
+            query: Some(format!("after:{} before:{}", year_label(y), year_label(y + 1))),
         })
         .collect();
     ("year".into(), out)

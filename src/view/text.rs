@@ -3,6 +3,8 @@
 
 use linkify::{LinkFinder, LinkKind};
 
+use crate::model::{Body, Message, PartIdx};
+
 /// One logical line: its quote depth and its text (a whole paragraph when flowed).
 struct Line {
     depth: usize,
@@ -12,6 +14,16 @@ struct Line {
 /// Renders plain text. `flowed` and `delsp` come from the Content-Type parameters.
 pub fn render(text: &str, flowed: bool, delsp: bool) -> String {
     render_with(text, flowed, delsp, false)
+}
+
+/// A text part of a message rendered as its Content-Type says (`format=flowed`, `delsp=yes`), with
+/// `fold` as in [`render_with`]; `None` for a part that is not text.
+pub fn render_part(msg: &Message, idx: PartIdx, fold: bool) -> Option<String> {
+    let p = msg.parts.get(idx)?;
+    let Body::Text(t) = &p.body else { return None };
+    let flowed = p.param("format").is_some_and(|f| f.eq_ignore_ascii_case("flowed"));
+    let delsp = p.param("delsp").is_some_and(|d| d.eq_ignore_ascii_case("yes"));
+    Some(render_with(t, flowed, delsp, fold))
 }
 
 /// As [`render`]; with `fold`, each quoted passage is folded away in a `<details>` (no script

@@ -25,8 +25,13 @@ use crate::view::{blocking, now, Found, View};
 
 #[derive(Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct Status {
-    /// True once every given path has been indexed.
+    /// True once what `ready_means` names holds: a load balancer may send users here.
     pub ready: bool,
+    /// `indexed`: every given path is indexed (a data folder's server, or the replica that
+    /// indexes from its start); `loaded`: this replica follows another's indexing, and has loaded
+    /// what the shared database held when it started.
+    #[serde(default)]
+    pub ready_means: String,
     /// Messages in the list.
     pub messages: usize,
     /// Files looked at so far.
@@ -51,15 +56,17 @@ pub struct Status {
     responses((status = 200, description = "Progress of indexing", body = Status)))]
 pub async fn status(State(state): State<AppState>) -> Json<Status> {
     let p = &state.archive().progress;
+    let backend = state.archive().backend();
     Json(Status {
         ready: p.ready.load(Ordering::Acquire),
+        ready_means: p.readiness().name().to_string(),
         messages: state.archive().index().listed_count(),
         indexed: p.indexed.load(Ordering::Relaxed),
         total: p.total.load(Ordering::Relaxed),
         indexing: p.running.load(Ordering::Acquire),
-        backend: if state.archive().database().is_some() { "postgresql" } else { "embedded" }.to_string(),
+        backend: backend.name.to_string(),
         indexer: state.archive().is_indexer(),
-        database_reachable: state.archive().database().map(|d| d.is_reachable()),
+        database_reachable: backend.shared.then_some(backend.reachable),
     })
 }
 
@@ -571,9 +578,7 @@ async fn receive(state: &AppState, req: Request, form: bool) -> Result<Vec<Loade
     blocking(move || {
         let mut out = Vec::new();
         for (name, f) in files {
-            for id in archive.store_upload(f, name.as_deref())? {
-                out.push(archive.load(id)?);
-            }
+            out.extend(archive.store_upload(f, name.as_deref())?);
         }
         Ok(out)
     })

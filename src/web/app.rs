@@ -1,5 +1,6 @@
 //! The router: every route and layer on one screen. Nothing else lives here; the handlers and the
-//! plumbing they share sit in their own rooms below.
+//! plumbing they share sit in their own rooms below. (The PDF renderer answers the browser it
+//! drives with a small router of its own, in [`super::print`], so no handler needs this one.)
 
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
@@ -29,13 +30,13 @@ pub fn app(state: AppState) -> Router {
         },
     ));
     Router::new()
-        .route("/", get(pages::list))
-        .route("/folder/{*path}", get(pages::folder))
-        .route("/label/{name}", get(pages::label))
-        .route("/thread/{mid}", get(pages::conversation))
-        .route("/overview", get(pages::overview))
-        // The message page, or its PDF for `<mid>.pdf` (see print::page_or_pdf).
-        .route("/message/{mid}", get(print::page_or_pdf))
+        .route("/", get(pages::list::list))
+        .route("/folder/{*path}", get(pages::list::folder))
+        .route("/label/{name}", get(pages::list::label))
+        .route("/thread/{mid}", get(pages::conversation::conversation))
+        .route("/overview", get(pages::overview::overview))
+        // The message page, or its PDF for `<mid>.pdf` (see pages::message::message).
+        .route("/message/{mid}", get(pages::message::message))
         .route("/part/{mid}/{cid}", get(parts::part))
         .route("/raw/{mid}", get(parts::raw))
         .route("/thumb/{mid}/{cid}", get(thumbs::thumb))

@@ -138,16 +138,16 @@ pub async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) ->
 /// went away, or a query failed for want of it, is answered the same, whatever the handler made
 /// of its failed reads.
 pub async fn database_away(State(state): State<super::state::AppState>, req: Request, next: Next) -> Response {
-    let Some(db) = state.archive().database().cloned() else { return next.run(req).await };
+    let before = state.archive().backend();
     let path = req.uri().path();
-    if path == "/api/status" || path.starts_with("/static/") {
+    if !before.shared || path == "/api/status" || path.starts_with("/static/") {
         return next.run(req).await;
     }
     let api = path.starts_with("/api/") || !wants_html(req.headers());
-    if db.is_reachable() {
-        let failures = db.failures();
+    if before.reachable {
         let res = next.run(req).await;
-        if db.is_reachable() && db.failures() == failures {
+        let after = state.archive().backend();
+        if after.reachable && after.failures == before.failures {
             return res;
         }
     }

@@ -5,6 +5,12 @@
 //! slice. The print view inlines the body instead: the same rewritten, script-free HTML the frame
 //! loads, in a document served under the same sandboxing policy as the frame's (no script, nothing
 //! remote unless `?remote=1`), with the headers and the list of attachments before it.
+//!
+//! The PDF is that page printed by Chromium, whose every request is answered in-process by a small
+//! router of this file's own (`printer`): the print view, the parts it loads and mailshelf's
+//! static files (the handlers of [`super::parts`] and [`super::assets`]), with the headers every
+//! answer carries. The `/message/<mid>.pdf` URL itself is the message page's route (see
+//! [`super::pages::message`]), which hands such a request to [`pdf()`].
 
 use std::sync::Arc;
 
@@ -12,21 +18,26 @@ use askama::Template;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue};
+use axum::middleware;
 use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
 use serde::Deserialize;
 use tower::ServiceExt;
 
 use super::error::{ApiError, PageError, Problem};
 use super::extract::{flag, Ids, Params};
 use super::file::content_disposition;
-use super::pages::{human_size, long_date};
 use super::state::AppState;
+use super::{assets, guard, parts};
 use crate::archive::Loaded;
+use crate::dates::long_date;
 use crate::error::Error;
 use crate::export::pdf::{self, Fetched, PdfMeta};
 use crate::model::{Body as PartBody, Message, PartIdx};
 use crate::route;
-use crate::view::{blocking, external_place, part_filename, served_type, View};
+use crate::view::format::{human_size, shown_subject};
+use crate::view::{blocking, external_place, part_filename, served_type, text, View};
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -128,7 +139,7 @@ fn print_page(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> Pr
             (None, text) => text.map(text_block),
         };
         let nested = PrintNested {
-            subject: subject_of(m),
+            subject: shown_subject(m.summary.subject.as_deref()),
             from: m.summary.from.clone(),
             date: m.summary.date.as_deref().map(long_date),
         };
@@ -153,7 +164,7 @@ fn print_page(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> Pr
         })
         .collect();
     PrintPage {
-        subject: subject_of(msg),
+        subject: shown_subject(msg.summary.subject.as_deref()),
         from: msg.summary.from.clone(),
         to: msg.summary.to.clone(),
         cc: msg.summary.cc.clone(),
@@ -170,15 +181,7 @@ fn print_page(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> Pr
 
 /// The HTML body to inline, or else the text one rendered: as on the message page.
 fn body_of(msg: &Message, want_text: bool) -> (Option<PartIdx>, Option<String>) {
-    let text = msg.text_body.and_then(|i| match &msg.parts[i].body {
-        PartBody::Text(t) => {
-            let p = &msg.parts[i];
-            let flowed = p.param("format").is_some_and(|f| f.eq_ignore_ascii_case("flowed"));
-            let delsp = p.param("delsp").is_some_and(|d| d.eq_ignore_ascii_case("yes"));
-            Some(crate::view::text::render(t, flowed, delsp))
-        }
-        _ => None,
-    });
+    let text = msg.text_body.and_then(|i| text::render_part(msg, i, false));
     match msg.html_body {
         Some(i) if !(want_text && text.is_some()) => (Some(i), None),
         _ => (None, text),
@@ -188,47 +191,6 @@ fn body_of(msg: &Message, want_text: bool) -> (Option<PartIdx>, Option<String>) 
 /// Text rendered for the page, in a block that keeps its lines.
 fn text_block(html: String) -> String {
     format!("<pre class=\"mailshelf-text\">{html}</pre>")
-}
-
-fn subject_of(msg: &Message) -> String {
-    msg.summary.subject.clone().filter(|s| !s.is_empty()).unwrap_or_else(|| "(no subject)".into())
-}
-
-/// `/message/<mid>`: the message's page, or, for `<mid>.pdf` when no message has that id, the PDF
-/// of message `<mid>`. (The router cannot match a suffix inside a path segment, and an id may
-/// itself end in `.pdf`; such a message keeps its page, and its PDF is at `<mid>.pdf.pdf`.)
-pub async fn page_or_pdf(state: State<AppState>, req: Request) -> Response {
-    let (mut parts, _) = req.into_parts();
-    let ids =
-        <Ids<String, PageError> as axum::extract::FromRequestParts<AppState>>::from_request_parts(&mut parts, &state)
-            .await;
-    let Ids(mid, _) = match ids {
-        Ok(ids) => ids,
-        Err(e) => return e.into_response(),
-    };
-    let wants_pdf = mid.strip_suffix(".pdf").filter(|_| state.archive().find(&mid).is_none()).map(str::to_string);
-    match wants_pdf {
-        Some(id) => {
-            let q = <Params<PrintQuery, PageError> as axum::extract::FromRequestParts<AppState>>::from_request_parts(
-                &mut parts, &state,
-            )
-            .await;
-            match q {
-                Ok(Params(q, _)) => pdf(state, id, q, &parts.headers).await,
-                Err(e) => e.into_response(),
-            }
-        }
-        None => {
-            let q = <Params<super::pages::MessageQuery, PageError> as axum::extract::FromRequestParts<AppState>>::from_request_parts(
-                &mut parts, &state,
-            )
-            .await;
-            match q {
-                Ok(q) => super::pages::message(state, Ids(mid, std::marker::PhantomData), q).await.into_response(),
-                Err(e) => e.into_response(),
-            }
-        }
-    }
 }
 
 /// The print view of a message as a PDF, rendered on the server by headless Chromium, with the
@@ -245,8 +207,8 @@ pub async fn page_or_pdf(state: State<AppState>, req: Request) -> Response {
         (status = 404, description = "No such message", content_type = "text/html"),
         (status = 501, description = "This server has no PDF renderer (Chromium); a page, or problem+json when asked for JSON", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn pdf(State(state): State<AppState>, mid: String, q: PrintQuery, headers: &HeaderMap) -> Response {
-    match make_pdf(&state, &mid, &q).await {
+pub async fn pdf(state: &AppState, mid: &str, remote: bool, want_text: bool, headers: &HeaderMap) -> Response {
+    match make_pdf(state, mid, remote, want_text).await {
         Ok(res) => res,
         // Scripts that ask for JSON get problem+json; a person who followed the link, a page.
         Err(e) if wants_json(headers) => ApiError(e).into_response(),
@@ -258,13 +220,12 @@ fn wants_json(headers: &HeaderMap) -> bool {
     headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("json"))
 }
 
-async fn make_pdf(state: &AppState, mid: &str, q: &PrintQuery) -> Result<Response, Error> {
+async fn make_pdf(state: &AppState, mid: &str, remote: bool, want_text: bool) -> Result<Response, Error> {
     let chromium = state.config.chromium.clone().ok_or(Error::NoRenderer)?;
     let loaded = state.view.load(mid).await?;
-    let remote = flag(&q.remote);
     let query = if remote {
         "?remote=1"
-    } else if q.view.as_deref() == Some("text") {
+    } else if want_text {
         "?view=text"
     } else {
         ""
@@ -276,7 +237,7 @@ async fn make_pdf(state: &AppState, mid: &str, q: &PrintQuery) -> Result<Respons
     }
     let msg = loaded.message();
     let summary = &loaded.entry.summary;
-    let subject = subject_of(msg);
+    let subject = shown_subject(msg.summary.subject.as_deref());
     let stem = crate::export::safe_file_stem(&subject);
     let stem = if stem.is_empty() { "message".to_string() } else { stem };
     let meta = PdfMeta {
@@ -301,11 +262,22 @@ async fn make_pdf(state: &AppState, mid: &str, q: &PrintQuery) -> Result<Respons
     Ok(res)
 }
 
-/// Answers the browser's requests under [`pdf::ORIGIN`] with mailshelf's own router, in-process.
-/// Only the print view at `page` and what it can load (parts, mailshelf's static files) exist
-/// there: not the API, other pages, nor a PDF (whose render would wait for this one).
+/// The routes that answer Chromium while it prints: the print view, the parts it loads and
+/// mailshelf's static files, with the headers every answer carries. Nothing else exists there:
+/// not the API, not other pages, nor a PDF (whose render would wait for this one).
+fn printer(state: AppState) -> Router {
+    Router::new()
+        .route("/message/{mid}/print", get(print))
+        .route("/part/{mid}/{cid}", get(parts::part))
+        .route("/static/{file}", get(assets::get))
+        .layer(middleware::from_fn(guard::security_headers))
+        .with_state(state)
+}
+
+/// Answers the browser's requests under [`pdf::ORIGIN`] with [`printer`], in-process. Of the print
+/// views, only the one at `page` is there.
 fn fetcher(state: AppState, page: String) -> pdf::Fetcher {
-    let router = super::app::app(state);
+    let router = printer(state);
     Arc::new(move |path: String| {
         let router = router.clone();
         let allowed = path == page || path.starts_with("/part/") || path.starts_with("/static/");

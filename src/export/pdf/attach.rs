@@ -16,6 +16,7 @@
 
 use lopdf::{dictionary, Document, Object, ObjectId, Stream, StringFormat};
 
+use crate::dates::pdf_date;
 use crate::error::Error;
 
 /// An sRGB profile (ICC v4 layout, marked 4.2, the version ISO 32000-1 names): Little CMS's built-in
@@ -166,21 +167,6 @@ fn ascii_name(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '_' }).collect()
 }
 
-/// `D:YYYYMMDDHHmmSS+HH'mm'` (ISO 32000 §7.9.4) in the zone the message was written in.
-fn pdf_date(timestamp: i64, zone_minutes: i16) -> String {
-    let local = timestamp + i64::from(zone_minutes) * 60;
-    let (y, m, d) = crate::dates::civil_from_days(local.div_euclid(86_400));
-    let s = local.rem_euclid(86_400);
-    let clock = format!("D:{y:04}{m:02}{d:02}{:02}{:02}{:02}", s / 3600, s % 3600 / 60, s % 60);
-    if zone_minutes == 0 {
-        format!("{clock}Z")
-    } else {
-        let sign = if zone_minutes < 0 { '-' } else { '+' };
-        let z = zone_minutes.unsigned_abs();
-        format!("{clock}{sign}{:02}'{:02}'", z / 60, z % 60)
-    }
-}
-
 /// XMP metadata (ISO 16684-1) saying what the information dictionary says.
 fn xmp(meta: &PdfMeta, producer: Option<&str>) -> String {
     let esc = |s: &str| html_escape::encode_text(s).into_owned();
@@ -216,10 +202,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn dates_and_strings() {
-        assert_eq!(pdf_date(0, 0), "D:19700101000000Z");
-        assert_eq!(pdf_date(3600, -90), "D:19691231233000-01'30'");
-        assert_eq!(pdf_date(0, 120), "D:19700101020000+02'00'");
+    fn text_strings() {
         assert_eq!(text_string("abc"), Object::String(b"abc".to_vec(), StringFormat::Literal));
         match text_string("é") {
             Object::String(b, _) => assert_eq!(b, vec![0xfe, 0xff, 0x00, 0xe9]),

@@ -1,16 +1,12 @@
 //! What the stylesheet rewrite must get right, and a differential run of its cssparser scan
-//! against the hand-written tokenizer in `oracle.rs`: over the cases here and over every stylesheet
-//! in the corpus, the two must find the same URLs in the same order and write the same output.
+//! against the hand-written tokenizer in `oracle.rs`: over the cases here and over generated
+//! stylesheets, the two must find the same URLs in the same order and write the same output
+//! (`corpus.rs` runs both over the corpus).
 
-use std::cell::RefCell;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-use super::super::decode_entities;
 use super::super::tests::Fake;
+use super::corpus::{blanked, first_difference};
 use super::{oracle, rewrite_css, scan};
-use crate::model::{Body, Message};
-use crate::rewrite::Options;
+use crate::rewrite::{rewrite_html, Options};
 
 /// Stylesheets and what `rewrite_css` makes of them with [`Fake`], based at the stylesheet's
 /// location `http://local/css/s.css`.
@@ -33,6 +29,76 @@ fn css_tokens() {
     for (input, want) in CASES {
         let out = rewrite_css(input, "http://local/css/s.css", &Fake, Options::default());
         assert_eq!(out.output, *want, "{input}");
+    }
+}
+
+/// Stylesheets whose every byte but their URLs must be served as saved, and what `rewrite_css`
+/// makes of them with [`Fake`] (as [`CASES`]).
+const KEEP: &[(&str, &str)] = &[
+    // White space and line breaks anywhere, at the end of a line too, in at-rule preludes and
+    // before and after every `{`, `:`, `;` and `}`.
+    (
+        "@media screen and (max-width: 600px) \r\n{ \r\n  a { background : url( cid:a ) no-repeat ; } \t\r\n}\r\n",
+        "@media screen and (max-width: 600px) \r\n{ \r\n  a { background : url(\"/p/a\") no-repeat ; } \t\r\n}\r\n",
+    ),
+    ("@keyframes k { \n  0% { color: red; }  \n}\n", "@keyframes k { \n  0% { color: red; }  \n}\n"),
+    ("@supports (background: url(cid:a)) {a{b:c}}", r#"@supports (background: url("/p/a")) {a{b:c}}"#),
+    (
+        "@font-face {\n src: url(cid:f) format('woff2'),\n\turl( 'cid:g' )  format(\"woff\") ;\n}",
+        "@font-face {\n src: url(\"/p/f\") format('woff2'),\n\turl(\"/p/g\")  format(\"woff\") ;\n}",
+    ),
+    // Comments, wherever they stand, and what looks like a reference inside them.
+    (
+        "/* url(cid:no) { */ a /* } */ { b: url(cid:a) /* ) */ ; }",
+        r#"/* url(cid:no) { */ a /* } */ { b: url("/p/a") /* ) */ ; }"#,
+    ),
+    // Escapes outside URLs stay as written; inside a name they can make a url token all the same.
+    (r#".a\:hover, .\31 0 { b: u\72l(cid:a); c: \"q\" }"#, r#".a\:hover, .\31 0 { b: url("/p/a"); c: \"q\" }"#),
+    // `url()` with and without quotes, in any case of its name.
+    (r#"a{b:url('cid:a');c:url("cid:b");d:URL(cid:c)}"#, r#"a{b:url("/p/a");c:url("/p/b");d:url("/p/c")}"#),
+    // `@import` with a string or a url, and the media queries and layers after them.
+    (
+        "@import \"cid:a\" screen and (orientation : landscape) ;\n@import url(cid:b) layer( l ) ;",
+        "@import \"/p/a\" screen and (orientation : landscape) ;\n@import url(\"/p/b\") layer( l ) ;",
+    ),
+    // `@charset` and `@namespace` strings are not resources.
+    ("@charset \"utf-8\";\n@namespace svg \"cid:no\";", "@charset \"utf-8\";\n@namespace svg \"cid:no\";"),
+    // `image-set()` and its kin: their strings are URLs, their other arguments are kept.
+    (
+        "a{b: -webkit-image-set( 'cid:a' 1x , url(cid:b) 2x ) ; c: image-set(\"cid:c\" type('image/avif'))}",
+        "a{b: -webkit-image-set( \"/p/a\" 1x , url(\"/p/b\") 2x ) ; c: image-set(\"/p/c\" type('image/avif'))}",
+    ),
+    // A bad url loads nothing and reads as nothing; what follows it is kept.
+    (
+        "a{b:url(cid:a b) ; c : d}  e{f:url(cid:x\"y)}",
+        r#"a{b:url("about:invalid") ; c : d}  e{f:url("about:invalid")}"#,
+    ),
+    // Unterminated strings: a line break ends one (a bad string, kept); the end of the sheet ends
+    // another.
+    ("a{content:\"ab\nc:url(cid:a)}\nd{content:'x", "a{content:\"ab\nc:url(\"/p/a\")}\nd{content:'x"),
+    // CDO and CDC, as a `<style>` wrapped in an HTML comment has them.
+    ("<!--\na { b: url(cid:a) }\n-->", "<!--\na { b: url(\"/p/a\") }\n-->"),
+    // Non-ASCII in selectors, strings, comments and URLs.
+    ("/* ☯ */ é, .日本 { content: \"ü\"; b: url(cid:ü) }", r#"/* ☯ */ é, .日本 { content: "ü"; b: url("/p/ü") }"#),
+    // `\` escapes in URLs: the URL is what they decode to.
+    (
+        r#"a{b:url(cid:a\)b);c:url("cid:c\"d");e:url(cid:e\20 f)}"#,
+        r#"a{b:url("/p/a)b");c:url("/p/c\"d");e:url("/p/e f")}"#,
+    ),
+    // A url the sheet never closes.
+    ("a { b: url( cid:a", r#"a { b: url("/p/a")"#),
+];
+
+#[test]
+fn stylesheets_keep_every_byte_but_their_urls() {
+    for (saved, want) in KEEP {
+        let served = rewrite_css(saved, "http://local/css/s.css", &Fake, Options::default()).output;
+        assert_eq!(served, *want, "{saved:?}");
+        assert_eq!(blanked(saved), blanked(&served), "{saved:?}: {}", first_difference(saved, &served));
+        // The same in a `<style>` element of a page.
+        let page =
+            rewrite_html(&format!("<style>{saved}</style>"), "http://local/css/s.css", &Fake, Options::default());
+        assert_eq!(page.output, format!("<style>{want}</style>"), "{saved:?} in <style>");
     }
 }
 
@@ -111,10 +177,10 @@ c')}",
     ),
 ];
 
-type Scan = fn(&str, &mut String, &mut dyn FnMut(&str) -> String);
+pub(super) type Scan = fn(&str, &mut String, &mut dyn FnMut(&str) -> String);
 
 /// Runs a scan with each URL `u` mapped to `[u]`: the URLs it found, in order, and its output.
-fn run(scan: Scan, css: &str) -> (Vec<String>, String) {
+pub(super) fn run(scan: Scan, css: &str) -> (Vec<String>, String) {
     let mut urls = Vec::new();
     let mut out = String::new();
     scan(css, &mut out, &mut |u: &str| {
@@ -147,7 +213,7 @@ fn deep_nesting_stays_off_the_stack() {
 }
 
 /// The two scans on one stylesheet, or what they disagree on.
-fn compare(css: &str) -> Result<(), String> {
+pub(super) fn compare(css: &str) -> Result<(), String> {
     let (a, b) = (run(scan, css), run(oracle::scan, css));
     if a == b {
         return Ok(());
@@ -267,117 +333,54 @@ fn differential_over_generated_stylesheets() {
     assert!(disagreements.is_empty(), "{} disagreements, the first:\n{}", disagreements.len(), shown.join("\n"));
 }
 
-/// `../shared/corpus` beside the package, or `MAILSHELF_CORPUS`.
-fn corpus_dir() -> PathBuf {
-    std::env::var_os("MAILSHELF_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"))
-}
-
-fn message_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for p in entries.flatten().map(|e| e.path()) {
-        if p.is_dir() {
-            message_files(&p, out);
-        } else if p
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| ["mht", "mhtml", "eml"].iter().any(|x| e.eq_ignore_ascii_case(x)))
-        {
-            out.push(p);
-        }
-    }
-}
-
-/// Every stylesheet the rewrite would see in a message: `text/css` parts, and the `<style>` text
-/// and `style=` attributes of HTML parts, in enclosed messages too.
-#[derive(Default)]
-struct Sheets {
-    parts: Vec<(String, String)>,
-    blocks: Vec<(String, String)>,
-    attributes: Vec<(String, String)>,
-}
-
-impl Sheets {
-    fn collect(&mut self, msg: &Message, at: &str) {
-        for part in &msg.parts {
-            let at = format!("{at} part {}", part.section);
-            match &part.body {
-                Body::Message(inner) => self.collect(inner, &at),
-                Body::Text(text) => match crate::view::served_type(part).as_str() {
-                    "text/css" => self.parts.push((at, text.clone())),
-                    "text/html" => self.html(text, &at),
-                    _ => {}
-                },
-                _ => {}
-            }
-        }
-    }
-
-    fn html(&mut self, html: &str, at: &str) {
-        use lol_html::{element, text, HtmlRewriter, Settings};
-        let blocks = RefCell::new(Vec::new());
-        let attributes = RefCell::new(Vec::new());
-        let pending = RefCell::new(String::new());
-        let settings = Settings::new()
-            .with_strict(false)
-            .append_element_content_handler(text!("style", |chunk| {
-                pending.borrow_mut().push_str(chunk.as_str());
-                if chunk.last_in_text_node() {
-                    blocks.borrow_mut().push(std::mem::take(&mut *pending.borrow_mut()));
-                }
-                Ok(())
-            }))
-            .append_element_content_handler(element!("[style]", |el| {
-                if let Some(style) = el.get_attribute("style") {
-                    attributes.borrow_mut().push(decode_entities(&style));
-                }
-                Ok(())
-            }));
-        let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
-        let _ = rewriter.write(html.as_bytes()).and_then(|()| rewriter.end());
-        self.blocks.extend(blocks.into_inner().into_iter().map(|b| (format!("{at} <style>"), b)));
-        self.attributes.extend(attributes.into_inner().into_iter().map(|a| (format!("{at} style="), a)));
-    }
-}
+/// A saved page whose stylesheets are quoted-printable, as Chrome writes them: white space at the
+/// end of a line is left unencoded (`@keyframes k { ` and a line break), and Chromium's own view
+/// keeps it.
+const QUOTED_PRINTABLE_PAGE: &str = concat!(
+    "MIME-Version: 1.0\r\n",
+    "Content-Type: multipart/related; type=\"text/html\"; boundary=\"b\"\r\n",
+    "\r\n",
+    "--b\r\n",
+    "Content-Type: text/html\r\n",
+    "Content-Transfer-Encoding: quoted-printable\r\n",
+    "Content-Location: http://local/p.html\r\n",
+    "\r\n",
+    "<link rel=3Dstylesheet href=3D\"s.css\"><p>x</p>\r\n",
+    "--b\r\n",
+    "Content-Type: text/css\r\n",
+    "Content-Transfer-Encoding: quoted-printable\r\n",
+    "Content-Location: http://local/s.css\r\n",
+    "\r\n",
+    "@keyframes k { \r\n",
+    "  0% { background: url(\"i.png\"); }  \t\r\n",
+    "} \r\n",
+    "@media print \r\n",
+    "{ a { color: red } }\r\n",
+    "--b\r\n",
+    "Content-Type: text/css; charset=utf-8\r\n",
+    "Content-Transfer-Encoding: quoted-printable\r\n",
+    "Content-Location: http://local/t.css\r\n",
+    "\r\n",
+    "a { \r\n",
+    "  b: url(i.png) ; \r\n",
+    "}\r\n",
+    "--b--\r\n",
+);
 
 #[test]
-fn differential_over_the_corpus() {
-    let corpus = corpus_dir();
-    let mut files = Vec::new();
-    message_files(&corpus, &mut files);
-    files.sort();
-    let mut sheets = Sheets::default();
-    for file in &files {
-        let Ok(bytes) = std::fs::read(file) else { continue };
-        if let Ok(msg) = crate::parse::parse_message(Arc::from(bytes)) {
-            let name = file.strip_prefix(&corpus).unwrap_or(file).display().to_string();
-            sheets.collect(&msg, &name);
-        }
+#[ignore = "white space at the end of a quoted-printable line is deleted before the rewrite sees it: src/parse (issue 31, item 7)"]
+fn saved_stylesheets_keep_white_space_at_line_ends() {
+    let msg =
+        crate::parse::parse_message(std::sync::Arc::from(QUOTED_PRINTABLE_PAGE.as_bytes())).expect("the page parses");
+    let saved = [
+        "@keyframes k { \r\n  0% { background: url(\"i.png\"); }  \t\r\n} \r\n@media print \r\n{ a { color: red } }",
+        "a { \r\n  b: url(i.png) ; \r\n}",
+    ];
+    let sheets: Vec<_> = msg.parts.iter().filter(|p| p.content_type == "text/css").collect();
+    assert_eq!(sheets.len(), saved.len());
+    for (part, saved) in sheets.into_iter().zip(saved) {
+        let crate::model::Body::Text(text) = &part.body else { panic!("a stylesheet is text") };
+        let served = rewrite_css(text, &part.base, &Fake, Options::default()).output;
+        assert_eq!(blanked(&served), blanked(saved), "{}", first_difference(saved, &served));
     }
-    let (mut urls, mut bytes, mut disagreements) = (0, 0, Vec::new());
-    let all = sheets.parts.iter().chain(&sheets.blocks).chain(&sheets.attributes);
-    for (at, css) in all {
-        urls += run(scan, css).0.len();
-        bytes += css.len();
-        if let Err(e) = compare(css) {
-            disagreements.push(format!("{at}: {e}"));
-        }
-    }
-    eprintln!(
-        "corpus {}: {} files; {} text/css parts, {} <style> blocks, {} style attributes ({bytes} bytes, {urls} URLs); {} disagreements",
-        corpus.display(),
-        files.len(),
-        sheets.parts.len(),
-        sheets.blocks.len(),
-        sheets.attributes.len(),
-        disagreements.len(),
-    );
-    // 53 parts, 22 blocks and 628 attributes when this was written.
-    assert!(
-        sheets.parts.len() >= 40 && sheets.blocks.len() >= 15 && sheets.attributes.len() >= 400,
-        "too few stylesheets in the corpus at {}: is it there?",
-        corpus.display()
-    );
-    assert!(disagreements.is_empty(), "the scans disagree:\n{}", disagreements.join("\n"));
 }

@@ -1,0 +1,116 @@
+//! A whole conversation on one page, as a reader sees it, free of HTTP: each message's headers and
+//! body in reading order (replies after what they answer), quoted text folded.
+
+use super::format::shown_subject;
+use super::list::{label_links, LabelLink};
+use super::message::{attachments, frame_class, text_of, Attachment};
+use super::View;
+use crate::dates::long_date;
+use crate::error::Error;
+use crate::route;
+
+/// Messages a conversation page shows; a longer thread is listed on each message's page.
+pub const CONVERSATION_MAX: usize = 100;
+
+/// One message of a conversation.
+pub struct ConversationMessage {
+    pub subject: String,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub cc: Option<String>,
+    pub date: Option<String>,
+    pub url: String,
+    /// Where its body's frame loads from: the HTML body with its quotes folded, or a body that is
+    /// an image.
+    pub html_src: Option<String>,
+    /// Its text body rendered, quotes folded, when it has no HTML one.
+    pub text_html: Option<String>,
+    pub attachments: Vec<Attachment>,
+    pub labels: Vec<LabelLink>,
+    /// The one the conversation was opened at.
+    pub current: bool,
+    /// The class that sets the body frame's starting height (see [`crate::view::frame`]).
+    pub frame_class: &'static str,
+}
+
+/// A conversation's page.
+pub struct ConversationView {
+    /// Its first message's subject.
+    pub subject: String,
+    pub messages: Vec<ConversationMessage>,
+    /// Messages of the thread not shown (beyond [`CONVERSATION_MAX`]).
+    pub more: usize,
+}
+
+impl ConversationView {
+    /// The conversation of the message with URL id `key`, read in full. Blocking. A message of it
+    /// that cannot be read is left out.
+    pub fn build(view: &View, key: &str) -> Result<ConversationView, Error> {
+        let opened = view.archive().find(key).ok_or(Error::MessageNotFound)?;
+        let thread = view.thread(opened);
+        let more = thread.len().saturating_sub(CONVERSATION_MAX);
+        let messages: Vec<ConversationMessage> = thread
+            .iter()
+            .take(CONVERSATION_MAX)
+            .filter_map(|t| {
+                let loaded = view.archive().load(t.id).ok()?;
+                let msg = loaded.message();
+                let key = &loaded.entry.key;
+                let html_src = msg
+                    .html_body
+                    .map(|i| format!("{}?fold=1", route::part_url(key, msg, i)))
+                    .or_else(|| msg.image_body.map(|i| route::part_url(key, msg, i)));
+                let text_html = if html_src.is_none() { msg.text_body.map(|i| text_of(msg, i, true)) } else { None };
+                Some(ConversationMessage {
+                    subject: shown_subject(msg.summary.subject.as_deref()),
+                    from: msg.summary.from.clone(),
+                    to: msg.summary.to.clone(),
+                    cc: msg.summary.cc.clone(),
+                    date: msg.summary.date.as_deref().map(long_date),
+                    url: route::message_url(key),
+                    html_src,
+                    text_html,
+                    attachments: attachments(key, msg),
+                    labels: label_links(&t.entry.labels),
+                    current: t.id == opened,
+                    frame_class: frame_class(msg),
+                })
+            })
+            .collect();
+        Ok(ConversationView {
+            subject: messages.first().map_or_else(|| shown_subject(None), |m| m.subject.clone()),
+            messages,
+            more,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::fixtures::{mail, Fixture};
+
+    #[test]
+    fn conversations_read_in_reply_order_with_quotes_folded() {
+        let fx = Fixture::of(&[
+            ("a.eml", mail("a@x", "Plans", 1, "X-Keywords: Work\n", "first")),
+            ("c.eml", mail("c@x", "Re: Plans", 3, "In-Reply-To: <b@x>\n", "third\n> second\n")),
+            ("b.eml", mail("b@x", "Re: Plans", 2, "In-Reply-To: <a@x>\n", "second\n> first\n")),
+            ("h.eml", mail("h@x", "Re: Plans", 4, "In-Reply-To: <a@x>\nContent-Type: text/html\n", "<p>html</p>")),
+        ]);
+        let page = ConversationView::build(&fx.view, "b@x").unwrap();
+        assert_eq!(page.subject, "Plans");
+        let shown: Vec<_> = page.messages.iter().map(|m| (m.url.as_str(), m.current)).collect();
+        assert_eq!(
+            shown,
+            [("/message/a@x", false), ("/message/b@x", true), ("/message/c@x", false), ("/message/h@x", false)]
+        );
+        let folded = page.messages[1].text_html.as_deref().unwrap();
+        assert!(folded.contains("<details class=\"quoted\">"), "{folded}");
+        assert_eq!(page.messages[3].html_src.as_deref(), Some("/part/h@x/~1?fold=1"));
+        assert!(page.messages[3].text_html.is_none());
+        assert_eq!(page.messages[0].labels.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), ["Work"]);
+        assert_eq!((page.more, page.messages[0].date.as_deref()), (0, Some("2024-01-01 10:00:00 +01:00")));
+        assert!(matches!(ConversationView::build(&fx.view, "nobody@x"), Err(Error::MessageNotFound)));
+    }
+}

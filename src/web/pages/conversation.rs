@@ -1,0 +1,38 @@
+//! A whole conversation on one page (`/thread/<mid>`).
+
+use askama::Template;
+use axum::extract::State;
+use axum::response::Html;
+
+use super::render;
+use crate::view::blocking;
+use crate::view::conversation::ConversationView;
+use crate::web::assets::AssetUrls;
+use crate::web::error::PageError;
+use crate::web::extract::Ids;
+use crate::web::state::AppState;
+
+#[derive(Template)]
+#[template(path = "conversation.html")]
+pub struct ConversationPage {
+    assets: AssetUrls,
+    q: String,
+    conversation: ConversationView,
+}
+
+/// A whole conversation on one page: each message's headers and body in reading order (replies
+/// after what they answer), quoted text folded, each HTML body in its own sandboxed frame.
+#[utoipa::path(get, path = "/thread/{mid}", tag = "pages",
+    params(("mid" = String, Path, description = "The id of any message of the conversation")),
+    responses(
+        (status = 200, description = "An HTML page", content_type = "text/html"),
+        (status = 404, description = "No such message", content_type = "text/html"),
+    ))]
+pub async fn conversation(
+    State(state): State<AppState>,
+    Ids(mid, _): Ids<String, PageError>,
+) -> Result<Html<String>, PageError> {
+    let view = state.view.clone();
+    let conversation = blocking(move || ConversationView::build(&view, &mid)).await?;
+    render(&ConversationPage { assets: AssetUrls::get(), q: String::new(), conversation })
+}
