@@ -166,7 +166,7 @@ impl Sink {
     /// `Stop::Time` once the deadline has passed (looked at every few calls: the clock costs).
     pub(super) fn tick(&mut self) -> Result<(), Stop> {
         self.ticks = self.ticks.wrapping_add(1);
-        if self.ticks % 64 == 0 && Instant::now() >= self.deadline {
+        if self.ticks.is_multiple_of(64) && Instant::now() >= self.deadline {
             return Err(Stop::Time);
         }
         Ok(())

@@ -56,6 +56,12 @@ fn ole(streams: &[&str]) -> Vec<u8> {
     cf.into_inner().into_inner()
 }
 
+/// A case of recognition: what it shows, the bytes, the file name, the declared type, the answer.
+type Case<'a> = (&'a str, Vec<u8>, &'a str, &'a str, Option<Recognised>);
+
+/// A document read: its name, its bytes, words it must give, words it must not.
+type Reading<'a> = (&'a str, Vec<u8>, &'a [&'a str], &'a [&'a str]);
+
 #[test]
 fn documents_are_recognised_by_their_bytes() {
     use Recognised::{NotRead, Readable};
@@ -65,7 +71,7 @@ fn documents_are_recognised_by_their_bytes() {
     let odt = zip_of(&[("mimetype", b"application/vnd.oasis.opendocument.text"), ("content.xml", b"<x/>")]);
     let ods = zip_of(&[("mimetype", b"application/vnd.oasis.opendocument.spreadsheet")]);
     let archive = zip_of(&[("notes.txt", b"hello")]);
-    let cases: Vec<(&str, Vec<u8>, &str, &str, Option<Recognised>)> = vec![
+    let cases: Vec<Case> = vec![
         ("PDF under any name", b"%PDF-1.7\n%...".to_vec(), "scan.bin", "", Some(Readable(Format::Pdf))),
         (
             "PDF after junk",
@@ -209,7 +215,7 @@ fn office_and_opendocument_text_is_read() {
         ),
     ]);
     let flat = br#"<?xml version="1.0"?><office:document xmlns:office="o" office:mimetype="application/vnd.oasis.opendocument.text"><office:body><office:text><text:p>flatword</text:p></office:text></office:body></office:document>"#;
-    let cases: Vec<(&str, Vec<u8>, &[&str], &[&str])> = vec![
+    let cases: Vec<Reading> = vec![
         (
             "report.docx",
             word,

@@ -330,7 +330,9 @@ impl<'a> Collect<'a> {
             return self.stop(Stop::Text);
         }
         self.chars = self.chars.wrapping_add(1);
-        if self.chars % 256 == 0 && (Instant::now() >= self.deadline || self.shared.stop.load(Ordering::Acquire)) {
+        if self.chars.is_multiple_of(256)
+            && (Instant::now() >= self.deadline || self.shared.stop.load(Ordering::Acquire))
+        {
             return self.stop(Stop::Time);
         }
         Ok(())

@@ -227,8 +227,7 @@ fn true_lengths(bytes: &[u8]) -> Vec<u8> {
         let len = rest[skip..].iter().take_while(|b| b.is_ascii_digit()).count();
         let after = skip + len;
         // `/Length 12 0 R` is a reference, not a number to correct.
-        let reference =
-            rest[after..].iter().skip_while(|b| b.is_ascii_whitespace()).next().is_some_and(u8::is_ascii_digit);
+        let reference = rest[after..].iter().find(|b| !b.is_ascii_whitespace()).is_some_and(u8::is_ascii_digit);
         if len == 0 || reference {
             continue;
         }
