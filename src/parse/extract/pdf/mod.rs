@@ -20,6 +20,7 @@
 //! text of the pages it finished is kept and the thread is left to end by itself; while
 //! [`MAX_PDF_STRAGGLERS`] such threads run, further PDFs are not read.
 
+mod actual;
 mod prepare;
 mod raw;
 

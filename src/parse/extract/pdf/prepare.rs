@@ -9,6 +9,8 @@
 //!   is drawn at the end of its page, as PDF viewers and `pdftotext` show them;
 //! - the `'` and `"` text operators, which pdf-extract does not know, become the `T*` and `Tj`
 //!   they stand for;
+//! - the glyphs of a span of marked content with an `/ActualText` become that text
+//!   ([`super::actual`]);
 //! - form XObjects that draw themselves, nest deeper than [`MAX_PDF_FORM_DEPTH`] or would be
 //!   drawn more than [`MAX_PDF_FORM_DRAWS`] times on a page lose the forms they draw, so that
 //!   pdf-extract, which recurses into each drawing, stays within its stack and its time.
@@ -46,6 +48,7 @@ pub(super) fn prepare(doc: &mut Document, budget: u64, deadline: Instant) -> Pre
         annotations(doc, page);
     }
     rewrite_quotes(doc);
+    super::actual::actual_text(doc, &pages);
     bound_forms(doc, &pages);
     done
 }

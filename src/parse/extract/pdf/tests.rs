@@ -64,6 +64,26 @@ fn pages_are_read_in_order_with_every_text_operator() {
 }
 
 #[test]
+fn actual_text_stands_for_its_glyphs() {
+    // As LibreOffice writes characters its fonts lack: one fallback glyph each, and the text in
+    // marked content; a ligature's two letters likewise; a span without ActualText is kept.
+    let bytes = pdf(&[concat!(
+        "BT /F1 12 Tf 72 700 Td (Hello) Tj\n",
+        "/Span << /ActualText <FEFF30533093306B3061306F> >> BDC 1 0 0 1 120 700 Tm (xx) Tj EMC\n",
+        "1 0 0 1 72 680 Tm (of) Tj /Span << /ActualText (fi) >> BDC [(q)] TJ EMC (ce) Tj\n",
+        "/Span << /Lang (en) >> BDC 1 0 0 1 72 660 Tm (kept) Tj EMC ET\n",
+    )]);
+    let got = read(&bytes);
+    assert_eq!(got.outcome, Outcome::Whole, "{:?}", got.notices);
+    assert_eq!(
+        got.text.split_whitespace().collect::<Vec<_>>(),
+        ["Hello", "こんにちは", "office", "kept"],
+        "{:?}",
+        got.text
+    );
+}
+
+#[test]
 fn annotation_appearances_are_read_with_their_page() {
     let bytes = pdf_with(&[text_line("pageword", 700).into_bytes()], |doc, pages| {
         let font = doc.add_object(dictionary! { "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica" });
