@@ -162,6 +162,25 @@ async fn words_in_attachments_are_found_named_and_shown() {
     assert_eq!(body.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", body.text());
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attachment_text_can_be_left_out_of_search() {
+    let mail = tempfile::tempdir().expect("dir");
+    let csv = b"item;note\r\n1;zebrafinch delivered\r\n";
+    wrap(mail.path(), "off", "notes.csv", "application/vnd.ms-excel", "see the attachment", csv);
+    let on = TestApp::new(&[mail.path().to_path_buf()]);
+    assert_eq!(search(&on, "zebrafinch").await.len(), 1, "on by default");
+    let off = TestApp::with_config(&[mail.path().to_path_buf()], |c| c.attachment_text = false);
+    assert!(search(&off, "zebrafinch").await.is_empty(), "--attachment-text false");
+    let named = search(&off, "filename:notes.csv").await;
+    assert_eq!(named.len(), 1, "the name is still searched");
+    assert!(named[0].1.is_empty(), "matched_in: {:?}", named[0].1);
+    // The text is still there to read.
+    let url = attachment_url(&off, "off", "notes.csv").await;
+    let text = off.get(&format!("{url}?text=1")).await;
+    assert_eq!(text.status, StatusCode::OK);
+    assert!(text.text().contains("zebrafinch"), "{}", text.text());
+}
+
 /// A docx whose document inflates to 80 MiB of markup without text.
 fn zip_bomb() -> Vec<u8> {
     use std::io::Write;

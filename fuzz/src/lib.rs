@@ -16,7 +16,7 @@ use mailshelf::{route, view, view::text};
 pub fn message(data: &[u8]) {
     let Ok(msg) = mailshelf::parse::parse_message(Arc::from(data)) else { return };
     // What the search index gets of it: its text and its documents' text, within bounds.
-    let doc = mailshelf::archive::search_doc(0, &msg);
+    let doc = mailshelf::archive::search_doc(0, &msg, true);
     assert!(doc.attachments.len() <= mailshelf::limits::MAX_INDEXED_TEXT + 64 * msg.parts.len());
     let opts =
         Options { allow_remote: data.len() % 2 == 1, record: data.len() % 4 >= 2, fold_quotes: data.len() % 8 >= 4 };

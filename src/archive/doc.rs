@@ -14,8 +14,9 @@ use crate::rewrite::visible_text;
 use crate::search::Doc;
 
 /// What the search index gets of a message: its headers, the text a reader sees and the names of
-/// its files (its own and those of the messages it encloses).
-pub fn search_doc(id: EntryId, msg: &Message) -> Doc {
+/// its files (its own and those of the messages it encloses), and with `documents` the text of
+/// its documents.
+pub fn search_doc(id: EntryId, msg: &Message, documents: bool) -> Doc {
     let mut filenames = Vec::new();
     let mut stack = vec![msg];
     while let Some(m) = stack.pop() {
@@ -24,7 +25,8 @@ pub fn search_doc(id: EntryId, msg: &Message) -> Doc {
         stack.extend(m.nested().map(|(_, n)| n));
     }
     let body = reader_text(msg);
-    let attachments = attachment_text(msg, MAX_INDEXED_TEXT.saturating_sub(body.len()));
+    let attachments =
+        if documents { attachment_text(msg, MAX_INDEXED_TEXT.saturating_sub(body.len())) } else { String::new() };
     Doc {
         id,
         subject: msg.summary.subject.clone().unwrap_or_default(),

@@ -63,6 +63,8 @@ pub struct Archive {
     store: Arc<dyn Store>,
     /// The full-text index; `None` when search is turned off.
     search: Option<Box<dyn SearchIndex>>,
+    /// Whether the text of attached documents goes into the search index.
+    attachment_text: bool,
     /// Whether the search index was checked against the index since start.
     search_checked: AtomicBool,
     /// Set by [`Archive::close`]: commits after it are not errors.
@@ -141,6 +143,11 @@ impl Archive {
         Self::with_parts(store, search, Some(database))
     }
 
+    /// The same archive, with the text of attached documents searched or not (it is by default).
+    pub fn with_attachment_text(self, on: bool) -> Archive {
+        Archive { attachment_text: on, ..self }
+    }
+
     fn with_parts(
         store: Arc<dyn Store>,
         search: Option<Box<dyn SearchIndex>>,
@@ -155,6 +162,7 @@ impl Archive {
             documents: excerpts::document_cache(),
             store,
             search,
+            attachment_text: true,
             search_checked: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             ingest_lock: Mutex::new(()),
@@ -347,7 +355,8 @@ impl Archive {
         }
         for id in missing {
             if let Ok(loaded) = self.load(id) {
-                search.add(&Doc { folder: self.folder_of(id), ..search_doc(id, loaded.message()) });
+                search
+                    .add(&Doc { folder: self.folder_of(id), ..search_doc(id, loaded.message(), self.attachment_text) });
             }
         }
         if changed {
@@ -357,7 +366,7 @@ impl Archive {
 
     fn index_for_search(&self, id: EntryId, msg: &Message) {
         if let Some(search) = &self.search {
-            search.add(&Doc { folder: self.folder_of(id), ..search_doc(id, msg) });
+            search.add(&Doc { folder: self.folder_of(id), ..search_doc(id, msg, self.attachment_text) });
         }
     }
 

@@ -46,6 +46,7 @@ pub fn config_for(paths: &[PathBuf], data_dir: &Path) -> Config {
         cors_origins: Vec::new(),
         allowed_hosts: Vec::new(),
         search: true,
+        attachment_text: true,
         max_connections: 512,
         header_timeout: std::time::Duration::from_secs(10),
         chromium: mailshelf::config::find_chromium(
@@ -68,15 +69,35 @@ impl TestApp {
 
     /// An app over `paths` whose index lives in the database at `url` (`None`: in `data_dir`).
     pub fn open(paths: &[PathBuf], data_dir: tempfile::TempDir, database_url: Option<String>) -> TestApp {
+        Self::configured(paths, data_dir, database_url, |_| {})
+    }
+
+    /// An app over `paths` on the backend under test, with settings changed by `set`.
+    pub fn with_config(paths: &[PathBuf], set: impl FnOnce(&mut Config)) -> TestApp {
+        let data_dir = tempfile::tempdir().expect("temp dir");
+        let database_url = postgres::backend_is_postgres().then(|| postgres::Cluster::shared().database());
+        Self::configured(paths, data_dir, database_url, set)
+    }
+
+    fn configured(
+        paths: &[PathBuf],
+        data_dir: tempfile::TempDir,
+        database_url: Option<String>,
+        set: impl FnOnce(&mut Config),
+    ) -> TestApp {
         let mut config = config_for(paths, data_dir.path());
+        set(&mut config);
         config.database_url = database_url.clone();
-        let archive = Arc::new(match &database_url {
-            Some(url) => {
-                let db = mailshelf::postgres::Database::connect(url).expect("database");
-                Archive::open_shared(db, config.search).expect("archive opens")
+        let archive = Arc::new(
+            match &database_url {
+                Some(url) => {
+                    let db = mailshelf::postgres::Database::connect(url).expect("database");
+                    Archive::open_shared(db, config.search).expect("archive opens")
+                }
+                None => Archive::open_with(data_dir.path(), config.search).expect("archive opens"),
             }
-            None => Archive::open(data_dir.path()).expect("archive opens"),
-        });
+            .with_attachment_text(config.attachment_text),
+        );
         archive.ingest_paths(&archive.roots(paths));
         let router = app(AppState::new(archive.clone(), Arc::new(config)));
         TestApp { router, archive, data_dir, database_url }
