@@ -18,6 +18,9 @@
 #                    made to cost (hostile: a zip bomb, 3,000 pages, an inflating stream...): the
 #                    attachment-text benchmark (gen_archive.py --documents)
 #   SOURCES="maildir mbox"  which forms of the archive to measure
+#   TEXT_OFF=1       also index cold with the text of attachments left out (MAILSHELF_ATTACHMENT_TEXT=false),
+#                    each run right after a run with it on, to give the cost of reading documents
+#                    (TEXT_OFF=0: skip)
 #
 # Prints the table on stdout (progress goes to stderr) and leaves results.json and results.md in WORKDIR.
 set -euo pipefail
@@ -28,6 +31,7 @@ COUNT="${COUNT:-100000}"
 SEED="${SEED:-1}"
 TIMEOUT="${TIMEOUT:-3600}"
 NOTMUCH="${NOTMUCH:-1}"
+TEXT_OFF="${TEXT_OFF:-1}"
 REPEAT="${REPEAT:-1}"
 export REPEAT
 DOCUMENTS="${DOCUMENTS:-}"
@@ -175,7 +179,15 @@ for src in $SOURCES; do
 
     data="$WORKDIR/data-$src"
     cold=""
+    off=""
     for run in $(seq 1 "$REPEAT"); do
+        if [[ "$TEXT_OFF" == 1 ]]; then
+            rm -rf "$data"; mkdir -p "$data"; sync
+            say "[$src] mailshelf cold index, attachment text off (fresh data dir, run $run/$REPEAT)"
+            one="$(MAILSHELF_ATTACHMENT_TEXT=false serve_measure "$src-cold-off" "$path" "$data")"
+            say "[$src] mailshelf cold, attachment text off: $one"
+            off="$(best "$off" "$one")"
+        fi
         rm -rf "$data"; mkdir -p "$data"; sync
         say "[$src] mailshelf cold index (fresh data dir, run $run/$REPEAT)"
         one="$(serve_measure "$src-cold" "$path" "$data")"
@@ -183,6 +195,7 @@ for src in $SOURCES; do
         cold="$(best "$cold" "$one")"
     done
     put "$src" mailshelf "$cold"
+    [[ -n "$off" ]] && put "$src" mailshelf_text_off "$off"
 
     sync
     say "[$src] mailshelf warm restart (same data dir)"
@@ -275,6 +288,16 @@ for src in ("maildir", "mbox"):
     for k in ("mailshelf", "warm"):
         if (s.get(k) or {}).get("error"):
             notes.append(f"{src} {k}: {s[k]['error']}")
+    off = s.get("mailshelf_text_off") or {}
+    if off.get("seconds") and ms.get("seconds"):
+        docs = g.get("documents", 0)
+        per_core = f", {docs / ms['cpu_seconds']:.0f} documents per CPU second" if docs and ms.get("cpu_seconds") else ""
+        notes.append(f"{src}: attachment text costs {ms['seconds'] / off['seconds']:.2f}x the time of indexing without it "
+                     f"({ms['seconds']} s against {off['seconds']} s; CPU {ms.get('cpu_seconds')} s against "
+                     f"{off.get('cpu_seconds')} s); the parse ceiling is {c_secs / ms['seconds'] * 100:.0f} % of it on, "
+                     f"{c_secs / off['seconds'] * 100:.0f} % off{per_core}."
+                     if (c_secs := (s.get("ceiling") or {}).get("seconds")) else
+                     f"{src}: attachment text costs {ms['seconds'] / off['seconds']:.2f}x the time of indexing without it.")
     c = s.get("ceiling") or {}
     if c.get("failed"):
         notes.append(f"{src}: mail-parser returned nothing for {c['failed']} messages.")
