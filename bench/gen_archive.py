@@ -316,9 +316,11 @@ def rfc2231_param(name: str, value: str, rng: random.Random) -> str:
 
 
 class Generator:
-    def __init__(self, seed: int, count: int):
+    def __init__(self, seed: int, count: int, documents: str | None = None):
         self.rng = random.Random(seed)
         self.count = count
+        # With --documents: every message carries one document of about 200 KB.
+        self.documents = documents
         self.stats = {
             "structure": {}, "charset": {}, "cte": {}, "replies": 0, "max_thread_depth": 0,
             "no_message_id": 0, "duplicate_message_id": 0, "list_messages": 0, "big": 0,
@@ -656,6 +658,159 @@ class Generator:
         return (f"Content-Type: {mime}; {tn}\nContent-Disposition: {disp}; {fn}\n"
                 f"Content-Transfer-Encoding: base64\n\n").encode() + b64_lines(data)
 
+    # ---- documents (--documents) -----------------------------------------------------------
+
+    def doc_lines(self, n: int) -> list[str]:
+        """`n` lines of about 90 characters of English words and figures."""
+        vocab, cum = self.vocab["en"]
+        r = self.rng
+        lines = []
+        for _ in range(n):
+            words = r.choices(vocab, cum_weights=cum, k=14)
+            if r.random() < 0.3:
+                words.append(f"{r.randrange(100, 99999)}.{r.randrange(100):02d}")
+            lines.append(" ".join(words)[:95])
+        return lines
+
+    def pdf_document(self, pages: int, picture: bool, text: bool = True) -> bytes:
+        """A PDF of `pages` pages of text (55 lines of about 90 characters each, Helvetica,
+        compressed content streams; none without `text`), and with `picture` a picture on its first
+        page that brings it to about 200 KB."""
+        r = self.rng
+        objects = ["<< /Type /Catalog /Pages 2 0 R >>", None,
+                   "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"]
+        streams = {}
+        kids = []
+        for page in range(pages):
+            lines = "".join("(" + l.replace("\\", "").replace("(", "").replace(")", "") + ") Tj T*\n"
+                            for l in self.doc_lines(55)) if text else ""
+            content = ("BT /F1 10 Tf 12 TL 56 780 Td\n" + lines + "ET\n") if text else ""
+            if picture and page == 0:
+                content += "q 300 0 0 200 56 40 cm /Im1 Do Q\n"
+            objects.append(None)
+            streams[len(objects)] = (b"<< /Filter /FlateDecode", zlib.compress(content.encode("latin-1"), 6))
+            content_id = len(objects)
+            resources = "<< /Font << /F1 3 0 R >> /XObject << /Im1 IMG 0 R >> >>" if picture and page == 0 \
+                else "<< /Font << /F1 3 0 R >> >>"
+            objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents {content_id} 0 R /Resources {resources} >>")
+            kids.append(f"{len(objects)} 0 R")
+        objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {pages} >>"
+        if picture:
+            used = sum(len(v[1]) for v in streams.values()) + 2000
+            size = max(200_000 - used, 10_000)
+            off = r.randrange(0, len(self.noise) - size)
+            objects.append(None)
+            streams[len(objects)] = (b"<< /Type /XObject /Subtype /Image /Width 400 /Height %d /ColorSpace /DeviceGray "
+                                     b"/BitsPerComponent 8 /Filter /FlateDecode" % (size // 400),
+                                     zlib.compress(self.noise[off:off + size], 1))
+            image_id = len(objects)
+            objects = [o.replace("IMG", str(image_id)) if o else o for o in objects]
+        out = bytearray(b"%PDF-1.5\n%\xe2\xe3\xcf\xd3\n")
+        offsets = []
+        for n, o in enumerate(objects, start=1):
+            offsets.append(len(out))
+            if n in streams:
+                head, data = streams[n]
+                out += b"%d 0 obj\n%s /Length %d >>\nstream\n" % (n, head, len(data)) + data + b"\nendstream\nendobj\n"
+            else:
+                out += f"{n} 0 obj\n{o}\nendobj\n".encode("latin-1")
+        xref = len(out)
+        out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+        for o in offsets:
+            out += f"{o:010d} 00000 n \n".encode()
+        out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+        return bytes(out)
+
+    def docx_document(self, paragraphs: int) -> bytes:
+        """A Word document of `paragraphs` paragraphs of text (and a table), with a picture that
+        brings it to about 200 KB."""
+        import io
+        import zipfile
+        from xml.sax.saxutils import escape
+        r = self.rng
+        paras = []
+        lines = self.doc_lines(paragraphs * 4)
+        for i in range(paragraphs):
+            text = escape(" ".join(lines[i * 4:i * 4 + 4]))
+            paras.append(f"<w:p><w:r><w:t xml:space=\"preserve\">{text}</w:t></w:r></w:p>")
+        rows = "".join(f"<w:tr><w:tc><w:p><w:r><w:t>{escape(a)}</w:t></w:r></w:p></w:tc><w:tc><w:p><w:r><w:t>{r.randrange(1, 9999)}.{r.randrange(100):02d}</w:t></w:r></w:p></w:tc></w:tr>"
+                       for a in self.doc_lines(12))
+        document = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+                    '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>'
+                    + "".join(paras) + f"<w:tbl>{rows}</w:tbl></w:body></w:document>")
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+                       '<Default Extension="xml" ContentType="application/xml"/><Default Extension="png" ContentType="image/png"/>'
+                       '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>')
+            z.writestr("_rels/.rels", '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+                       '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>')
+            z.writestr("word/document.xml", document)
+            used = buf.tell() + 2000
+            size = max(200_000 - used, 10_000)
+            off = r.randrange(0, len(self.noise) - size)
+            z.writestr(zipfile.ZipInfo("word/media/image1.png"), self.noise[off:off + size], compress_type=zipfile.ZIP_STORED)
+        return buf.getvalue()
+
+    def hostile_documents(self) -> list[tuple[str, str, bytes]]:
+        """Documents made to cost: a Word file inflating to 80 MiB of markup, a PDF of 3,000 pages,
+        a PDF whose one content stream inflates to 100 MiB, a picture-only PDF, a damaged PDF;
+        made once, reused."""
+        if getattr(self, "_hostile", None) is None:
+            import io
+            import zipfile
+            buf = io.BytesIO()
+            with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+                z.writestr("[Content_Types].xml", "<Types/>")
+                with z.open("word/document.xml", "w", force_zip64=True) as w:
+                    w.write(b"<w:document><w:body><w:p><w:r><w:t>bomb</w:t></w:r></w:p>")
+                    filler = b"<w:bookmarkStart/>" * 65536
+                    for _ in range((80 << 20) // len(filler)):
+                        w.write(filler)
+            bomb = buf.getvalue()
+            many = self.pdf_document(3000, False)
+            inflating = self.pdf_document(1, False)
+            huge = zlib.compress(b" " * (100 << 20), 9)
+            at = inflating.index(b"trailer")
+            inflating = inflating.replace(b"/Contents 4 0 R", b"/Contents [4 0 R 6 0 R]")
+            inflating = inflating[:at] + b"6 0 obj\n<< /Filter /FlateDecode /Length %d >>\nstream\n" % len(huge) + huge + b"\nendstream\nendobj\n" + inflating[at:]
+            picture = self.pdf_document(1, True, text=False)
+            damaged = many[: len(many) // 3]
+            self._hostile = [
+                ("application/vnd.openxmlformats-officedocument.wordprocessingml.document", "bomb.docx", bomb),
+                ("application/pdf", "manual-3000-pages.pdf", many),
+                ("application/pdf", "inflating.pdf", inflating),
+                ("application/pdf", "scan.pdf", picture),
+                ("application/pdf", "damaged.pdf", damaged),
+            ]
+        return self._hostile
+
+    def document(self) -> bytes:
+        """A ~200 KB attachment of the kind --documents asks for: a PDF of 3-8 pages of text with a
+        picture, a Word document of as much text with a picture, either (`mixed`), or a PDF of 75
+        pages of dense text (`pdf-dense`, about 200 KB of compressed text alone)."""
+        r = self.rng
+        kind = self.documents
+        if kind == "hostile":
+            self.stats["documents"] = self.stats.get("documents", 0) + 1
+            mime, name, data = self.hostile_documents()[self.stats["documents"] % 5]
+            return (f"Content-Type: {mime}; name=\"{name}\"\nContent-Disposition: attachment; filename=\"{name}\"\n"
+                    f"Content-Transfer-Encoding: base64\n\n").encode() + b64_lines(data)
+        if kind == "mixed":
+            kind = r.choice(["pdf", "docx"])
+        self.stats["documents"] = self.stats.get("documents", 0) + 1
+        n = self.rng.randrange(1_000_000)
+        if kind == "pdf":
+            data, mime, name = self.pdf_document(r.randint(3, 8), True), "application/pdf", f"order-{n}.pdf"
+        elif kind == "pdf-dense":
+            data, mime, name = self.pdf_document(75, False), "application/pdf", f"manual-{n}.pdf"
+        else:
+            data = self.docx_document(r.randint(40, 100))
+            mime, name = "application/vnd.openxmlformats-officedocument.wordprocessingml.document", f"contract-{n}.docx"
+        self.stats["document_bytes"] = self.stats.get("document_bytes", 0) + len(data)
+        return (f"Content-Type: {mime}; name=\"{name}\"\nContent-Disposition: attachment; filename=\"{name}\"\n"
+                f"Content-Transfer-Encoding: base64\n\n").encode() + b64_lines(data)
+
     # ---- whole messages --------------------------------------------------------------------
 
     def body_text(self, lang, charset, parent, from_name):
@@ -724,6 +879,8 @@ class Generator:
         t = self.t
         structure = pick(r, self.struct_table)
         big = r.random() < BIG_SHARE
+        if self.documents:
+            structure, big = "document", False
         if big:
             structure = "mixed"
             st["big"] += 1
@@ -788,6 +945,9 @@ class Generator:
             structure_used = structure
         if structure_used in ("plain", "signed", "alternative", "related"):
             body = self.leaf_body(structure_used, lang, charset, codec, text, newsletter)
+        elif structure_used == "document":
+            parts = [self.leaf_body("plain", lang, charset, codec, text, False), self.document()]
+            body = self.multipart("mixed", parts)
         elif structure_used == "mixed":
             sub = r.choice(["plain", "plain", "alternative"])
             parts = [self.leaf_body(sub, lang, charset, codec, text, False)]
@@ -905,12 +1065,15 @@ def main() -> int:
     ap.add_argument("--maildir", help="Maildir to create (cur/, new/, tmp/)")
     ap.add_argument("--mbox", help="mboxrd file to write")
     ap.add_argument("--json", action="store_true", help="print only the JSON summary line")
+    ap.add_argument("--documents", choices=["pdf", "docx", "mixed", "pdf-dense", "hostile"],
+                    help="every message carries one document of about 200 KB of this kind (attachment text); "
+                         "hostile: made to cost (a zip bomb, 3,000 pages, an inflating stream, a picture, damage)")
     args = ap.parse_args()
     if not args.maildir and not args.mbox:
         ap.error("give --maildir and/or --mbox")
 
     started = time.monotonic()
-    gen = Generator(args.seed, args.count)
+    gen = Generator(args.seed, args.count, args.documents)
     r = gen.rng
     host = "archive-host"
     pid = 4242 + args.seed

@@ -14,6 +14,13 @@
 #   REPEAT=1         runs of the parse ceiling and of mailshelf's cold index; the fastest is reported
 #                    (the warm restart follows the last cold run; notmuch runs once)
 #   TIMEOUT=3600     longest wait, in seconds, for any one step to finish (mailshelf ready, notmuch)
+#   DOCUMENTS=KIND   every message carries one ~200 KB document (pdf, docx, mixed, pdf-dense), or one
+#                    made to cost (hostile: a zip bomb, 3,000 pages, an inflating stream...): the
+#                    attachment-text benchmark (gen_archive.py --documents)
+#   SOURCES="maildir mbox"  which forms of the archive to measure
+#   TEXT_OFF=1       also index cold with the text of attachments left out (MAILSHELF_ATTACHMENT_TEXT=false),
+#                    each run right after a run with it on, to give the cost of reading documents
+#                    (TEXT_OFF=0: skip)
 #
 # Prints the table on stdout (progress goes to stderr) and leaves results.json and results.md in WORKDIR.
 set -euo pipefail
@@ -24,8 +31,11 @@ COUNT="${COUNT:-100000}"
 SEED="${SEED:-1}"
 TIMEOUT="${TIMEOUT:-3600}"
 NOTMUCH="${NOTMUCH:-1}"
+TEXT_OFF="${TEXT_OFF:-1}"
 REPEAT="${REPEAT:-1}"
 export REPEAT
+DOCUMENTS="${DOCUMENTS:-}"
+SOURCES="${SOURCES:-maildir mbox}"
 MEASURE=(python3 "$BENCH/measure.py")
 
 if [[ -n "${WORKDIR:-}" ]]; then
@@ -79,15 +89,24 @@ CEILING="$BENCH/parse_ceiling/target/release/parse_ceiling"
 # ---- archive --------------------------------------------------------------------------------
 MAILDIR="$WORKDIR/Maildir"
 MBOX="$WORKDIR/archive.mbox"
-if [[ -f "$WORKDIR/gen.json" && -d "$MAILDIR" && -f "$MBOX" ]] \
-    && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["messages"]==int(sys.argv[2]) and d.get("seed")==int(sys.argv[3]) else 1)' \
-        "$WORKDIR/gen.json" "$COUNT" "$SEED" 2>/dev/null; then
+have_sources() {
+    local s
+    for s in $SOURCES; do
+        if [[ $s == maildir && ! -d $MAILDIR ]] || [[ $s == mbox && ! -f $MBOX ]]; then return 1; fi
+    done
+}
+if [[ -f "$WORKDIR/gen.json" ]] && have_sources \
+    && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["messages"]==int(sys.argv[2]) and d.get("seed")==int(sys.argv[3]) and d.get("documents_kind","")==sys.argv[4] else 1)' \
+        "$WORKDIR/gen.json" "$COUNT" "$SEED" "$DOCUMENTS" 2>/dev/null; then
     say "reusing the archive in $WORKDIR"
 else
     rm -rf "$MAILDIR" "$MBOX"
     say "generating $COUNT messages (seed $SEED) into $WORKDIR"
-    python3 "$BENCH/gen_archive.py" --count "$COUNT" --seed "$SEED" --maildir "$MAILDIR" --mbox "$MBOX" --json \
-        | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); d["seed"]=int(sys.argv[1]); print(json.dumps(d))' "$SEED" \
+    targets=()
+    [[ " $SOURCES " == *" maildir "* ]] && targets+=(--maildir "$MAILDIR")
+    [[ " $SOURCES " == *" mbox "* ]] && targets+=(--mbox "$MBOX")
+    python3 "$BENCH/gen_archive.py" --count "$COUNT" --seed "$SEED" "${targets[@]}" --json ${DOCUMENTS:+--documents "$DOCUMENTS"} \
+        | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); d["seed"]=int(sys.argv[1]); d["documents_kind"]=sys.argv[2]; print(json.dumps(d))' "$SEED" "$DOCUMENTS" \
         > "$WORKDIR/gen.json"
 fi
 say "archive: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%d messages, %.1f MB, avg %d B, largest %d B" % (d["messages"], d["bytes"]/1e6, d["avg_bytes"], d["largest_bytes"]))' "$WORKDIR/gen.json")"
@@ -143,7 +162,7 @@ serve_measure() { # LABEL PATH DATA_DIR
     echo "$out"
 }
 
-for src in maildir mbox; do
+for src in $SOURCES; do
     if [[ $src == maildir ]]; then path="$MAILDIR"; else path="$MBOX"; fi
     put "$src" bytes "$bytes_total"
 
@@ -160,7 +179,15 @@ for src in maildir mbox; do
 
     data="$WORKDIR/data-$src"
     cold=""
+    off=""
     for run in $(seq 1 "$REPEAT"); do
+        if [[ "$TEXT_OFF" == 1 ]]; then
+            rm -rf "$data"; mkdir -p "$data"; sync
+            say "[$src] mailshelf cold index, attachment text off (fresh data dir, run $run/$REPEAT)"
+            one="$(MAILSHELF_ATTACHMENT_TEXT=false serve_measure "$src-cold-off" "$path" "$data")"
+            say "[$src] mailshelf cold, attachment text off: $one"
+            off="$(best "$off" "$one")"
+        fi
         rm -rf "$data"; mkdir -p "$data"; sync
         say "[$src] mailshelf cold index (fresh data dir, run $run/$REPEAT)"
         one="$(serve_measure "$src-cold" "$path" "$data")"
@@ -168,6 +195,7 @@ for src in maildir mbox; do
         cold="$(best "$cold" "$one")"
     done
     put "$src" mailshelf "$cold"
+    [[ -n "$off" ]] && put "$src" mailshelf_text_off "$off"
 
     sync
     say "[$src] mailshelf warm restart (same data dir)"
@@ -260,6 +288,16 @@ for src in ("maildir", "mbox"):
     for k in ("mailshelf", "warm"):
         if (s.get(k) or {}).get("error"):
             notes.append(f"{src} {k}: {s[k]['error']}")
+    off = s.get("mailshelf_text_off") or {}
+    if off.get("seconds") and ms.get("seconds"):
+        docs = g.get("documents", 0)
+        per_core = f", {docs / ms['cpu_seconds']:.0f} documents per CPU second" if docs and ms.get("cpu_seconds") else ""
+        notes.append(f"{src}: attachment text costs {ms['seconds'] / off['seconds']:.2f}x the time of indexing without it "
+                     f"({ms['seconds']} s against {off['seconds']} s; CPU {ms.get('cpu_seconds')} s against "
+                     f"{off.get('cpu_seconds')} s); the parse ceiling is {c_secs / ms['seconds'] * 100:.0f} % of it on, "
+                     f"{c_secs / off['seconds'] * 100:.0f} % off{per_core}."
+                     if (c_secs := (s.get("ceiling") or {}).get("seconds")) else
+                     f"{src}: attachment text costs {ms['seconds'] / off['seconds']:.2f}x the time of indexing without it.")
     c = s.get("ceiling") or {}
     if c.get("failed"):
         notes.append(f"{src}: mail-parser returned nothing for {c['failed']} messages.")

@@ -191,7 +191,14 @@ def cmd_table(args) -> int:
                          rate(res["count"], m_secs), rate(mb(nbytes), m_secs),
                          mb((ms.get("vmhwm_kb") or 0) * 1e3), mb(s.get("index_bytes")),
                          warm.get("seconds"), pct, vs_nm])
-        elif ms.get("error"):
+        off = s.get("mailshelf_text_off") or {}
+        if off.get("seconds"):
+            o_secs = off["seconds"]
+            rows.append([f"{label}: mailshelf cold index, attachment text off", (off.get("status") or {}).get("messages"),
+                         o_secs, off.get("cpu_seconds"), rate(res["count"], o_secs), rate(mb(nbytes), o_secs),
+                         mb((off.get("vmhwm_kb") or 0) * 1e3), None, None,
+                         f"{100 * c_secs / o_secs:.0f} %" if c_secs else None, None])
+        if ms.get("error"):
             rows.append([f"{label}: mailshelf cold index", "error", ms["error"][:60], None, None, None, None, None, None, None, None])
         if n_secs:
             rows.append([f"{label}: notmuch new", nm.get("messages"), n_secs, nm.get("cpu_seconds"), rate(res["count"], n_secs),

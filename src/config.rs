@@ -83,6 +83,7 @@ impl OpenArgs {
             data_dir: Some(data_dir),
             max_upload: crate::limits::DEFAULT_MAX_UPLOAD.into(),
             search: true,
+            attachment_text: true,
             cors_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             max_connections: crate::limits::DEFAULT_MAX_CONNECTIONS,
@@ -120,6 +121,11 @@ pub struct ServeArgs {
     /// search box answers that search is off).
     #[arg(long, env = "MAILSHELF_SEARCH", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub search: bool,
+
+    /// Search the text of attached documents (on by default; `false` indexes only messages' own
+    /// text and attachments' names, and faster when mail carries many documents).
+    #[arg(long, env = "MAILSHELF_ATTACHMENT_TEXT", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub attachment_text: bool,
 
     /// Origins allowed to call the API from a browser (CORS), comma-separated; none by default.
     #[arg(long = "cors-origin", env = "MAILSHELF_CORS_ORIGINS", value_delimiter = ',')]
@@ -178,6 +184,8 @@ pub struct Config {
     /// Host names answered besides IP literals and `localhost`, lower case; `*` for any.
     pub allowed_hosts: Vec<String>,
     pub search: bool,
+    /// Whether the text of attached documents is indexed for search.
+    pub attachment_text: bool,
     /// Connections served at once (at least 1).
     pub max_connections: usize,
     /// Time to send a request's headers, and to start the next one on a kept-alive connection.
@@ -252,6 +260,7 @@ impl Config {
             cors_origins,
             allowed_hosts,
             search: args.search,
+            attachment_text: args.attachment_text,
             max_connections: args.max_connections as usize,
             header_timeout: Duration::from_secs(args.header_timeout),
             chromium,

@@ -18,6 +18,10 @@ pub enum Error {
     /// never goes there.
     #[error("this part's data is not in the message: {0}; mailshelf does not fetch it")]
     ExternalBody(String),
+    /// A part whose text was asked for (`?text=1`) is no document mailshelf reads, or one it could
+    /// not read: the reason.
+    #[error("no text of this part can be shown: {0}")]
+    NoDocumentText(String),
     /// Nothing is served at that path.
     #[error("nothing is served at this address")]
     NoRoute,
@@ -95,7 +99,7 @@ impl Error {
     /// The HTTP status for each error: one exhaustive mapping.
     pub fn status(&self) -> u16 {
         match self {
-            Error::Unparseable => 422,
+            Error::Unparseable | Error::NoDocumentText(_) => 422,
             Error::MessageNotFound | Error::PartNotFound | Error::ExternalBody(_) | Error::NoRoute => 404,
             Error::BadId | Error::BadRequest(_) | Error::BadQuery(_) => 400,
             Error::TooLarge => 413,
@@ -118,6 +122,7 @@ impl Error {
             Error::MessageNotFound => ("message-not-found", "Message not found"),
             Error::PartNotFound => ("part-not-found", "Part not found"),
             Error::ExternalBody(_) => ("external-body", "Part stored elsewhere"),
+            Error::NoDocumentText(_) => ("no-document-text", "No text to show"),
             Error::NoRoute => ("not-found", "Not found"),
             Error::BadId => ("bad-id", "Malformed id"),
             Error::BadRequest(_) => ("bad-request", "Bad request"),

@@ -156,3 +156,39 @@ pub const MAX_CHAIN_CHECKS: usize = 64;
 /// Key derivation rounds a PKCS #12 file may ask for (real ones ask 2,048 to 600,000; two million
 /// take a couple of seconds).
 pub const MAX_KDF_ITERATIONS: u32 = 2_000_000;
+
+/// Wall-clock time one document attached to a message may take to read for its text (a PDF, an
+/// Office or OpenDocument file, a zip archive with what it holds); what was read by then is kept,
+/// and the document is said to be cut.
+pub const MAX_DOCUMENT_TIME: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Wall-clock time all the documents of one message may take together.
+pub const MAX_MESSAGE_DOCUMENTS_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Bytes one document may decompress while it is read for its text (the streams of a PDF, the
+/// members of an Office, OpenDocument or zip file), and all the documents of one message together.
+pub const MAX_DOCUMENT_INFLATED: u64 = 64 << 20;
+pub const MAX_MESSAGE_INFLATED: u64 = 256 << 20;
+
+/// Documents inside documents followed for their text: the members of a zip archive, a message
+/// attached as a file and its own attachments, the files embedded in an Office document. A zip
+/// inside a zip is named, never opened.
+pub const MAX_DOCUMENT_NESTING: usize = 3;
+
+/// Bytes of a zip file's central directory (the list of its members) read, about 10,000 members:
+/// each listed member costs memory before any of it is read.
+pub const MAX_ZIP_DIRECTORY: u64 = 1 << 20;
+
+/// Documents whose text is kept in memory for search results and `?text=1`, in bytes of text.
+pub const MAX_DOCUMENT_TEXT_CACHE: u64 = 32 << 20;
+
+/// PDF documents being read at once beyond the parse workers' own: a document whose reading
+/// outlasts [`MAX_DOCUMENT_TIME`] is left to finish on its own thread, and while this many are,
+/// further PDFs are not read.
+pub const MAX_PDF_STRAGGLERS: usize = 2;
+
+/// Levels of PDF form XObjects inside one another followed for their text.
+pub const MAX_PDF_FORM_DEPTH: usize = 12;
+
+/// Times one page of a PDF may draw form XObjects (counting those drawn inside others).
+pub const MAX_PDF_FORM_DRAWS: usize = 10_000;

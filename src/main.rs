@@ -75,13 +75,16 @@ fn main() -> ExitCode {
 
 async fn serve(config: Config) -> Result<(), mailshelf::Error> {
     let opened = std::time::Instant::now();
-    let archive = Arc::new(match &config.database_url {
-        Some(url) => {
-            let database = mailshelf::postgres::Database::connect(url)?;
-            Archive::open_shared(database, config.search)?
+    let archive = Arc::new(
+        match &config.database_url {
+            Some(url) => {
+                let database = mailshelf::postgres::Database::connect(url)?;
+                Archive::open_shared(database, config.search)?
+            }
+            None => Archive::open_with(&config.data_dir, config.search)?,
         }
-        None => Archive::open_with(&config.data_dir, config.search)?,
-    });
+        .with_attachment_text(config.attachment_text),
+    );
     tracing::debug!(
         seconds = opened.elapsed().as_secs_f64(),
         messages = archive.index().listed_count(),

@@ -21,6 +21,7 @@ mod crypto_web;
 mod decoding;
 mod export;
 mod external;
+mod extract;
 mod faults;
 mod formats;
 mod fuzz_regressions;

@@ -9,12 +9,15 @@ use mailshelf::model::{Body, Message};
 use mailshelf::rewrite::{rewrite_css, rewrite_html, visible_text, Options};
 use mailshelf::{route, view, view::text};
 
-/// Bytes → `parse_message` → the model → for every part of the message and of every message it
-/// encloses, what the server does with it: HTML is rewritten and its visible text extracted (search
-/// index), CSS is rewritten, plain text is rendered, and every part gets its URL. The options vary with the input's length so
+/// Bytes → `parse_message` → the model → its search document (body and attachments' text) → for
+/// every part of the message and of every message it encloses, what the server does with it: HTML
+/// is rewritten and its visible text extracted (search index), CSS is rewritten, plain text is rendered, and every part gets its URL. The options vary with the input's length so
 /// that both the blocking and the remote-allowing paths run.
 pub fn message(data: &[u8]) {
     let Ok(msg) = mailshelf::parse::parse_message(Arc::from(data)) else { return };
+    // What the search index gets of it: its text and its documents' text, within bounds.
+    let doc = mailshelf::archive::search_doc(0, &msg, true);
+    assert!(doc.attachments.len() <= mailshelf::limits::MAX_INDEXED_TEXT + 64 * msg.parts.len());
     let opts =
         Options { allow_remote: data.len() % 2 == 1, record: data.len() % 4 >= 2, fold_quotes: data.len() % 8 >= 4 };
     let mut stack: Vec<&Message> = vec![&msg];
@@ -105,6 +108,22 @@ pub fn openpgp(data: &[u8]) {
         let _ = openpgp::verify_cleartext(block.armored, &ctx);
     }
     let _ = openpgp::find_message(&text);
+}
+
+/// Any bytes as a document of each of `formats` (a PDF, a Word file…) and as an attachment of any
+/// name: the reader must answer (text, cut with a notice, or unreadable with a reason) within the
+/// bounds of one document, and never panic. `fuzz/README.md` has one target per reader.
+pub fn document(formats: &[mailshelf::parse::extract::Format], data: &[u8]) {
+    use mailshelf::parse::extract::{read_as, read_file, Outcome};
+    for &format in formats {
+        let got = read_as(format, data, visible_text);
+        assert!(got.text.len() <= mailshelf::limits::MAX_INDEXED_TEXT, "{format:?}: {} bytes of text", got.text.len());
+        assert!(
+            got.outcome == Outcome::Whole || !got.notices.is_empty(),
+            "{format:?}: cut or unreadable without a reason"
+        );
+    }
+    let _ = read_file(data, Some("attachment.bin"), "application/octet-stream", visible_text);
 }
 
 /// The search box: any string → `query::parse`, which must answer (a query or an error) and not panic.

@@ -1,19 +1,22 @@
-//! What the search index gets of a message: its headers, the text a reader sees, and the names of
-//! its files, for it and every message it encloses. An external body's phantom is not text a
-//! reader sees (it is the header of data that lives elsewhere, then filler): only its description
-//! is searched, and its name with the file names.
+//! What the search index gets of a message: its headers, the text a reader sees, the names of
+//! its files and the text of its documents ([`crate::parse::extract`]), for it and every message
+//! it encloses. An external body's phantom is not text a reader sees (it is the header of data
+//! that lives elsewhere, then filler): only its description is searched, and its name with the
+//! file names. The body's text and the documents' share [`MAX_INDEXED_TEXT`], the body first.
 
 use std::borrow::Cow;
 
 use crate::index::EntryId;
 use crate::limits::MAX_INDEXED_TEXT;
-use crate::model::{Body, Message};
+use crate::model::{Body, Message, PartIdx};
+use crate::parse::extract::{self, Budget, Outcome};
 use crate::rewrite::visible_text;
 use crate::search::Doc;
 
 /// What the search index gets of a message: its headers, the text a reader sees and the names of
-/// its files (its own and those of the messages it encloses).
-pub fn search_doc(id: EntryId, msg: &Message) -> Doc {
+/// its files (its own and those of the messages it encloses), and with `documents` the text of
+/// its documents.
+pub fn search_doc(id: EntryId, msg: &Message, documents: bool) -> Doc {
     let mut filenames = Vec::new();
     let mut stack = vec![msg];
     while let Some(m) = stack.pop() {
@@ -21,14 +24,18 @@ pub fn search_doc(id: EntryId, msg: &Message) -> Doc {
         filenames.extend(m.parts.iter().filter_map(|p| p.external.as_ref()?.name.clone()));
         stack.extend(m.nested().map(|(_, n)| n));
     }
+    let body = reader_text(msg);
+    let attachments =
+        if documents { attachment_text(msg, MAX_INDEXED_TEXT.saturating_sub(body.len())) } else { String::new() };
     Doc {
         id,
         subject: msg.summary.subject.clone().unwrap_or_default(),
         from: msg.summary.from.clone().unwrap_or_default(),
         to: msg.summary.to.clone().unwrap_or_default(),
         cc: msg.summary.cc.clone().unwrap_or_default(),
-        body: reader_text(msg),
+        body,
         filenames: filenames.join(" "),
+        attachments,
         timestamp: msg.summary.timestamp,
         size: msg.given().len() as u64,
         has_attachment: msg.has_attachments(),
@@ -75,4 +82,64 @@ pub(super) fn reader_text(msg: &Message) -> String {
         body.truncate(cut);
     }
     body
+}
+
+/// A document of a message: the parts holding the enclosed messages on the way down to it, and
+/// its index in the innermost one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DocumentAt {
+    pub path: Vec<PartIdx>,
+    pub idx: PartIdx,
+}
+
+/// The parts of a message and of every message it encloses that may be documents, in order.
+pub fn documents(msg: &Message) -> Vec<DocumentAt> {
+    let mut out = Vec::new();
+    let mut stack: Vec<(Vec<PartIdx>, &Message)> = vec![(Vec::new(), msg)];
+    while let Some((path, m)) = stack.pop() {
+        out.extend(extract::documents(m).map(|idx| DocumentAt { path: path.clone(), idx }));
+        for (i, inner) in m.nested() {
+            let mut down = path.clone();
+            down.push(i);
+            stack.push((down, inner));
+        }
+    }
+    out
+}
+
+/// The message a [`DocumentAt`] lies in.
+pub fn message_at<'a>(msg: &'a Message, path: &[PartIdx]) -> Option<&'a Message> {
+    path.iter().try_fold(msg, |m, &i| match &m.parts.get(i)?.body {
+        Body::Message(inner) => Some(&**inner),
+        _ => None,
+    })
+}
+
+/// The text of the documents of `msg` (and of the messages it encloses) for the index: at most
+/// `room` bytes, within the message's bounds for time and decompression.
+fn attachment_text(msg: &Message, room: usize) -> String {
+    let mut budget = Budget::new(visible_text, room);
+    let mut out = String::new();
+    for at in documents(msg) {
+        if budget.spent() {
+            break;
+        }
+        let Some(part) = message_at(msg, &at.path).and_then(|m| m.parts.get(at.idx)) else { continue };
+        let Some(read) = budget.read(part) else { continue };
+        if read.outcome != Outcome::Whole {
+            tracing::debug!(message = %msg.id, part = %part.section, notices = ?read.notices, "attachment text");
+        }
+        out.push_str(&read.text);
+        if !read.text.is_empty() && out.len() < room {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// One document's text for reading and for search results: on a budget of its own (the index's
+/// whole text bound, its own time and decompression).
+pub fn document_text(msg: &Message, at: &DocumentAt) -> Option<extract::Extracted> {
+    let part = message_at(msg, &at.path)?.parts.get(at.idx)?;
+    Budget::new(visible_text, MAX_INDEXED_TEXT).read(part)
 }

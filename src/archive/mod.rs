@@ -4,15 +4,17 @@
 //! Its rooms: this file holds the archive itself, the scan that decides what to read and the
 //! collector that adds what was read and commits it; `pipeline` reads and parses sources on every
 //! core; `load` reads a message back for viewing; `uploads` takes and deletes uploads; `doc`
-//! makes what the search index gets of a message; `backend` says which backend keeps it. A
-//! source's state is written only once all its messages are, so a crash re-reads exactly the
-//! sources that were not finished.
+//! makes what the search index gets of a message; `excerpts` what a search result shows of it
+//! (and keeps the text of documents read for results and for reading); `backend` says which
+//! backend keeps it. A source's state is written only once all its messages are, so a crash
+//! re-reads exactly the sources that were not finished.
 
 pub mod replica;
 pub mod watch;
 
 mod backend;
 mod doc;
+mod excerpts;
 mod load;
 mod pipeline;
 mod progress;
@@ -25,7 +27,8 @@ use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
 pub use backend::Backend;
-pub use doc::search_doc;
+pub use doc::{documents, message_at, search_doc, DocumentAt};
+pub use excerpts::Excerpt;
 pub use load::Loaded;
 pub use progress::{Progress, Readiness};
 
@@ -35,7 +38,6 @@ use crate::ingest;
 use crate::model::Message;
 use crate::search::{Doc, Embedded, Hits, SearchIndex};
 use crate::store::{Batch, RedbStore, SourceState, Store};
-use doc::reader_text;
 use pipeline::{stat, tail_hash, Outcome};
 
 /// How many parsed top-level messages stay in memory.
@@ -56,9 +58,13 @@ pub struct Archive {
     index: RwLock<Index>,
     /// Parsed top-level messages recently read.
     cache: quick_cache::sync::Cache<EntryId, Arc<Message>>,
+    /// Text of documents read for search results and for reading.
+    documents: excerpts::DocumentCache,
     store: Arc<dyn Store>,
     /// The full-text index; `None` when search is turned off.
     search: Option<Box<dyn SearchIndex>>,
+    /// Whether the text of attached documents goes into the search index.
+    attachment_text: bool,
     /// Whether the search index was checked against the index since start.
     search_checked: AtomicBool,
     /// Set by [`Archive::close`]: commits after it are not errors.
@@ -140,6 +146,11 @@ impl Archive {
         Self::with_parts(store, search, Some(database))
     }
 
+    /// The same archive, with the text of attached documents searched or not (it is by default).
+    pub fn with_attachment_text(self, on: bool) -> Archive {
+        Archive { attachment_text: on, ..self }
+    }
+
     fn with_parts(
         store: Arc<dyn Store>,
         search: Option<Box<dyn SearchIndex>>,
@@ -151,8 +162,10 @@ impl Archive {
         Ok(Archive {
             index: RwLock::new(index),
             cache: quick_cache::sync::Cache::new(CACHE_SIZE),
+            documents: excerpts::document_cache(),
             store,
             search,
+            attachment_text: true,
             search_checked: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             ingest_lock: Mutex::new(()),
@@ -362,7 +375,8 @@ impl Archive {
         }
         for id in missing {
             if let Ok(loaded) = self.load(id) {
-                search.add(&Doc { folder: self.folder_of(id), ..search_doc(id, loaded.message()) });
+                search
+                    .add(&Doc { folder: self.folder_of(id), ..search_doc(id, loaded.message(), self.attachment_text) });
             }
         }
         if changed {
@@ -372,7 +386,7 @@ impl Archive {
 
     fn index_for_search(&self, id: EntryId, msg: &Message) {
         if let Some(search) = &self.search {
-            search.add(&Doc { folder: self.folder_of(id), ..search_doc(id, msg) });
+            search.add(&Doc { folder: self.folder_of(id), ..search_doc(id, msg, self.attachment_text) });
         }
     }
 
@@ -396,14 +410,6 @@ impl Archive {
             Some(search) => search.matching(q, &|m| self.index().by_message_id(m)),
             None => Err(Error::BadQuery("search is turned off on this server; only an empty query can run".into())),
         }
-    }
-
-    /// A highlighted excerpt of each message's text for a query (`None` where there is none).
-    pub fn snippets(&self, q: &str, ids: &[EntryId]) -> Vec<Option<String>> {
-        let Some(search) = &self.search else { return vec![None; ids.len()] };
-        let texts: Vec<String> =
-            ids.iter().map(|&id| self.load(id).map(|l| reader_text(l.message())).unwrap_or_default()).collect();
-        search.snippets(q, &texts)
     }
 
     /// The indexing thread: adds parsed messages, finishes sources, commits in batches.

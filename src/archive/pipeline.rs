@@ -87,7 +87,7 @@ impl Archive {
             for _ in 0..workers {
                 let rx = Arc::clone(&job_rx);
                 let tx = out_tx.clone();
-                let search = self.search.is_some();
+                let search = self.search.is_some().then_some(self.attachment_text);
                 let keys = self.index_keys.get().cloned();
                 scope.spawn(move || parse_worker(&rx, &tx, search, keys.as_deref()));
             }
@@ -177,11 +177,12 @@ fn walk_one(
     }
 }
 
-fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: bool, keys: Option<&Keyring>) {
-    // With `--index-decrypted`, what encrypted layers hide is read (and indexed) too.
+/// `search`: `None` when search is off, else whether documents' text goes into it. With
+/// `--index-decrypted` (`keys`), what encrypted layers hide is read (and indexed) too.
+fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: Option<bool>, keys: Option<&Keyring>) {
     let read = |parsed: Result<Message, Error>| parsed.map(|m| Archive::as_indexed(keys, m));
     // Search documents are made here, on every core, rather than on the indexing thread.
-    let doc = |msg: &Message| search.then(|| Box::new(search_doc(0, msg)));
+    let doc = |msg: &Message| search.map(|documents| Box::new(search_doc(0, msg, documents)));
     let hash = |msg: &Message| content_hash(&msg.raw);
     // The keyword names of each Maildir met, read once per worker.
     let keyword_names = std::cell::RefCell::new(std::collections::HashMap::<PathBuf, Vec<String>>::new());

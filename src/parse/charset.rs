@@ -54,6 +54,14 @@ pub fn decode_mislabelled_ascii(bytes: &[u8]) -> String {
     }
 }
 
+/// Decodes a plain text file that declared no charset (an attached `.txt` or `.csv` sent as
+/// `application/octet-stream`): a byte order mark, else UTF-8 when the bytes are UTF-8, else the
+/// same fallback as for HTML.
+pub fn decode_text(bytes: &[u8]) -> String {
+    let encoding = Encoding::for_bom(bytes).map(|(e, _)| e).unwrap_or_else(|| fallback(bytes));
+    decode(encoding, bytes)
+}
+
 /// `decode` honours a BOM over the encoding given, as browsers do.
 fn decode(encoding: &'static Encoding, bytes: &[u8]) -> String {
     encoding.decode(bytes).0.into_owned()

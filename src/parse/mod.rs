@@ -17,13 +17,15 @@
 //! decoders; [`labels`] reads the folder and label headers of Gmail, Thunderbird and Apple Mail.
 //! [`secure`] finds the signed and encrypted layers (S/MIME, OpenPGP) of what `mime` read, unwraps
 //! what is only signed into parts, and opens encrypted layers on request with the user's keys
-//! (through [`crate::crypto`]).
+//! (through [`crate::crypto`]). [`extract`] reads the text of the documents a message carries
+//! (PDF, Office, OpenDocument, RTF, text, zip archives), for search.
 //!
 //! One import circle here is deliberate, because formats nest: [`mime`] finds a `winmail.dat` and
 //! calls [`tnef`], a TNEF attachment can hold an Outlook message that [`outlook`] turns into MIME,
 //! and that MIME is read by [`mime`] again. Each turn is bounded by the nesting depth in
 //! [`crate::limits::MAX_DEPTH`].
 
+pub mod extract;
 pub mod labels;
 pub mod secure;
 

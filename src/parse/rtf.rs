@@ -161,7 +161,7 @@ struct State {
 /// Reads an RTF document: the HTML it encapsulates, else its text.
 pub(super) fn read(rtf: &[u8]) -> Content {
     let fromhtml = rtf.get(..rtf.len().min(1024)).is_some_and(|h| h.windows(10).any(|w| w == b"\\fromhtml1"));
-    let mut reader = Reader { out: String::new(), pending: Vec::new(), cp: None };
+    let mut reader = Reader { out: String::new(), pending: Vec::new(), cp: None, high: None };
     let mut stack: Vec<State> = Vec::new();
     let mut st = State { skip: false, htmlrtf: false, htmltag: false, uc: 1 };
     // Characters still to drop after a `\uN`.
@@ -233,7 +233,7 @@ pub(super) fn read(rtf: &[u8]) -> Content {
                             reader.flush();
                             let n = param.unwrap_or(0);
                             let n = if n < 0 { n + 65536 } else { n };
-                            reader.push(char::from_u32(u32::try_from(n).unwrap_or(0xfffd)).unwrap_or('\u{fffd}'));
+                            reader.push_unit(u32::try_from(n).unwrap_or(0xfffd));
                             skip_chars = st.uc;
                         }
                         "par" | "line" | "row" if shown(&st) => reader.push_str("\r\n"),
@@ -298,6 +298,7 @@ pub(super) fn read(rtf: &[u8]) -> Content {
         }
     }
     reader.flush();
+    reader.lone_high();
     if fromhtml {
         Content::Html(reader.out)
     } else {
@@ -311,11 +312,14 @@ struct Reader {
     out: String,
     pending: Vec<u8>,
     cp: Option<u32>,
+    /// The first half of a surrogate pair, written as two `\uN` (a character beyond the BMP).
+    high: Option<u32>,
 }
 
 impl Reader {
     fn flush(&mut self) {
         if !self.pending.is_empty() {
+            self.lone_high();
             self.out.push_str(&codepage::decode(&self.pending, self.cp));
             self.pending.clear();
         }
@@ -323,12 +327,42 @@ impl Reader {
 
     fn push(&mut self, c: char) {
         self.flush();
+        self.lone_high();
         self.out.push(c);
     }
 
     fn push_str(&mut self, s: &str) {
         self.flush();
+        self.lone_high();
         self.out.push_str(s);
+    }
+
+    /// A `\uN` code unit: a character, or half of a surrogate pair joined with the other half.
+    fn push_unit(&mut self, unit: u32) {
+        match (self.high.take(), unit) {
+            (None, 0xD800..=0xDBFF) => self.high = Some(unit),
+            (Some(high), 0xDC00..=0xDFFF) => {
+                let c = 0x10000 + ((high - 0xD800) << 10) + (unit - 0xDC00);
+                self.out.push(char::from_u32(c).unwrap_or('\u{fffd}'));
+            }
+            (high, _) => {
+                if high.is_some() {
+                    self.out.push('\u{fffd}');
+                }
+                if (0xD800..=0xDBFF).contains(&unit) {
+                    self.high = Some(unit);
+                } else {
+                    self.out.push(char::from_u32(unit).unwrap_or('\u{fffd}'));
+                }
+            }
+        }
+    }
+
+    /// A first half of a surrogate pair that no second half followed.
+    fn lone_high(&mut self) {
+        if self.high.take().is_some() {
+            self.out.push('\u{fffd}');
+        }
     }
 }
 
@@ -399,6 +433,9 @@ mod tests {
             (r"{\rtf1 a\{b\}c\\d}", Content::Text(r"a{b}c\d".into())),
             (r"{\rtf1 {\pict 0123abcd}text{\*\unknown hidden}}", Content::Text("text".into())),
             (r"{\rtf1\uc2 \u20320\'c4\'e3x}", Content::Text("你x".into())),
+            // A character beyond the BMP as a surrogate pair (negative, as Word writes them).
+            (r"{\rtf1\uc1 \u-10240?\u-8398?\u-10240?\u-8385? x}", Content::Text("𐌲𐌿 x".into())),
+            (r"{\rtf1 \u-10240?alone}", Content::Text("\u{fffd}alone".into())),
             (r"{\rtf1 unterminated {{{", Content::Text("unterminated".into())),
         ];
         for (input, want) in cases {

@@ -34,6 +34,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (1, include_str!("migrations/0001_index.sql")),
     (2, include_str!("migrations/0002_search.sql")),
     (3, include_str!("migrations/0003_search_version.sql")),
+    (4, include_str!("migrations/0004_search_attachments.sql")),
 ];
 
 /// Advisory lock keys (one namespace: the first 32 bits spell "mlsh").

@@ -1,5 +1,5 @@
 //! Full-text search in PostgreSQL's own text search, for replicas sharing one database: one row a
-//! message in `search_docs` (migration 0002), a `tsvector` a text field with a GIN index on each,
+//! message in `search_docs` (migrations 0002 and 0004), a `tsvector` a text field with a GIN index on each,
 //! and plain columns for dates, sizes, attachments, folders, labels and lists. Queries in the mail
 //! search language ([`crate::search::query`]) become one SQL condition with numbered parameters, and
 //! answer with the same set of messages as the embedded engine ([`crate::search::Embedded`]).
@@ -54,7 +54,7 @@ const MAX_POSITIONS: usize = 256;
 const TSVECTOR_BUDGET: usize = 900_000;
 
 /// The text columns, in the order of [`Row::texts`].
-const TEXT_COLUMNS: [&str; 6] = ["subject", "sender", "recipients", "cc", "body", "filename"];
+const TEXT_COLUMNS: [&str; 7] = ["subject", "sender", "recipients", "cc", "body", "filename", "attachments"];
 
 pub struct PgSearch {
     db: Arc<Database>,
@@ -122,8 +122,8 @@ enum Op {
 /// One message's row, ready to send.
 struct Row {
     id: i32,
-    /// subject, from, to, cc, body, filenames: tsvectors in text form.
-    texts: [String; 6],
+    /// subject, from, to, cc, body, filenames, attachments: tsvectors in text form.
+    texts: [String; 7],
     date: i64,
     size: i64,
     attachment: bool,
@@ -140,7 +140,7 @@ impl Row {
         let labels: Vec<String> = d.labels.iter().map(|l| storable(crate::index::folders::term(l))).collect();
         Row {
             id: pg_id(d.id),
-            texts: [&d.subject, &d.from, &d.to, &d.cc, &d.body, &d.filenames].map(|t| tsvector(t)),
+            texts: [&d.subject, &d.from, &d.to, &d.cc, &d.body, &d.filenames, &d.attachments].map(|t| tsvector(t)),
             date: d.timestamp.unwrap_or(i64::MIN),
             size: clamp_size(d.size),
             attachment: d.has_attachment,
@@ -325,6 +325,7 @@ impl Condition {
                     Some(TextField::Cc) => &["cc"],
                     Some(TextField::Body) => &["body"],
                     Some(TextField::Filename) => &["filename"],
+                    Some(TextField::Attachment) => &["attachments"],
                 };
                 let any: Vec<String> = columns.iter().map(|c| format!("{c} @@ {p}::text::tsquery")).collect();
                 format!("({})", any.join(" OR "))
@@ -512,20 +513,21 @@ fn write(db: &Database, ops: Vec<Op>) {
                 let lists: Vec<Option<&str>> = adds.iter().map(|r| r.list.as_deref()).collect();
                 tx.execute(
                     "INSERT INTO search_docs (id, subject, sender, recipients, cc, body, filename, date, size, \
-                     attachment, folders, labels, list) \
+                     attachment, folders, labels, list, attachments) \
                      SELECT t.id, t.subject::tsvector, t.sender::tsvector, t.recipients::tsvector, t.cc::tsvector, \
                      t.body::tsvector, t.filename::tsvector, t.date, t.size, t.attachment, \
                      ARRAY(SELECT jsonb_array_elements_text(t.folders::jsonb)), \
-                     ARRAY(SELECT jsonb_array_elements_text(t.labels::jsonb)), t.list \
+                     ARRAY(SELECT jsonb_array_elements_text(t.labels::jsonb)), t.list, t.attachments::tsvector \
                      FROM unnest($1::integer[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
-                     $7::text[], $8::bigint[], $9::bigint[], $10::boolean[], $11::text[], $12::text[], $13::text[]) \
+                     $7::text[], $8::bigint[], $9::bigint[], $10::boolean[], $11::text[], $12::text[], $13::text[], \
+                     $14::text[]) \
                      AS t(id, subject, sender, recipients, cc, body, filename, date, size, attachment, folders, \
-                     labels, list) \
+                     labels, list, attachments) \
                      ON CONFLICT (id) DO UPDATE SET subject = EXCLUDED.subject, sender = EXCLUDED.sender, \
                      recipients = EXCLUDED.recipients, cc = EXCLUDED.cc, body = EXCLUDED.body, \
                      filename = EXCLUDED.filename, date = EXCLUDED.date, size = EXCLUDED.size, \
                      attachment = EXCLUDED.attachment, folders = EXCLUDED.folders, labels = EXCLUDED.labels, \
-                     list = EXCLUDED.list",
+                     list = EXCLUDED.list, attachments = EXCLUDED.attachments",
                     &[
                         &ids,
                         &texts[0],
@@ -540,6 +542,7 @@ fn write(db: &Database, ops: Vec<Op>) {
                         &folders,
                         &labels,
                         &lists,
+                        &texts[6],
                     ],
                 )
                 .await
@@ -706,7 +709,35 @@ impl SearchIndex for PgSearch {
     }
 
     fn snippets(&self, q: &str, texts: &[String]) -> Vec<Option<String>> {
-        crate::search::snippets_of_words(q, texts)
+        crate::search::snippets_of_words(q, texts, TextField::Body)
+    }
+
+    fn attachment_snippets(&self, q: &str, texts: &[String]) -> Vec<Option<String>> {
+        crate::search::snippets_of_words(q, texts, TextField::Attachment)
+    }
+
+    fn attachment_matches(&self, q: &str, ids: &[u32]) -> HashSet<u32> {
+        let terms: Vec<String> =
+            crate::search::attachment_terms(q).iter().filter_map(|words| tsquery(&words.join(" "))).collect();
+        if terms.is_empty() || ids.is_empty() {
+            return HashSet::new();
+        }
+        let ids: Vec<i32> = ids.iter().map(|&id| pg_id(id)).collect();
+        let found = self.db.run(move |c| async move {
+            let rows = c
+                .query(
+                    "SELECT id FROM search_docs WHERE id = ANY($1) \
+                     AND EXISTS (SELECT 1 FROM unnest($2::text[]) AS q(t) WHERE attachments @@ q.t::tsquery)",
+                    &[&ids, &terms],
+                )
+                .await
+                .map_err(failed("search"))?;
+            Ok(rows.iter().map(|r| our_id(r.get(0))).collect())
+        });
+        found.unwrap_or_else(|e: Error| {
+            tracing::warn!(error = %e, "which attachments matched is unknown");
+            HashSet::new()
+        })
     }
 }
 
@@ -747,6 +778,7 @@ mod tests {
                 has_attachment: true,
                 folder: "Archives/2017".into(),
                 labels: vec!["Work".into()],
+                attachments: "Q3 revenue summary\nTax number DE129273398; turnover grew".into(),
                 ..doc(1, "Quarterly report", alice, "Please find the quarterly report attached. Numbers look good.")
             },
             Doc {
@@ -798,6 +830,7 @@ mod tests {
                 has_attachment: true,
                 folder: "Archives/2017/Travel".into(),
                 labels: vec!["Travel".into()],
+                attachments: "itinerary: the quarterly mountains".into(),
                 timestamp: Some(day(2017, 8, 20)),
                 ..doc(8, "Photos from the trip", bob, "See attached photos of the mountains")
             },
@@ -851,6 +884,13 @@ mod tests {
 
     const QUERIES: &[&str] = &[
         "",
+        "attachment:turnover",
+        "attachment:\"tax number\"",
+        "attachment:quarterly",
+        "attachment:report",
+        "DE129273398",
+        "turnover -attachment:revenue",
+        "body:turnover",
         "report",
         "Report",
         "quarterly report",
@@ -1005,6 +1045,25 @@ mod tests {
             pg.snippets("flore", &["au Café de Flore".into()]),
             embedded.snippets("flore", &["au Café de Flore".into()])
         );
+        // Which messages' attachments hold the words, among those asked about.
+        for (q, among, want) in [
+            ("quarterly", vec![1, 2, 8], vec![8]),
+            ("\"tax number\" OR mountains", vec![1, 8, 9], vec![1, 8]),
+            ("attachment:turnover -report", vec![1, 8], vec![1]),
+            ("body:turnover", vec![1], vec![]),
+            ("from:alice", vec![1], vec![]),
+        ] {
+            let mut got: Vec<u32> = pg.attachment_matches(q, &among).into_iter().collect();
+            got.sort_unstable();
+            assert_eq!(got, want, "{q}");
+            let mut embedded_got: Vec<u32> = embedded.attachment_matches(q, &among).into_iter().collect();
+            embedded_got.sort_unstable();
+            assert_eq!(embedded_got, want, "embedded: {q}");
+        }
+        let text = vec!["Tax number DE129273398; turnover grew".to_string()];
+        let marked = pg.attachment_snippets("turnover", &text);
+        assert!(marked[0].as_deref().is_some_and(|s| s.contains("<mark>turnover</mark>")), "{marked:?}");
+        assert_eq!(marked, embedded.attachment_snippets("turnover", &text));
     }
 
     #[test]

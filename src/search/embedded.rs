@@ -31,6 +31,7 @@ struct Fields {
     cc: Field,
     body: Field,
     filename: Field,
+    attachments: Field,
     date: Field,
     size: Field,
     attachment: Field,
@@ -68,7 +69,10 @@ fn schema() -> (Schema, Fields) {
         to: b.add_text_field("to", text.clone()),
         cc: b.add_text_field("cc", text.clone()),
         body: b.add_text_field("body", text.clone()),
-        filename: b.add_text_field("filename", text),
+        filename: b.add_text_field("filename", text.clone()),
+        // The text of attached documents: searched by plain words and `attachment:`, apart from
+        // the body so that a result can say where the words are.
+        attachments: b.add_text_field("attachments", text),
         // Dates and sizes are only ever asked for by range (`after:`, `larger:`) and sorted by,
         // which the column answers on its own: a term per distinct value (nearly one per message)
         // would cost space and nothing else.
@@ -130,6 +134,7 @@ impl SearchIndex for Embedded {
         doc.add_text(f.cc, &d.cc);
         doc.add_text(f.body, &d.body);
         doc.add_text(f.filename, &d.filenames);
+        doc.add_text(f.attachments, &d.attachments);
         doc.add_i64(f.date, d.timestamp.unwrap_or(i64::MIN));
         doc.add_u64(f.size, d.size);
         doc.add_u64(f.attachment, u64::from(d.has_attachment));
@@ -231,6 +236,49 @@ impl SearchIndex for Embedded {
         generator.set_max_num_chars(super::SNIPPET_CHARS);
         super::excerpts(&generator, texts)
     }
+
+    /// [`SearchIndex::snippets`] for the text of attachments, by the words the query looks for
+    /// there.
+    fn attachment_snippets(&self, q: &str, texts: &[String]) -> Vec<Option<String>> {
+        let generator = query::parse(q)
+            .ok()
+            .and_then(|parsed| self.build(&parsed, &|_| Vec::new()).ok())
+            .and_then(|query| SnippetGenerator::create(&self.reader.searcher(), &*query, self.fields.attachments).ok());
+        let Some(mut generator) = generator else { return vec![None; texts.len()] };
+        generator.set_max_num_chars(super::SNIPPET_CHARS);
+        super::excerpts(&generator, texts)
+    }
+
+    /// Those of `ids` whose attachments hold a word or phrase the query looks for there.
+    fn attachment_matches(&self, q: &str, ids: &[u32]) -> HashSet<u32> {
+        let Ok(parsed) = query::parse(q) else { return HashSet::new() };
+        let mut any: Vec<(Occur, Box<dyn TQuery>)> = Vec::new();
+        parsed.each_text_in(TextField::Attachment, &mut |text| {
+            any.push((Occur::Should, self.text_query(self.fields.attachments, text, true)));
+        });
+        if any.is_empty() || ids.is_empty() {
+            return HashSet::new();
+        }
+        let among: Vec<(Occur, Box<dyn TQuery>)> = ids
+            .iter()
+            .map(|&id| {
+                let term = Term::from_field_u64(self.fields.id, u64::from(id));
+                (Occur::Should, Box::new(TermQuery::new(term, IndexRecordOption::Basic)) as Box<dyn TQuery>)
+            })
+            .collect();
+        let query = BooleanQuery::new(vec![
+            (Occur::Must, Box::new(BooleanQuery::new(any)) as Box<dyn TQuery>),
+            (Occur::Must, Box::new(BooleanQuery::new(among))),
+        ]);
+        let searcher = self.reader.searcher();
+        let Ok(docs) = searcher.search(&query, &tantivy::collector::DocSetCollector) else { return HashSet::new() };
+        docs.into_iter()
+            .filter_map(|addr| {
+                let seg = searcher.segment_reader(addr.segment_ord);
+                seg.fast_fields().u64("id").ok()?.first(addr.doc_id).map(|v| v as u32)
+            })
+            .collect()
+    }
 }
 
 impl Embedded {
@@ -267,11 +315,12 @@ impl Embedded {
                     TextField::Subject => f.subject,
                     TextField::Body => f.body,
                     TextField::Filename => f.filename,
+                    TextField::Attachment => f.attachments,
                 };
                 self.text_query(field, text, *phrase)
             }
             Query::Text { field: None, text, phrase } => {
-                let any = [f.subject, f.from, f.to, f.cc, f.body, f.filename]
+                let any = [f.subject, f.from, f.to, f.cc, f.body, f.filename, f.attachments]
                     .into_iter()
                     .map(|field| (Occur::Should, self.text_query(field, text, *phrase)))
                     .collect();

@@ -30,6 +30,9 @@ pub struct Doc {
     pub cc: String,
     pub body: String,
     pub filenames: String,
+    /// The text of the documents it carries (PDF, Office, text attachments…), found by plain
+    /// words and by `attachment:`.
+    pub attachments: String,
     pub timestamp: Option<i64>,
     pub size: u64,
     pub has_attachment: bool,
@@ -71,6 +74,49 @@ pub trait SearchIndex: Send + Sync {
     /// For each of `texts`: the part that best matches the query, its words in `<mark>`;
     /// HTML-escaped.
     fn snippets(&self, q: &str, texts: &[String]) -> Vec<Option<String>>;
+    /// The same for texts of attached documents: the words the query looks for in attachments.
+    fn attachment_snippets(&self, q: &str, texts: &[String]) -> Vec<Option<String>>;
+    /// Those of `ids` whose attachments' text holds any word or phrase the query looks for there
+    /// (outside negations): the messages worth opening to say which attachment matched.
+    fn attachment_matches(&self, q: &str, ids: &[u32]) -> HashSet<u32>;
+}
+
+/// The words and phrases a query looks for in the text of attachments (its terms in every field
+/// and its `attachment:` terms, outside negations), each as the words the analyzer makes of it.
+pub fn attachment_terms(q: &str) -> Vec<Vec<String>> {
+    let Ok(parsed) = crate::search::query::parse(q) else { return Vec::new() };
+    let mut terms = Vec::new();
+    parsed.each_text_in(query::TextField::Attachment, &mut |text| {
+        let w = words(text);
+        if !w.is_empty() {
+            terms.push(w);
+        }
+    });
+    terms
+}
+
+/// Whether `text` holds any of `terms` (a word, or words one after another).
+pub fn holds_any(text: &str, terms: &[Vec<String>]) -> bool {
+    if terms.is_empty() {
+        return false;
+    }
+    let longest = terms.iter().map(Vec::len).max().unwrap_or(1);
+    // The last words seen, enough for the longest phrase.
+    let mut window: std::collections::VecDeque<String> = std::collections::VecDeque::with_capacity(longest);
+    let mut found = false;
+    each_word(text, &mut |word, _| {
+        if found {
+            return;
+        }
+        if window.len() == longest {
+            window.pop_front();
+        }
+        window.push_back(word.to_string());
+        found = terms
+            .iter()
+            .any(|t| t.len() <= window.len() && window.iter().skip(window.len() - t.len()).zip(t).all(|(a, b)| a == b));
+    });
+    found
 }
 
 /// The words of a text as every engine indexes them and every query looks them up.
@@ -93,11 +139,12 @@ pub fn each_word(text: &str, f: &mut dyn FnMut(&str, usize)) {
 }
 
 /// Highlighted excerpts for an engine that keeps no word statistics of its own: every word of
-/// the query's text terms weighs the same.
-pub fn snippets_of_words(q: &str, texts: &[String]) -> Vec<Option<String>> {
+/// the query's text terms weighs the same. `field`: the words looked for in bodies
+/// ([`query::TextField::Body`]) or in attachments ([`query::TextField::Attachment`]).
+pub fn snippets_of_words(q: &str, texts: &[String], field: query::TextField) -> Vec<Option<String>> {
     let Ok(parsed) = crate::search::query::parse(q) else { return vec![None; texts.len()] };
     let mut terms = BTreeMap::new();
-    parsed.each_text(&mut |text| {
+    parsed.each_text_in(field, &mut |text| {
         for w in words(text) {
             terms.insert(w, 1.0);
         }
@@ -124,4 +171,28 @@ fn excerpts(generator: &SnippetGenerator, texts: &[String]) -> Vec<Option<String
             (!html.trim().is_empty()).then_some(html)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_hold_words_and_phrases_as_searched() {
+        let text = "Tax number: DE-129 273, paid to Café Müller on 2026-03-01.";
+        let terms = |q: &str| attachment_terms(q);
+        for (q, want) in [
+            ("cafe", true),
+            ("\"tax number\"", true),
+            ("\"number tax\"", false),
+            ("de-129", true),
+            ("attachment:muller", true),
+            ("body:cafe", false),
+            ("-cafe", false),
+            ("nothing OR paid", true),
+            ("from:cafe", false),
+        ] {
+            assert_eq!(holds_any(text, &terms(q)), want, "{q}");
+        }
+    }
 }

@@ -2,7 +2,8 @@
 //! negation, `OR`, and parentheses. Parsed into a small tree, independent of the search engine, so
 //! the grammar is pinned by its own tests and a bad query gets a clear message.
 //!
-//! Fields: `from:` `to:` `cc:` `subject:` `body:` `filename:` `message-id:` `has:attachment`
+//! Fields: `from:` `to:` `cc:` `subject:` `body:` `filename:` `attachment:` (the text of attached
+//! documents) `message-id:` `has:attachment`
 //! `folder:` (a folder and those below it) `label:` `list:` (a List-Id) `before:` / `after:` (YYYY, YYYY-MM or YYYY-MM-DD; `after:` includes that day, `before:` does
 //! not) and `larger:` / `smaller:` (bytes, or with K, M, G).
 
@@ -48,9 +49,16 @@ impl Query {
     /// Calls `f` with the text of every term that looks in message bodies (a `body:` term or one in
     /// every field), outside negations: the words an excerpt of the body highlights.
     pub fn each_text(&self, f: &mut dyn FnMut(&str)) {
+        self.each_text_in(TextField::Body, f);
+    }
+
+    /// Calls `f` with the text of every term that looks in `field` (a term of that field or one
+    /// in every field), outside negations.
+    pub fn each_text_in(&self, field: TextField, f: &mut dyn FnMut(&str)) {
         match self {
-            Query::Text { field: None | Some(TextField::Body), text, .. } => f(text),
-            Query::And(all) | Query::Or(all) => all.iter().for_each(|q| q.each_text(f)),
+            Query::Text { field: None, text, .. } => f(text),
+            Query::Text { field: Some(tf), text, .. } if *tf == field => f(text),
+            Query::And(all) | Query::Or(all) => all.iter().for_each(|q| q.each_text_in(field, f)),
             _ => {}
         }
     }
@@ -64,6 +72,8 @@ pub enum TextField {
     Subject,
     Body,
     Filename,
+    /// The text of the documents a message carries.
+    Attachment,
 }
 
 pub fn parse(input: &str) -> Result<Query, Error> {
@@ -176,6 +186,7 @@ const FIELDS: &[&str] = &[
     "subject",
     "body",
     "filename",
+    "attachment",
     "message-id",
     "msgid",
     "has",
@@ -270,6 +281,7 @@ fn term(field: Option<&str>, value: &str, quoted: bool) -> Result<Query, Error> 
         Some("subject") => text(Some(TextField::Subject)),
         Some("body") => text(Some(TextField::Body)),
         Some("filename") => text(Some(TextField::Filename)),
+        Some("attachment") => text(Some(TextField::Attachment)),
         Some("message-id" | "msgid") => Query::MessageId(crate::ids::strip_angles(value).to_string()),
         Some("has") if value.eq_ignore_ascii_case("attachment") => Query::HasAttachment,
         Some("has") => return Err(bad(format!("has:{value} is not known; has:attachment is"))),
@@ -342,6 +354,8 @@ mod tests {
             ("larger:2K", Query::Size { min: Some(2048), max: None }),
             ("smaller:100", Query::Size { min: None, max: Some(100) }),
             ("filename:report.pdf", t(Some(TextField::Filename), "report.pdf", false)),
+            ("attachment:\"tax number\"", t(Some(TextField::Attachment), "tax number", true)),
+            ("Attachment:DE123", t(Some(TextField::Attachment), "DE123", false)),
             ("会議", t(None, "会議", false)),
             ("re: hello", Query::And(vec![t(None, "re:", false), t(None, "hello", false)])),
             ("http://x.example/a", t(None, "http://x.example/a", false)),

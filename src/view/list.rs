@@ -28,6 +28,8 @@ pub struct Row {
     pub url: String,
     /// The search's highlighted excerpt (HTML, escaped but for the marks).
     pub snippet: Option<String>,
+    /// For a search: the attachments whose text matched ("order.pdf, terms.docx").
+    pub matched_in: Option<String>,
     pub subject: String,
     pub from: String,
     pub date: String,
@@ -122,11 +124,11 @@ impl ListView {
             (Vec::new(), page.iter().map(conversation_row).collect(), total)
         } else if query.trim().is_empty() {
             let (page, total) = view.page(scope, offset, PAGE_SIZE);
-            (page.iter().map(|(_, e)| row(e, None)).collect(), Vec::new(), total)
+            (page.iter().map(|(_, e)| row(e, None, Vec::new())).collect(), Vec::new(), total)
         } else {
             match view.search(&scope.restrict(query), offset, PAGE_SIZE) {
                 Ok(Found { total, hits }) => {
-                    (hits.into_iter().map(|h| row(&h.entry, h.snippet)).collect(), Vec::new(), total)
+                    (hits.into_iter().map(|h| row(&h.entry, h.snippet, h.matched_in)).collect(), Vec::new(), total)
                 }
                 Err(Error::BadQuery(why)) => {
                     query_error = Some(why);
@@ -202,10 +204,11 @@ pub fn label_links(labels: &[String]) -> Vec<LabelLink> {
     labels.iter().map(|l| LabelLink { name: l.clone(), url: route::label_url(l) }).collect()
 }
 
-fn row(e: &Entry, snippet: Option<String>) -> Row {
+fn row(e: &Entry, snippet: Option<String>, matched_in: Vec<String>) -> Row {
     Row {
         url: route::message_url(&e.key),
         snippet,
+        matched_in: (!matched_in.is_empty()).then(|| matched_in.join(", ")),
         subject: shown_subject(e.summary.subject.as_deref()),
         from: e.summary.from.clone().unwrap_or_default(),
         date: short_date(e.summary.date().as_deref()),

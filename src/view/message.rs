@@ -10,6 +10,7 @@ use crate::archive::Loaded;
 use crate::dates::{long_date, short_date};
 use crate::index::{EntryId, Location};
 use crate::model::{Body, External, Message, Part, PartIdx};
+use crate::parse::extract;
 use crate::route;
 
 /// Deepest indentation of a reply in the thread.
@@ -24,6 +25,8 @@ pub struct Attachment {
     pub download_url: String,
     /// `/thumb/…` for an image a thumbnail can be made of; the file icon shows otherwise.
     pub thumb_url: Option<String>,
+    /// `?text=1` for a document whose text mailshelf reads.
+    pub text_url: Option<String>,
 }
 
 /// An external body as the page lists it: what the data is, and where.
@@ -240,9 +243,11 @@ pub fn attachments(key: &str, msg: &Message) -> Vec<Attachment> {
             let p = &msg.parts[i];
             let url = route::part_url(key, msg, i);
             let content_type = served_type(p);
+            let readable = matches!(extract::recognise(p), Some(extract::Recognised::Readable(_)));
             Attachment {
                 name: part_filename(p),
                 thumb_url: thumb::is_thumbnailable(&content_type).then(|| route::thumb_url(key, msg, i)),
+                text_url: readable.then(|| format!("{url}?text=1")),
                 content_type,
                 size: human_size(p.size() as u64),
                 download_url: format!("{url}?download=1"),

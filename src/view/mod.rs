@@ -1,6 +1,6 @@
 //! A message as a reader sees it, free of HTTP: loading by URL id, the rewritten documents (and
 //! their cache), the type and file name each part is served under, search results with their
-//! snippets, threads, a message's neighbours in the list and the messages sharing its Message-ID;
+//! snippets and the attachments they matched in, the text of documents, threads, a message's neighbours in the list and the messages sharing its Message-ID;
 //! [`browse`] the folders, labels and conversations, [`stats`] the numbers of an overview;
 //! [`security`] what a message's signed and encrypted layers come to (decrypted on demand with the
 //! user's keys, signatures checked). The pages and the API both call this, so they cannot drift
@@ -40,6 +40,7 @@ use crate::error::Error;
 use crate::index::{content_hash, Entry, EntryId};
 use crate::limits::MAX_SEARCH_WINDOW;
 use crate::model::{Body, External, Message, Part, PartIdx};
+use crate::parse::extract::{Extracted, Outcome};
 use crate::rewrite::{self, Options};
 use crate::route::Resolver;
 
@@ -91,6 +92,8 @@ pub struct Rendered {
 pub struct Hit {
     pub entry: Arc<Entry>,
     pub snippet: Option<String>,
+    /// The names of the attachments whose text matched (empty when only the message did).
+    pub matched_in: Vec<String>,
 }
 
 /// A page of search results and how many there are in all.
@@ -241,16 +244,51 @@ impl View {
             )));
         }
         let found = self.archive.search(query, offset, limit)?;
-        let snippets = self.archive.snippets(query, &found.ids);
-        let index = self.archive.index();
-        let entries: std::collections::HashMap<EntryId, Arc<Entry>> = index.get_many(&found.ids).into_iter().collect();
+        let excerpts = self.archive.excerpts(query, &found.ids);
+        let entries: std::collections::HashMap<EntryId, Arc<Entry>> =
+            self.archive.index().get_many(&found.ids).into_iter().collect();
         let hits = found
             .ids
             .iter()
-            .zip(snippets)
-            .filter_map(|(id, snippet)| Some(Hit { entry: entries.get(id)?.clone(), snippet }))
+            .zip(excerpts)
+            .filter_map(|(&id, excerpt)| {
+                let matched_in = self.attachment_names(id, &excerpt.matched);
+                Some(Hit { entry: entries.get(&id)?.clone(), snippet: excerpt.snippet, matched_in })
+            })
             .collect();
         Ok(Found { total: found.total, hits })
+    }
+
+    /// The text of part `idx` of a loaded message when it is a document (read once, then kept a
+    /// while): what `?text=1` answers. Blocking.
+    pub fn document_text(&self, loaded: &Loaded, idx: PartIdx) -> Result<Arc<Extracted>, Error> {
+        let at = crate::archive::DocumentAt { path: Vec::new(), idx };
+        let read = self
+            .archive
+            .document(loaded, &at)
+            .ok_or_else(|| Error::NoDocumentText("it is not a document whose text mailshelf reads".into()))?;
+        match (read.outcome, read.notices.first()) {
+            (Outcome::Unreadable, Some(why)) => Err(Error::NoDocumentText(why.clone())),
+            (Outcome::Unreadable, None) => Err(Error::NoDocumentText("it could not be read".into())),
+            _ => Ok(read),
+        }
+    }
+
+    /// The names attachments are shown by, for documents of a message.
+    fn attachment_names(&self, id: EntryId, documents: &[crate::archive::DocumentAt]) -> Vec<String> {
+        if documents.is_empty() {
+            return Vec::new();
+        }
+        let Some(loaded) = self.archive.load_cached(id).or_else(|| self.archive.load(id).ok()) else {
+            return Vec::new();
+        };
+        documents
+            .iter()
+            .filter_map(|at| {
+                let part = crate::archive::message_at(loaded.message(), &at.path)?.parts.get(at.idx)?;
+                Some(part_filename(part))
+            })
+            .collect()
     }
 
     /// The overview of the messages in `scope`, or of those in it matching `query`. Blocking.

@@ -82,9 +82,14 @@ pub struct MessageSummary {
     pub date: Option<String>,
     /// The message's page.
     pub url: String,
-    /// For a search: the best-matching text, HTML-escaped, matched words in `<mark>`.
+    /// For a search: the best-matching text, HTML-escaped, matched words in `<mark>` (from the
+    /// attachment the words are in when they are not in the message itself).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snippet: Option<String>,
+    /// For a search: the names of the attachments whose text matched (empty when only the message
+    /// did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched_in: Option<Vec<String>>,
 }
 
 impl MessageSummary {
@@ -97,6 +102,7 @@ impl MessageSummary {
             date: e.summary.date(),
             url: route::message_url(&e.key),
             snippet: None,
+            matched_in: None,
         }
     }
 }
@@ -132,7 +138,7 @@ pub struct ConversationSummary {
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// A search in mailshelf's query language (`from:` `to:` `cc:` `subject:` `body:`
-    /// `filename:` `message-id:` `folder:` `label:` `list:` `has:attachment` `before:` `after:`
+    /// `filename:` `attachment:` `message-id:` `folder:` `label:` `list:` `has:attachment` `before:` `after:`
     /// `larger:` `smaller:`, quoted phrases, `-` negation, `OR`, parentheses); results best first.
     q: Option<String>,
     /// Only the messages filed in this folder itself (`/`-separated path, as `/api/folders` gives
@@ -190,7 +196,11 @@ pub async fn list_messages(
             let Found { total, hits } = blocking(move || view.search(&query, offset, limit)).await?;
             let messages = hits
                 .into_iter()
-                .map(|h| MessageSummary { snippet: h.snippet, ..MessageSummary::of(&h.entry) })
+                .map(|h| MessageSummary {
+                    snippet: h.snippet,
+                    matched_in: Some(h.matched_in),
+                    ..MessageSummary::of(&h.entry)
+                })
                 .collect();
             Ok(Json(MessageList { total, messages, threads: None }))
         }

@@ -1,5 +1,6 @@
 //! `/part/<mid>/<cid>` and `/raw/<mid>`: a message's parts and its source, served like files, with
-//! HTML and CSS rewritten to mailshelf's URLs and the sandboxing policy on everything.
+//! HTML and CSS rewritten to mailshelf's URLs and the sandboxing policy on everything; a
+//! document's text with `?text=1`.
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -14,7 +15,7 @@ use super::state::AppState;
 use crate::error::Error;
 use crate::model::{Body as PartBody, Part};
 use crate::route;
-use crate::view::{external_place, is_document, part_filename, served_type};
+use crate::view::{blocking, external_place, is_document, part_filename, served_type};
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -32,6 +33,11 @@ pub struct PartQuery {
     /// conversation page shows each reply).
     #[serde(default)]
     pub fold: Option<String>,
+    /// `1`: the text of a document (PDF, Office, OpenDocument, RTF, HTML, text, zip archive) as
+    /// `text/plain; charset=utf-8`, what search finds in it; a document cut at a bound, or with
+    /// parts that could not be read, says so in its first lines.
+    #[serde(default)]
+    pub text: Option<String>,
 }
 
 /// A part's decoded bytes (HTML and CSS rewritten to mailshelf's URLs), with file semantics:
@@ -49,12 +55,14 @@ pub struct PartQuery {
     responses(
         (status = 200, description = "The part, with its Content-Type", content_type = "application/octet-stream", body = Vec<u8>),
         (status = 206, description = "The requested byte range", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 200, description = "With `text=1`: the document's text", content_type = "text/plain", body = String),
         (status = 303, description = "An external body (message/external-body) whose data is at an http or https URL: that URL",
             headers(("location" = String, description = "The URL the message gives for the data"))),
         (status = 304, description = "Unchanged since the given ETag"),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such message or part, or an external body whose data is not at a web URL (the detail says where it is)", body = Problem, content_type = "application/problem+json"),
         (status = 416, description = "The range is beyond the part"),
+        (status = 422, description = "With `text=1`: a part that is no document mailshelf reads, or one it could not read (the detail says why)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn part(
     State(state): State<AppState>,
@@ -73,6 +81,9 @@ pub async fn part(
             Some(url) => Ok(see_other(url)),
             None => Err(Error::ExternalBody(external_place(external)).into()),
         };
+    }
+    if flag(&q.text) {
+        return document_text(&state, &loaded, idx, &headers).await;
     }
     let remote = flag(&q.remote);
     let disposition = disposition(part, flag(&q.download));
@@ -105,6 +116,35 @@ pub async fn part(
         response.headers_mut().insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
     }
     Ok(response)
+}
+
+/// `?text=1`: a document's text, with what stopped its reading said first.
+async fn document_text(
+    state: &AppState,
+    loaded: &crate::archive::Loaded,
+    idx: crate::model::PartIdx,
+    headers: &HeaderMap,
+) -> Result<Response, ApiError> {
+    let (view, for_view) = (state.view.clone(), loaded.clone());
+    let read = blocking(move || view.document_text(&for_view, idx)).await?;
+    let mut body = String::with_capacity(read.text.len() + 256);
+    for notice in &read.notices {
+        body.push_str(&format!("[mailshelf: {notice}]\n"));
+    }
+    if !read.notices.is_empty() {
+        body.push('\n');
+    }
+    body.push_str(read.text.trim_start_matches('\n'));
+    let part = &loaded.message().parts[idx];
+    let name = format!("{}.txt", part_filename(part));
+    // The text depends on the reader too: a newer mailshelf may read more of the same bytes.
+    let etag = format!("\"{}-{}-text-{}\"", loaded.entry.hash, part.section, env!("CARGO_PKG_VERSION"));
+    Ok(FileResponse::new(Bytes::from(body), "text/plain; charset=utf-8".into())
+        .etag(etag)
+        .cache(cache::REVALIDATE)
+        .disposition(content_disposition("inline", &name))
+        .content_policy(false)
+        .respond(headers))
 }
 
 /// `303 See Other` to an external body's web URL. Nothing is fetched: the client decides, and a

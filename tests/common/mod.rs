@@ -47,6 +47,7 @@ pub fn config_for(paths: &[PathBuf], data_dir: &Path) -> Config {
         cors_origins: Vec::new(),
         allowed_hosts: Vec::new(),
         search: true,
+        attachment_text: true,
         max_connections: 512,
         header_timeout: std::time::Duration::from_secs(10),
         chromium: mailshelf::config::find_chromium(
@@ -86,6 +87,13 @@ impl TestApp {
         })
     }
 
+    /// An app over `paths` on the backend under test, with settings changed by `set`.
+    pub fn with_config(paths: &[PathBuf], set: impl FnOnce(&mut Config)) -> TestApp {
+        let data_dir = tempfile::tempdir().expect("temp dir");
+        let database_url = postgres::backend_is_postgres().then(|| postgres::Cluster::shared().database());
+        Self::open_with(paths, data_dir, database_url, set)
+    }
+
     fn open_with(
         paths: &[PathBuf],
         data_dir: tempfile::TempDir,
@@ -95,13 +103,16 @@ impl TestApp {
         let mut config = config_for(paths, data_dir.path());
         config.database_url = database_url.clone();
         configure(&mut config);
-        let archive = Arc::new(match &database_url {
-            Some(url) => {
-                let db = mailshelf::postgres::Database::connect(url).expect("database");
-                Archive::open_shared(db, config.search).expect("archive opens")
+        let archive = Arc::new(
+            match &database_url {
+                Some(url) => {
+                    let db = mailshelf::postgres::Database::connect(url).expect("database");
+                    Archive::open_shared(db, config.search).expect("archive opens")
+                }
+                None => Archive::open_with(data_dir.path(), config.search).expect("archive opens"),
             }
-            None => Archive::open(data_dir.path()).expect("archive opens"),
-        });
+            .with_attachment_text(config.attachment_text),
+        );
         if config.index_decrypted {
             archive.index_decrypted(config.keys.clone());
         }
