@@ -16,6 +16,7 @@ mod external;
 mod faults;
 mod formats;
 mod fuzz_regressions;
+mod labels;
 mod outlook;
 mod pages;
 mod print;

@@ -4,7 +4,8 @@
 //! `multipart/related` tree: absolute Content-Locations, bases, and which part is the page;
 //! [`external`] reads `message/external-body` parts (RFC 2046 §5.2.3, RFC 2017): where their data
 //! lives, never the data itself. [`transfer`] undoes transfer encodings for the documents whose
-//! bytes are decoded here rather than by mail-parser (those without a charset).
+//! bytes are decoded here rather than by mail-parser (those without a charset); [`labels`] reads the
+//! tags a message carries, with [`words`] for the encoded-words of header fields mail-parser leaves raw.
 //! Files in other formats become the Internet message they stand for and are read by [`mime`]:
 //! [`emlx`] (Apple Mail), [`webarchive`] (Safari), and UTF-16 files; [`proplist`] reads the
 //! property lists of the first two within bounds.
@@ -27,6 +28,7 @@ mod rtf;
 mod tnef;
 mod transfer;
 mod webarchive;
+mod words;
 
 use std::path::Path;
 use std::sync::Arc;
