@@ -4,6 +4,7 @@
 
 mod common;
 
+mod accessibility;
 mod api;
 mod archive;
 mod browse;
