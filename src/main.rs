@@ -136,7 +136,7 @@ async fn show_progress(archive: Arc<Archive>) {
             }
             None => {
                 ticks += 1;
-                if ticks % 25 == 0 {
+                if ticks.is_multiple_of(25) {
                     tracing::info!(files = done, of = total, messages, "indexing");
                 }
             }

@@ -63,14 +63,14 @@ pub struct PgSearch {
     /// buffer, while indexing goes on (a batch's transaction waits for the disk; the indexer need
     /// not). At most one batch waits for it, so memory stays at two batches.
     writer: Mutex<SyncSender<Job>>,
-    /// How many messages each recent search matched, with the [`search_version`] it was
+    /// How many messages each recent search matched, with the `search_version` row it was
     /// counted at: paging through a broad search, or many readers asking the same, count it once
     /// while nothing is written. (Counting is what a broad search costs here: PostgreSQL visits
     /// every matching row to count it, 0.35 s for a common word at a million messages.)
     counts: quick_cache::sync::Cache<String, Kept>,
 }
 
-/// A search's count, kept: at which [`search_version`], and how many documents there were.
+/// A search's count, kept: at which `search_version` row, and how many documents there were.
 #[derive(Clone, Copy)]
 struct Kept {
     version: i64,
