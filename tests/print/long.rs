@@ -14,7 +14,7 @@ use crate::common::{pictures, TestApp};
 
 /// A long HTML body whose layout clips it on paper: `pages` screens of paragraphs, then two
 /// pictures by `cid:` and a last paragraph, under the `style` rules, inside `wrap` (left open).
-fn long_message(id: &str, pages: usize, style: &str, wrap: &str) -> Vec<u8> {
+fn long_message(id: &str, pages: usize, style: &str, wrap: &str, img: &str) -> Vec<u8> {
     let mut html = format!("<html><head><style>p {{ font: 12pt/1.5 serif; }} {style}</style></head><body>{wrap}");
     for i in 1..=pages * 12 {
         html.push_str(&format!(
@@ -22,8 +22,8 @@ fn long_message(id: &str, pages: usize, style: &str, wrap: &str) -> Vec<u8> {
              nobody wants to decide anything and everybody wants it written down.</p>\r\n"
         ));
     }
-    html.push_str("<p><img src=\"cid:photo@long\" alt=\"the photo\" width=\"400\"></p>\r\n");
-    html.push_str("<p><img src=\"cid:diagram@long\" alt=\"the diagram\" width=\"400\"></p>\r\n");
+    html.push_str(&format!("<p><img src=\"cid:photo@long\" alt=\"the photo\" width=\"400\" {img}></p>\r\n"));
+    html.push_str(&format!("<p><img src=\"cid:diagram@long\" alt=\"the diagram\" width=\"400\" {img}></p>\r\n"));
     html.push_str("<p>Last paragraph: signed, sealed and delivered.</p></body></html>\r\n");
     let mut m = format!(
         "From: Ana <ana@example.com>\r\nTo: you@example.com\r\nSubject: The long minutes\r\n\
@@ -73,30 +73,46 @@ fn whole(pdf: &Path) -> Result<(), String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn long_bodies_print_whole_with_their_last_pictures() {
     // Layouts that scroll in a window and would end at the first page on paper.
-    let cases: &[(&str, &str, &str)] = &[
-        ("plain", "", ""),
-        ("a page-high root that hides its overflow", "html, body { height: 100%; overflow: hidden; }", ""),
-        ("the same, important", "html, body { height: 100% !important; overflow: hidden !important; }", ""),
+    let cases: &[(&str, &str, &str, &str)] = &[
+        ("plain", "", "", ""),
+        ("a page-high root that hides its overflow", "html, body { height: 100%; overflow: hidden; }", "", ""),
+        ("the same, important", "html, body { height: 100% !important; overflow: hidden !important; }", "", ""),
         (
             "a root that scrolls its body",
             "html { overflow: hidden; height: 100% } body { overflow: auto; height: 100% }",
             "",
+            "",
         ),
-        ("a fixed body", "body { position: fixed; inset: 0 }", ""),
-        ("a window-high box that scrolls", ".app { height: 100vh; overflow: auto }", "<div class=\"app\">"),
-        ("a box cut at a height", "", "<div style=\"max-height: 600px; overflow: hidden\">"),
-        ("a fixed box", "", "<div style=\"position: fixed; top: 0\">"),
+        ("a fixed body", "body { position: fixed; inset: 0 }", "", ""),
+        ("a window-high box that scrolls", ".app { height: 100vh; overflow: auto }", "<div class=\"app\">", ""),
+        ("a box cut at a height", "", "<div style=\"max-height: 600px; overflow: hidden\">", ""),
+        ("a fixed box", "", "<div style=\"position: fixed; top: 0\">", ""),
         (
             "a flex column of the window's height",
             "",
             "<div style=\"display: flex; flex-direction: column; height: 100vh; overflow: hidden\">",
+            "",
+        ),
+        (
+            "a window-high box that scrolls, important in its style attribute",
+            "",
+            "<div style=\"height: 100vh !important; overflow: auto !important\">",
+            "",
+        ),
+        ("a fixed box, important in its style attribute", "", "<div style=\"position: fixed !important; top: 0\">", ""),
+        ("pictures loaded lazily", "", "", "loading=\"lazy\""),
+        (
+            "pictures decoded lazily, in a window-high box",
+            ".app { height: 100vh; overflow: auto }",
+            "<div class=\"app\">",
+            "loading=\"lazy\" decoding=\"async\"",
         ),
     ];
     let dir = tempfile::tempdir().unwrap();
-    for (i, (_, style, wrap)) in cases.iter().enumerate() {
+    for (i, (_, style, wrap, img)) in cases.iter().enumerate() {
         std::fs::write(
             dir.path().join(format!("{i}.eml")),
-            long_message(&format!("long-{i}@example.com"), 30, style, wrap),
+            long_message(&format!("long-{i}@example.com"), 30, style, wrap, img),
         )
         .unwrap();
     }
