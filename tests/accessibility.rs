@@ -74,6 +74,10 @@ async fn every_page_kind_passes_axe_in_every_layout() {
     std::fs::copy(repo_path("tests/fixtures/external/rfc2046.eml"), dir.path().join("external.eml")).expect("copy");
     let app = TestApp::new(&[repo_path("samples"), dir.path().to_path_buf()]);
     let (base, _) = serve(app.router.clone()).await;
+    // An archive with nothing in it yet: the pages as a new user first sees them.
+    let nothing = tempfile::tempdir().expect("dir");
+    let empty = TestApp::new(&[nothing.path().to_path_buf()]);
+    let (empty_base, _) = serve(empty.router.clone()).await;
     // Every kind of page: where it is, what of it is the sender's, and what shows it is that page.
     let body: &[&str] = &[".mailshelf-body"];
     let pages: &[(&str, &str, &[&str], &str)] = &[
@@ -83,6 +87,7 @@ async fn every_page_kind_passes_axe_in_every_layout() {
         ("label", "/label/Clients%2FAcme%20(2019)", &[], "nav.sidebar li.depth-2"),
         ("search results", "/?q=Maison", &[], ".snippet"),
         ("search without results", "/?q=nothing-matches-this", &[], "p.empty"),
+        ("search that cannot run", "/?q=%22unclosed", &[], "p.notice"),
         ("conversation list", "/?threads=1", &[], "table.conversations"),
         ("conversation", "/thread/20261005094512.GA1187@alice.example.org", &[], ".conversation article"),
         ("overview", "/overview", &[], "svg.chart a"),
@@ -99,6 +104,8 @@ async fn every_page_kind_passes_axe_in_every_layout() {
         ("unknown message", "/message/nobody@example.com", &[], "section.error"),
         ("unknown page", "/no/such/page", &[], "section.error"),
         ("malformed address", "/message/%FF", &[], "section.error"),
+        ("empty archive: list", "empty:/", &[], "p.empty"),
+        ("empty archive: overview", "empty:/overview", &[], "main"),
     ];
     let mut b = Browser::launch();
     // axe is a script of the test's: the print view's policy (a sandbox without scripts, under
@@ -114,7 +121,10 @@ async fn every_page_kind_passes_axe_in_every_layout() {
     ] {
         b.emulate(width, height, mobile, scheme);
         for (kind, path, exclude, shows) in pages {
-            b.goto(&format!("{base}{path}"));
+            match path.strip_prefix("empty:") {
+                Some(path) => b.goto(&format!("{empty_base}{path}")),
+                None => b.goto(&format!("{base}{path}")),
+            }
             if kind.ends_with("(j)") {
                 b.press("j");
             }
