@@ -1,7 +1,8 @@
 //! Long bodies on paper: a body of many pages, with pictures near its end, printed whole by the
 //! PDF and by the reader's browser from the print view, whatever layout the sender gave it (a root
 //! as high as the window that hides its overflow, a box that scrolls, a fixed box); and the message
-//! page, whose framed body is one block on paper, saying where the whole body prints.
+//! page and the conversation, whose framed bodies are one block each on paper, saying where the
+//! whole body prints.
 
 use std::path::Path;
 
@@ -145,6 +146,14 @@ async fn long_bodies_print_whole_with_their_last_pictures() {
     browser.goto(&format!("{base}/message/long-0@example.com"));
     let printed = browser.call("Page.printToPDF", serde_json::json!({}));
     let file = out.path().join("message-page.pdf");
+    std::fs::write(&file, base64::engine::general_purpose::STANDARD.decode(printed["data"].as_str().unwrap()).unwrap())
+        .unwrap();
+    let text = pdftotext(&file).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.contains("The print view prints all of it: /message/long-0@example.com/print"), "{text}");
+    // So does a conversation, each of its framed bodies.
+    browser.goto(&format!("{base}/thread/long-0@example.com"));
+    let printed = browser.call("Page.printToPDF", serde_json::json!({}));
+    let file = out.path().join("conversation.pdf");
     std::fs::write(&file, base64::engine::general_purpose::STANDARD.decode(printed["data"].as_str().unwrap()).unwrap())
         .unwrap();
     let text = pdftotext(&file).split_whitespace().collect::<Vec<_>>().join(" ");
