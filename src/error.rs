@@ -54,6 +54,16 @@ pub enum Error {
          or name it with --chromium / MAILSHELF_CHROMIUM. The print view works without it"
     )]
     NoRenderer,
+    /// The browser that renders PDFs could not be started or stopped answering (it was removed
+    /// after start-up, or the machine is out of processes or memory): worth a retry, and the
+    /// print view still works. The cause goes to the log.
+    #[error(
+        "the PDF renderer (Chromium) could not be started or stopped answering; try again, or print the print view"
+    )]
+    RendererFailed {
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// The source a message was indexed from is gone or changed under us.
     #[error("the source of this message is no longer readable")]
     SourceGone,
@@ -94,7 +104,7 @@ impl Error {
             Error::ReadOnly => 405,
             Error::SourceGone => 410,
             Error::NoRenderer => 501,
-            Error::StoreUnavailable => 503,
+            Error::StoreUnavailable | Error::RendererFailed { .. } => 503,
             // Start-up errors never reach a request; were one to, it is ours to fix.
             Error::BadPath { .. } | Error::BadSetting(_) => 500,
             Error::Io(_) | Error::Internal { .. } => 500,
@@ -120,15 +130,18 @@ impl Error {
             Error::BadSetting(_) => ("bad-setting", "Unusable setting"),
             Error::SourceGone => ("source-gone", "Source no longer readable"),
             Error::NoRenderer => ("no-renderer", "PDF rendering not available"),
+            Error::RendererFailed { .. } => ("renderer-failed", "PDF renderer failed"),
             Error::StoreUnavailable => ("unavailable", "Database unavailable"),
             Error::Io(_) | Error::Internal { .. } => ("internal", "Internal error"),
         }
     }
 
-    /// What a user may be told: internal details stay in the log. (A missing renderer is a 5xx
-    /// that is no secret: it says what to install; nor is a database that is away.)
+    /// What a user may be told: internal details stay in the log. (A missing or failed renderer is
+    /// a 5xx that is no secret: it says what to install or to retry; nor is a database that is away.)
     pub fn public_detail(&self) -> String {
-        if self.status() >= 500 && !matches!(self, Error::NoRenderer | Error::StoreUnavailable) {
+        if self.status() >= 500
+            && !matches!(self, Error::NoRenderer | Error::RendererFailed { .. } | Error::StoreUnavailable)
+        {
             "Something went wrong on our side; the server log has the details.".to_string()
         } else {
             self.to_string()

@@ -47,6 +47,8 @@ pub mod rewrite;
 pub mod route;
 pub mod search;
 pub mod store;
+#[cfg(test)]
+mod testing;
 pub mod uri;
 pub mod view;
 pub mod web;

@@ -317,16 +317,20 @@ impl Message {
         self.attachments().next().is_some()
     }
 
-    /// The parts a reader would call attachments, in order.
+    /// The parts a reader would call attachments, in order: the one rule behind the list's
+    /// attachment badge, `has:attachment`, the message page, print, PDF and the CSV export.
     pub fn attachments(&self) -> impl Iterator<Item = &Part> {
-        self.parts.iter().enumerate().filter_map(|(i, p)| {
-            (!p.is_multipart()
-                && p.is_attachment_like()
-                && p.related_scope.is_none()
-                && Some(i) != self.html_body
-                && Some(i) != self.text_body
-                && Some(i) != self.image_body)
-                .then_some(p)
+        self.attachment_indices().map(|i| &self.parts[i])
+    }
+
+    /// The indices of [`Message::attachments`]: files that are not the body shown, nor a
+    /// resource of a multipart/related body (an inline image or style is part of the page) unless
+    /// the sender marked it an attachment.
+    pub fn attachment_indices(&self) -> impl Iterator<Item = PartIdx> + '_ {
+        let bodies = [self.html_body, self.text_body, self.image_body];
+        self.parts.iter().enumerate().filter_map(move |(i, p)| {
+            let inline_resource = p.related_scope.is_some() && p.disposition.as_deref() != Some("attachment");
+            (!p.is_multipart() && p.is_attachment_like() && !inline_resource && !bodies.contains(&Some(i))).then_some(i)
         })
     }
 

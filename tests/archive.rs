@@ -28,6 +28,9 @@ fn maildir_messages(dir: &Path) -> usize {
 
 #[tokio::test]
 async fn maildir_trees_are_indexed_with_flags() {
+    if !crate::common::needs::corpus("maildir_trees_are_indexed_with_flags") {
+        return;
+    }
     let corpus = corpus_dir();
     let trees = ["notmuch/test/corpora/default", "mu/testdata/testdir", "mu/testdata/testdir2"];
     for tree in trees {
@@ -57,6 +60,9 @@ fn from_lines(data: &[u8]) -> usize {
 
 #[tokio::test]
 async fn mbox_files_split_into_every_message() {
+    if !crate::common::needs::corpus("mbox_files_split_into_every_message") {
+        return;
+    }
     let dir = corpus_dir().join("apache-ponymail-unit-tests/corpus");
     let mut files: Vec<PathBuf> =
         walk(&dir).into_iter().filter(|p| p.extension().is_some_and(|e| e == "mbox")).collect();
@@ -378,6 +384,9 @@ async fn kill_during_indexing_then_restart_is_consistent() {
 
 #[tokio::test]
 async fn threads_link_parents_and_replies() {
+    if !crate::common::needs::corpus("threads_link_parents_and_replies") {
+        return;
+    }
     let app = TestApp::new(&[crate::common::repo_path("samples/mbox")]);
     let root = app.json("/api/messages/20261005094512.GA1187@alice.example.org").await;
     let thread = root["thread"].as_array().expect("thread");

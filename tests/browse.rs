@@ -40,6 +40,9 @@ fn write(path: &Path, bytes: impl AsRef<[u8]>) {
 
 #[tokio::test]
 async fn maildir_folders_of_a_real_tree() {
+    if !crate::common::needs::corpus("maildir_folders_of_a_real_tree") {
+        return;
+    }
     // notmuch's corpus: a Maildir with cur/ and new/ at the top and folders below (`bar/baz`).
     let root = corpus_dir().join("notmuch/test/corpora/default");
     let files = crate::common::walk(&root);
@@ -84,6 +87,9 @@ async fn maildir_folders_of_a_real_tree() {
 
 #[tokio::test]
 async fn maildir_plus_plus_names_are_folder_paths() {
+    if !crate::common::needs::corpus("maildir_plus_plus_names_are_folder_paths") {
+        return;
+    }
     // The layout of mail-parser's Maildir++ sample (whose files are stubs), with real messages in it.
     let dir = tempfile::tempdir().expect("dir");
     let sample = corpus_dir().join("stalwart-mail-parser/resources/maildir");
@@ -108,6 +114,9 @@ async fn maildir_plus_plus_names_are_folder_paths() {
 
 #[tokio::test]
 async fn thunderbird_apple_mail_and_mbox_trees() {
+    if !crate::common::needs::corpus("thunderbird_apple_mail_and_mbox_trees") {
+        return;
+    }
     let dir = tempfile::tempdir().expect("dir");
     let tb = dir.path().join("Thunderbird");
     write(&tb.join("Inbox"), mbox("inbox", 3, &|_| String::new()));
@@ -240,6 +249,9 @@ async fn uploads_are_a_folder_of_their_own() {
 
 #[tokio::test]
 async fn conversations_group_a_real_thread() {
+    if !crate::common::needs::corpus("conversations_group_a_real_thread") {
+        return;
+    }
     let thread_dir = corpus_dir().join("notmuch/test/corpora/lkml");
     let files = crate::common::walk(&thread_dir);
     assert!(files.len() > 50, "the corpus LKML thread is there ({})", files.len());
@@ -266,6 +278,9 @@ async fn conversations_group_a_real_thread() {
 
 #[tokio::test]
 async fn the_overview_counts_and_draws_without_script() {
+    if !crate::common::needs::corpus("the_overview_counts_and_draws_without_script") {
+        return;
+    }
     let dir = corpus_dir().join("apache-ponymail-unit-tests/corpus");
     let mboxes = files_with_ext(&dir, &["mbox"]);
     assert!(mboxes.len() > 10, "the corpus has list archives");

@@ -117,6 +117,9 @@ pub fn requested(log: &Log) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sample_resources_really_load() {
+    if !crate::common::needs::chromium("sample_resources_really_load") {
+        return;
+    }
     let app = TestApp::new(&[repo_path("samples")]);
     let (base, log) = serve(app.router.clone()).await;
     let cases: &[(&str, &[&str])] = &[
@@ -172,6 +175,9 @@ async fn sample_resources_really_load() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_messages_load_nothing_remote_and_run_nothing() {
+    if !crate::common::needs::chromium("hostile_messages_load_nothing_remote_and_run_nothing") {
+        return;
+    }
     let (remote, remote_log) = internet().await;
     let dir = tempfile::tempdir().expect("dir");
     let files = hostile_messages(dir.path(), &remote);
@@ -218,6 +224,9 @@ async fn hostile_messages_load_nothing_remote_and_run_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn remote_content_loads_when_asked() {
+    if !crate::common::needs::chromium("remote_content_loads_when_asked") {
+        return;
+    }
     let (remote, remote_log) = internet().await;
     let dir = tempfile::tempdir().expect("dir");
     hostile_messages(dir.path(), &remote);
@@ -245,6 +254,9 @@ async fn remote_content_loads_when_asked() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_site_can_neither_read_nor_write() {
+    if !crate::common::needs::chromium("another_site_can_neither_read_nor_write") {
+        return;
+    }
     let app = TestApp::new(&[repo_path("samples")]);
     let before = app.archive.index().listed_count();
     let (base, mailshelf_log) = serve(app.router.clone()).await;
@@ -296,6 +308,9 @@ x</textarea></form>
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn external_image_loads_only_when_remote_content_is_allowed() {
+    if !crate::common::needs::chromium("external_image_loads_only_when_remote_content_is_allowed") {
+        return;
+    }
     let (remote, remote_log) = internet().await;
     let dir = tempfile::tempdir().expect("dir");
     for name in ["remote-image.eml", "other-message.eml"] {
@@ -375,6 +390,9 @@ fn path(b: &mut Browser) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keyboard_moves_through_the_list_and_messages_under_the_pages_policy() {
+    if !crate::common::needs::chromium("keyboard_moves_through_the_list_and_messages_under_the_pages_policy") {
+        return;
+    }
     let (_app, base, _dir) = comfort_app().await;
     let mut b = Browser::launch();
     b.emulate(1280, 900, false, "light");
@@ -425,6 +443,9 @@ async fn keyboard_moves_through_the_list_and_messages_under_the_pages_policy() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pages_fit_phone_and_desktop_in_light_and_dark() {
+    if !crate::common::needs::chromium("pages_fit_phone_and_desktop_in_light_and_dark") {
+        return;
+    }
     let (_app, base, _dir) = comfort_app().await;
     let out = screenshot_dir();
     let pages = [
@@ -503,6 +524,9 @@ async fn pages_fit_phone_and_desktop_in_light_and_dark() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_upload_form_lands_on_the_uploaded_message() {
+    if !crate::common::needs::chromium("the_upload_form_lands_on_the_uploaded_message") {
+        return;
+    }
     let app = TestApp::new(&[repo_path("samples")]);
     let (base, log) = serve(app.router.clone()).await;
     let dir = tempfile::tempdir().expect("dir");

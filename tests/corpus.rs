@@ -17,6 +17,9 @@ use crate::common::{corpus_dir, files_with_ext, seg_decode, walk, TestApp};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_corpus_message_is_listed_and_answers() {
+    if !crate::common::needs::corpus("every_corpus_message_is_listed_and_answers") {
+        return;
+    }
     let corpus = corpus_dir();
     let files = walk(&corpus);
     assert!(files.len() > 1000, "corpus not found at {}: {} files", corpus.display(), files.len());
@@ -134,6 +137,9 @@ fn satisfying_part(msg: &mailshelf::model::Message, base: &str, reference: &str)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_satisfiable_mhtml_reference_is_rewritten_to_its_part() {
+    if !crate::common::needs::corpus("every_satisfiable_mhtml_reference_is_rewritten_to_its_part") {
+        return;
+    }
     let files = mhtml_files();
     let app = TestApp::new(&files);
     let (mut resolvable, mut resolved, mut references) = (0usize, 0usize, 0usize);
@@ -209,6 +215,9 @@ fn normalise(b: &[u8]) -> Vec<u8> {
 
 #[test]
 fn decoded_bodies_match_mime4j_expected_outputs() {
+    if !crate::common::needs::corpus("decoded_bodies_match_mime4j_expected_outputs") {
+        return;
+    }
     let root = corpus_dir().join("james-mime4j/core/src/test/resources");
     let expected_files = files_with_ext(&root, &["xml"])
         .into_iter()

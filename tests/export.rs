@@ -48,6 +48,9 @@ async fn export(app: &TestApp, query: &str) -> crate::common::Reply {
 
 #[tokio::test]
 async fn mbox_export_served_again_holds_the_same_messages() {
+    if !crate::common::needs::corpus("mbox_export_served_again_holds_the_same_messages") {
+        return;
+    }
     let app = TestApp::new(&sources());
     let r = export(&app, "/api/export?format=mbox").await;
     assert_eq!(r.header("content-type"), "application/mbox");
@@ -69,6 +72,9 @@ async fn mbox_export_served_again_holds_the_same_messages() {
 
 #[tokio::test]
 async fn zip_export_files_are_the_raw_messages() {
+    if !crate::common::needs::corpus("zip_export_files_are_the_raw_messages") {
+        return;
+    }
     let app = TestApp::new(&sources());
     let r = export(&app, "/api/export?format=zip&q=").await;
     assert_eq!(r.header("content-type"), "application/zip");
@@ -93,6 +99,9 @@ async fn zip_export_files_are_the_raw_messages() {
 
 #[tokio::test]
 async fn csv_export_has_one_row_per_match() {
+    if !crate::common::needs::corpus("csv_export_has_one_row_per_match") {
+        return;
+    }
     let app = TestApp::new(&sources());
     let query = "maven";
     let matches = app.archive.search_ids(query).unwrap();
@@ -187,6 +196,9 @@ async fn list_page_links_the_export() {
 /// mbox the Internet message made of it, which a second mailshelf reads back with its subject.
 #[tokio::test]
 async fn other_formats_export_as_given_and_as_mail() {
+    if !crate::common::needs::corpus("other_formats_export_as_given_and_as_mail") {
+        return;
+    }
     let msg = corpus_dir().join("msgreader/MsgReaderTests/SampleFiles/TxtSampleEmail.msg");
     let app = TestApp::new(&[repo_path("tests/fixtures/formats"), msg]);
     let count = app.archive.index().listed_count();

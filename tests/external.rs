@@ -159,6 +159,9 @@ async fn rfc2046_access_types_are_described() {
 
 #[tokio::test]
 async fn a_message_whose_whole_body_is_external() {
+    if !crate::common::needs::chromium("a_message_whose_whole_body_is_external") {
+        return;
+    }
     let app = fixtures();
     let d = app.json("/api/messages/whole-body@external.test").await;
     let root = &d["parts"][0];
@@ -190,6 +193,9 @@ async fn a_message_whose_whole_body_is_external() {
 
 #[tokio::test]
 async fn part_urls_redirect_to_web_urls_and_describe_the_rest() {
+    if !crate::common::needs::chromium("part_urls_redirect_to_web_urls_and_describe_the_rest") {
+        return;
+    }
     let app = fixtures();
     let web = "/part/whole-body@external.test/annual-report@example.org";
     for suffix in ["", "?raw=1", "?download=1", "?remote=1"] {
@@ -306,6 +312,9 @@ async fn message_page_lists_where_the_data_is() {
 
 #[tokio::test]
 async fn bad_external_bodies_are_shown_never_linked_never_5xx() {
+    if !crate::common::needs::chromium("bad_external_bodies_are_shown_never_linked_never_5xx") {
+        return;
+    }
     let app = fixtures();
     let d = app.json("/api/messages/bad@external.test").await;
     let ext = |cid: &str| external_by_cid(&d, cid);
@@ -450,6 +459,9 @@ async fn the_server_never_goes_where_external_bodies_point() {
 
 #[tokio::test]
 async fn corpus_external_bodies_are_described() {
+    if !crate::common::needs::corpus("corpus_external_bodies_are_described") {
+        return;
+    }
     let corpus = corpus_dir();
     let flanker = corpus.join("flanker/tests/fixtures/messages/message-external-body.eml");
     let rfc = corpus.join("stalwart-mail-parser/resources/eml/rfc/001.eml");

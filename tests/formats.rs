@@ -70,6 +70,9 @@ fn all_part_urls(detail: &serde_json::Value) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_apple_mail_and_safari_file_in_the_corpus_is_listed_and_answers() {
+    if !crate::common::needs::corpus("every_apple_mail_and_safari_file_in_the_corpus_is_listed_and_answers") {
+        return;
+    }
     let corpus = corpus_dir();
     let roots: Vec<PathBuf> = FOLDERS.iter().map(|f| corpus.join(f)).collect();
     let emlx: Vec<PathBuf> = roots.iter().flat_map(|r| files_with_ext(r, &["emlx"])).collect();
@@ -123,6 +126,9 @@ async fn every_apple_mail_and_safari_file_in_the_corpus_is_listed_and_answers() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn partial_emlx_attachments_are_put_back_from_the_folder_beside_them() {
+    if !crate::common::needs::corpus("partial_emlx_attachments_are_put_back_from_the_folder_beside_them") {
+        return;
+    }
     let dir = corpus_dir().join("partial-emlx-converter/test/__testdata/input");
     let app = TestApp::new(std::slice::from_ref(&dir));
     let mut compared = 0;
@@ -157,6 +163,9 @@ async fn partial_emlx_attachments_are_put_back_from_the_folder_beside_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn emlx_flags_show_as_maildir_flags() {
+    if !crate::common::needs::corpus("emlx_flags_show_as_maildir_flags") {
+        return;
+    }
     let file = corpus_dir().join("emlx-rs/tests/emails/1.emlx");
     let app = TestApp::new(std::slice::from_ref(&file));
     let key = key_of(&app, &file).expect("listed");
@@ -171,6 +180,9 @@ async fn emlx_flags_show_as_maildir_flags() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webarchive_subresources_resolve_to_parts_that_answer() {
+    if !crate::common::needs::corpus("webarchive_subresources_resolve_to_parts_that_answer") {
+        return;
+    }
     let corpus = corpus_dir();
     let mut archives: Vec<PathBuf> =
         FOLDERS.iter().flat_map(|f| files_with_ext(&corpus.join(f), &["webarchive"])).collect();
@@ -296,6 +308,9 @@ fn bplist_array(refs: &[u16]) -> Vec<u8> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uploaded_files_in_other_formats_are_kept_as_given() {
+    if !crate::common::needs::corpus("uploaded_files_in_other_formats_are_kept_as_given") {
+        return;
+    }
     use axum::body::Body;
     use axum::http::Request;
     let files = [

@@ -32,6 +32,9 @@ fn parse_file(p: &Path) -> Message {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_outlook_message_is_listed_and_answers() {
+    if !crate::common::needs::corpus("every_outlook_message_is_listed_and_answers") {
+        return;
+    }
     let (ole, other) = outlook_files();
     assert_eq!(ole.len(), 63, "Outlook messages in the corpus");
     assert_eq!(other.len(), 1, "the non-OLE error case");
@@ -76,6 +79,9 @@ async fn every_outlook_message_is_listed_and_answers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn raw_gives_the_msg_file_and_inline_images_resolve() {
+    if !crate::common::needs::corpus("raw_gives_the_msg_file_and_inline_images_resolve") {
+        return;
+    }
     let dir = corpus_dir().join("outlook-message-parser/src/test/resources/test-messages");
     let file = dir.join("HTML mail with replyto and attachment and embedded image.msg");
     let bytes = std::fs::read(&file).expect("read");
@@ -101,6 +107,9 @@ async fn raw_gives_the_msg_file_and_inline_images_resolve() {
 
 #[test]
 fn attached_messages_and_other_items_show_their_content() {
+    if !crate::common::needs::corpus("attached_messages_and_other_items_show_their_content") {
+        return;
+    }
     let corpus = corpus_dir();
     let nested = parse_file(&corpus.join("msgreader/MsgReaderTests/SampleFiles/EmailWithMsgAttachment.msg"));
     let inner: Vec<&Message> = nested.nested().map(|(_, m)| m).collect();
@@ -121,6 +130,9 @@ fn attached_messages_and_other_items_show_their_content() {
 
 #[test]
 fn damaged_compound_files_stay_bounded() {
+    if !crate::common::needs::corpus("damaged_compound_files_stay_bounded") {
+        return;
+    }
     let (ole, _) = outlook_files();
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     let mut rnd = move || {
@@ -222,6 +234,15 @@ fn shown_text(msg: &Message) -> String {
 
 #[test]
 fn outlook_messages_match_an_independent_reader() {
+    if !(crate::common::needs::corpus("outlook_messages_match_an_independent_reader")
+        && crate::common::needs::python_module(
+            "outlook_messages_match_an_independent_reader",
+            "extract_msg",
+            "pip install extract-msg",
+        ))
+    {
+        return;
+    }
     let (ole, _) = outlook_files();
     let out = std::process::Command::new("python3")
         .arg(repo_path("tests/outlook/reference.py"))
@@ -352,6 +373,9 @@ const TNEF_EXPECTED: &[(&str, &[&str], bool)] = &[
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn winmail_attachments_become_parts() {
+    if !crate::common::needs::corpus("winmail_attachments_become_parts") {
+        return;
+    }
     let files = files_with_ext(&corpus_dir().join("tnefparse"), &["tnef"]);
     assert_eq!(files.len(), TNEF_EXPECTED.len(), "TNEF files in the corpus");
     let dir = tempfile::tempdir().expect("tempdir");
@@ -474,6 +498,13 @@ fn tnef_props(longs: &[(u16, u32)], strings: &[(u16, &[u8])]) -> Vec<u8> {
 /// Big5 (code page 950), which Windows-1252 turns into `®æ¦¡´ú¸Õ`.
 #[tokio::test]
 async fn eight_bit_strings_are_read_in_the_code_page_of_their_message() {
+    if !crate::common::needs::python_module(
+        "eight_bit_strings_are_read_in_the_code_page_of_their_message",
+        "extract_msg",
+        "pip install extract-msg",
+    ) {
+        return;
+    }
     let big5 = |s: &str| encoding_rs::BIG5.encode(s).0.into_owned();
     let (subject, body, inner, folder, file) = ("MSG 格式測試", "這是內文", "附件郵件", "收件匣", "報告.txt");
     let dir = tempfile::tempdir().expect("temp dir");

@@ -80,6 +80,9 @@ async fn forwarded_messages_show_inline_and_on_their_own() {
 
 #[tokio::test]
 async fn attachments_list_files_not_inline_images() {
+    if !crate::common::needs::chromium("attachments_list_files_not_inline_images") {
+        return;
+    }
     let app = samples();
     let html = app.get("/message/rechnung-2026-0315@lefevre-it.example").await.text();
     assert!(html.contains("Rechnung März.pdf") && html.contains("?download=1"));

@@ -60,6 +60,9 @@ fn enc(s: &str) -> String {
 
 #[tokio::test]
 async fn pst_files_open_as_folder_trees_of_their_items() {
+    if !crate::common::needs::corpus("pst_files_open_as_folder_trees_of_their_items") {
+        return;
+    }
     let dist = corpus_dir().join("java-libpst/src/test/resources/dist-list.pst");
     let app = TestApp::new(std::slice::from_ref(&dist));
     let tree = folders(&app).await;
@@ -105,6 +108,9 @@ async fn pst_files_open_as_folder_trees_of_their_items() {
 
 #[tokio::test]
 async fn pst_items_keep_bodies_recipients_attachments_and_attached_messages() {
+    if !crate::common::needs::corpus("pst_items_keep_bodies_recipients_attachments_and_attached_messages") {
+        return;
+    }
     let pst = corpus_dir().join("ruby-msg/test/pst");
     let cases: &[(&str, &str, &[&str])] = &[
         ("attachAndInline.pst", "Attach and inline", &["attach.png", "image001.png", "xmailuser@xmailserver.test"]),
@@ -136,6 +142,9 @@ async fn pst_items_keep_bodies_recipients_attachments_and_attached_messages() {
 
 #[tokio::test]
 async fn pst_password_and_damage_are_said_not_fatal() {
+    if !crate::common::needs::corpus("pst_password_and_damage_are_said_not_fatal") {
+        return;
+    }
     let passworded = corpus_dir().join("java-libpst/src/test/resources/passworded.pst");
     let app = TestApp::new(std::slice::from_ref(&passworded));
     let tree = folders(&app).await;
@@ -198,6 +207,15 @@ fn readpst(path: &Path) -> BTreeMap<String, (usize, Vec<String>)> {
 
 #[tokio::test]
 async fn pst_folders_and_items_match_an_independent_reader() {
+    if !(crate::common::needs::corpus("pst_folders_and_items_match_an_independent_reader")
+        && crate::common::needs::program(
+            "pst_folders_and_items_match_an_independent_reader",
+            "readpst",
+            "apt-get install pst-utils",
+        ))
+    {
+        return;
+    }
     let mut files = corpus_psts();
     assert!(files.len() >= 5, "the corpus has five .pst files: {files:?}");
     // The corpus's files are all Unicode and permutation-encoded; these two, written by
@@ -244,6 +262,9 @@ async fn pst_folders_and_items_match_an_independent_reader() {
 
 #[tokio::test]
 async fn an_uploaded_pst_keeps_its_folders_under_its_name() {
+    if !crate::common::needs::corpus("an_uploaded_pst_keeps_its_folders_under_its_name") {
+        return;
+    }
     let app = TestApp::new(&[]);
     let bytes = std::fs::read(corpus_dir().join("java-libpst/src/test/resources/dist-list.pst")).expect("read");
     // From the upload form: the file's name names its folder tree.
@@ -352,6 +373,15 @@ async fn shown(app: &TestApp, stem: &str) -> BTreeMap<String, usize> {
 
 #[tokio::test]
 async fn pst_folders_match_pffexport_folder_by_folder() {
+    if !(crate::common::needs::corpus("pst_folders_match_pffexport_folder_by_folder")
+        && crate::common::needs::program(
+            "pst_folders_match_pffexport_folder_by_folder",
+            "pffexport",
+            "apt-get install pff-tools",
+        ))
+    {
+        return;
+    }
     let mut files = corpus_psts();
     assert!(files.len() >= 5, "the corpus has five .pst files: {files:?}");
     files.extend(walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pst")));
@@ -369,6 +399,13 @@ async fn pst_folders_match_pffexport_folder_by_folder() {
 /// across blocks; damaged copies of an `.ost` show what can be read.
 #[tokio::test]
 async fn archives_of_every_layout_open_as_their_folder_trees() {
+    if !crate::common::needs::program(
+        "archives_of_every_layout_open_as_their_folder_trees",
+        "pffexport",
+        "apt-get install pff-tools",
+    ) {
+        return;
+    }
     use writer::{Archive, Layout, V};
     let dir = tempfile::tempdir().expect("temp dir");
     for layout in [Layout::Ansi, Layout::Unicode, Layout::Ost2013] {
@@ -438,6 +475,13 @@ async fn archives_of_every_layout_open_as_their_folder_trees() {
 /// as pffexport exports them, though their contents are the same.
 #[tokio::test]
 async fn copies_of_an_item_are_each_shown_in_their_folders() {
+    if !crate::common::needs::program(
+        "copies_of_an_item_are_each_shown_in_their_folders",
+        "pffexport",
+        "apt-get install pff-tools",
+    ) {
+        return;
+    }
     use writer::{Archive, Layout, V};
     let dir = tempfile::tempdir().expect("temp dir");
     let mut a = Archive::new(Layout::Unicode, writer::CRYPT_PERMUTE);

@@ -70,6 +70,9 @@ fn set(items: &[&str]) -> BTreeSet<String> {
 
 #[tokio::test]
 async fn every_operator_finds_what_it_says() {
+    if !crate::common::needs::chromium("every_operator_finds_what_it_says") {
+        return;
+    }
     let dir = tempfile::tempdir().expect("dir");
     corpus(dir.path());
     let app = TestApp::new(&[dir.path().to_path_buf()]);
@@ -123,6 +126,9 @@ async fn every_operator_finds_what_it_says() {
 
 #[tokio::test]
 async fn results_are_ranked_paginated_and_highlighted() {
+    if !crate::common::needs::chromium("results_are_ranked_paginated_and_highlighted") {
+        return;
+    }
     let dir = tempfile::tempdir().expect("dir");
     corpus(dir.path());
     let app = TestApp::new(&[dir.path().to_path_buf()]);
@@ -146,6 +152,9 @@ async fn results_are_ranked_paginated_and_highlighted() {
 
 #[tokio::test]
 async fn bad_queries_get_a_clear_message() {
+    if !crate::common::needs::chromium("bad_queries_get_a_clear_message") {
+        return;
+    }
     let dir = tempfile::tempdir().expect("dir");
     corpus(dir.path());
     let app = TestApp::new(&[dir.path().to_path_buf()]);
@@ -163,6 +172,9 @@ async fn bad_queries_get_a_clear_message() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uploaded_and_delivered_messages_are_found() {
+    if !crate::common::needs::chromium("uploaded_and_delivered_messages_are_found") {
+        return;
+    }
     let dir = tempfile::tempdir().expect("dir");
     corpus(dir.path());
     let paths = [dir.path().to_path_buf()];
@@ -222,6 +234,9 @@ fn subtrees(nodes: &serde_json::Value, out: &mut Vec<(String, u64, u64)>) -> u64
 /// or are named with quotes; and a folder's page lists what the tree counts as its own.
 #[tokio::test]
 async fn folder_search_counts_what_the_folder_tree_counts() {
+    if !crate::common::needs::chromium("folder_search_counts_what_the_folder_tree_counts") {
+        return;
+    }
     let dir = tempfile::tempdir().expect("dir");
     let (maildir, client) = (dir.path().join("maildir"), dir.path().join("client"));
     for sub in ["cur", "new", ".Work.Projects/cur", ".Work.Projects/new"] {
@@ -272,6 +287,9 @@ async fn folder_search_counts_what_the_folder_tree_counts() {
 /// listed there from then on; `folder:` and a search for its words find it there too.
 #[tokio::test]
 async fn a_message_first_found_enclosed_is_searchable_in_its_folder() {
+    if !crate::common::needs::chromium("a_message_first_found_enclosed_is_searchable_in_its_folder") {
+        return;
+    }
     let dir = tempfile::tempdir().expect("dir");
     let inner = "From: origin@example.org\r\nSubject: the original\r\nMessage-ID: <original@folders.test>\r\n\
                  Date: Mon, 1 Jan 2024 09:00:00 +0000\r\n\r\nquetzalcoatl\r\n";

@@ -28,6 +28,9 @@ async fn thumb_urls(app: &TestApp) -> Vec<(String, String)> {
 
 #[tokio::test]
 async fn image_attachments_get_thumbnails_never_larger_than_the_original() {
+    if !crate::common::needs::chromium("image_attachments_get_thumbnails_never_larger_than_the_original") {
+        return;
+    }
     let (app, _dir) = app();
     // name → (X-Thumbnail, Content-Type, width, height)
     let cases: &[(&str, &str, &str, u32, u32)] = &[
@@ -107,6 +110,9 @@ async fn the_message_page_shows_thumbnails_and_icons() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_picture_in_the_corpus_gets_a_thumbnail_or_the_icon() {
+    if !crate::common::needs::corpus("every_picture_in_the_corpus_gets_a_thumbnail_or_the_icon") {
+        return;
+    }
     // The corpora with pictures in messages: MUA samples, inline images, Outlook attachments,
     // Apple Mail's stored attachments.
     let corpus = crate::common::corpus_dir();

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use super::{attachments, Exported};
+use super::Exported;
 use crate::index::Entry;
 use crate::model::Message;
 
@@ -37,7 +37,7 @@ const CSV_HEADER: [&str; 11] = [
 ];
 
 fn csv_row(entry: &Entry, folder: &str, msg: &Message) -> [String; 11] {
-    let names: Vec<String> = attachments(msg).map(|i| crate::view::part_filename(&msg.parts[i])).collect();
+    let names: Vec<String> = msg.attachments().map(crate::view::part_filename).collect();
     let labels = entry.labels.join("; ");
     [
         entry.summary.date().unwrap_or_default(),

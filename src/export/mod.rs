@@ -23,7 +23,7 @@ use crate::archive::Archive;
 use crate::error::Error;
 use crate::index::{Entry, EntryId, Location};
 use crate::ingest::Source;
-use crate::model::{Message, PartIdx};
+use crate::model::Message;
 use crate::view::browse::Scope;
 
 /// What an export is written as.
@@ -178,19 +178,6 @@ impl<W: Write> Writer<W> {
             Writer::Csv(w) => w.into_inner().map_err(|e| e.into_error()),
         }
     }
-}
-
-/// The parts a reader calls attachments: the same rule as [`Message::has_attachments`], which
-/// decides the list's attachment badge and `has:attachment`.
-pub fn attachments(msg: &Message) -> impl Iterator<Item = PartIdx> + '_ {
-    msg.parts.iter().enumerate().filter_map(move |(i, p)| {
-        let counts = !p.is_multipart()
-            && p.is_attachment_like()
-            && p.related_scope.is_none()
-            && Some(i) != msg.html_body
-            && Some(i) != msg.text_body;
-        counts.then_some(i)
-    })
 }
 
 /// The file name an export of `query` is offered under: `mailshelf-<query>.<ext>`, the query made

@@ -10,7 +10,7 @@
 //! [`emlx`] (Apple Mail), [`webarchive`] (Safari), and UTF-16 files; [`proplist`] reads the
 //! property lists of the first two within bounds.
 //! [`outlook`] turns Outlook `.msg` files into the Internet message they stand for (with [`rtf`]
-//! for their compressed RTF bodies and [`codepage`] for 8-bit strings); [`tnef`] opens
+//! for their compressed RTF bodies and [`crate::mapi::codepage`](fn@crate::mapi::codepage) for 8-bit strings); [`tnef`] opens
 //! `winmail.dat` parts found by [`mime`] into child parts. [`build`] is the one MIME writer the
 //! Outlook and TNEF readers write their messages with; [`charset`] turns declared charsets into
 //! decoders; [`labels`] reads the folder and label headers of Gmail, Thunderbird and Apple Mail.
@@ -24,7 +24,6 @@ pub mod labels;
 
 mod build;
 mod charset;
-pub(crate) mod codepage;
 mod emlx;
 mod external;
 mod mhtml;

@@ -13,9 +13,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::build::{self, clean, mailbox, param, Node, Writer};
-use super::{charset, codepage, mime, rtf};
+use super::{charset, mime, rtf};
 use crate::error::Error;
 use crate::limits::{MAX_MSG_ENTRIES, MAX_MSG_NESTING, MAX_MSG_STREAM, MSG_READ_FACTOR};
+use crate::mapi::codepage;
 use crate::mapi::{
     self, ADDRTYPE, ATTACHMENT_HIDDEN, ATTACH_CONTENT_ID, ATTACH_CONTENT_LOCATION, ATTACH_DATA, ATTACH_EMBEDDED_MSG,
     ATTACH_FILENAME, ATTACH_LONG_FILENAME, ATTACH_METHOD, ATTACH_MIME_TAG, BODY, BODY_HTML, BUSINESS_FAX,

@@ -4,8 +4,8 @@
 //! Every loop here is bounded by its input or by [`MAX_RTF_OUTPUT`]; declared sizes are checked
 //! against that limit before anything is allocated.
 
-use super::codepage;
 use crate::limits::MAX_RTF_OUTPUT;
+use crate::mapi::codepage;
 
 /// The dictionary every compressed RTF stream starts from (MS-OXRTFCP §3.1.1.1.1).
 const PREFIX: &[u8] = b"{\\rtf1\\ansi\\mac\\deff0\\deftab720{\\fonttbl;}{\\f0\\fnil \\froman \\fswiss \\fmodern \\fscript \\fdecor MS Sans SerifSymbolArialTimes New RomanCourier{\\colortbl\\red0\\green0\\blue0\r\n\\par \\pard\\plain\\f0\\fs20\\b\\i\\u\\tab\\tx";

@@ -38,7 +38,7 @@ pub(super) struct Tnef {
     pub attachments: Vec<Attachment>,
     /// The stream ended early, a checksum did not match, or a value was cut.
     pub damaged: bool,
-    /// The code page of the message's 8-bit strings, by the one rule of [`mapi::codepage`]: its
+    /// The code page of the message's 8-bit strings, by the one rule of [`mapi::codepage`](fn@mapi::codepage): its
     /// PidTagMessageCodepage, else its PidTagInternetCodepage, else the stream's attOemCodepage.
     pub codepage: Option<u32>,
 }

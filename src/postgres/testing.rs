@@ -20,8 +20,8 @@ impl Cluster {
     pub(crate) fn start() -> Option<Cluster> {
         let Some(bin) = installed() else {
             assert!(
-                std::env::var_os("MAILSHELF_REQUIRE_POSTGRES").is_none(),
-                "PostgreSQL is required (MAILSHELF_REQUIRE_POSTGRES) but not installed"
+                std::env::var_os("MAILSHELF_REQUIRE").is_none(),
+                "PostgreSQL is required (MAILSHELF_REQUIRE) but not installed"
             );
             eprintln!("skipped: no PostgreSQL server in /usr/lib/postgresql/*/bin");
             return None;

@@ -226,21 +226,11 @@ impl MessageView {
 /// The files a reader would call attachments, with links to open and download each. The message
 /// is addressed by `key`.
 pub fn attachments(key: &str, msg: &Message) -> Vec<Attachment> {
-    let body_parts = [msg.html_body, msg.text_body, msg.image_body];
-    msg.parts
-        .iter()
-        .enumerate()
-        .filter(|(i, p)| {
-            // Resources of a multipart/related body (inline images, styles) are part of the page,
-            // not attachments, unless the sender marked them so.
-            let inline_resource = p.related_scope.is_some() && p.disposition.as_deref() != Some("attachment");
-            !p.is_multipart()
-                && !body_parts.contains(&Some(*i))
-                && p.is_attachment_like()
-                && !inline_resource
-                && !matches!(p.body, Body::Message(_))
-        })
-        .map(|(i, p)| {
+    msg.attachment_indices()
+        // Enclosed messages are shown in full below the body, not listed.
+        .filter(|&i| !matches!(msg.parts[i].body, Body::Message(_)))
+        .map(|i| {
+            let p = &msg.parts[i];
             let url = route::part_url(key, msg, i);
             let content_type = served_type(p);
             Attachment {

@@ -146,12 +146,10 @@ fn print_page(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> Pr
         sections.push(PrintSection { nested: Some(nested), body });
     }
     // Enclosed messages are printed in full, not listed.
-    let attachments = crate::export::attachments(msg)
-        .filter(|&i| !matches!(msg.parts[i].body, PartBody::Message(_)))
-        .map(|i| {
-            let p = &msg.parts[i];
-            (part_filename(p), served_type(p), human_size(p.size() as u64))
-        })
+    let attachments = msg
+        .attachments()
+        .filter(|p| !matches!(p.body, PartBody::Message(_)))
+        .map(|p| (part_filename(p), served_type(p), human_size(p.size() as u64)))
         .collect();
     let externals = msg
         .parts
@@ -206,6 +204,7 @@ fn text_block(html: String) -> String {
         (status = 400, description = "Malformed id", content_type = "text/html"),
         (status = 404, description = "No such message", content_type = "text/html"),
         (status = 501, description = "This server has no PDF renderer (Chromium); a page, or problem+json when asked for JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The PDF renderer could not be started; worth a retry, and the print view works", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn pdf(state: &AppState, mid: &str, remote: bool, want_text: bool, headers: &HeaderMap) -> Response {
     match make_pdf(state, mid, remote, want_text).await {

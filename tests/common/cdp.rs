@@ -26,9 +26,14 @@ pub const HEADLESS: &[&str] = &[
     "--disable-dev-shm-usage",
 ];
 
-/// The Chromium the browser tests run (`MAILSHELF_CHROMIUM`, else Debian's).
+/// Where the browser tests look for Chromium (`MAILSHELF_CHROMIUM`, else Debian's).
+pub fn chromium_path() -> PathBuf {
+    std::env::var_os("MAILSHELF_CHROMIUM").map(PathBuf::from).unwrap_or_else(|| "/usr/bin/chromium".into())
+}
+
+/// The Chromium the browser tests run; a test asks [`super::needs::chromium`] first.
 pub fn chromium() -> PathBuf {
-    let path = std::env::var_os("MAILSHELF_CHROMIUM").map(PathBuf::from).unwrap_or_else(|| "/usr/bin/chromium".into());
+    let path = chromium_path();
     assert!(
         path.exists(),
         "browser tests need Chromium at {} (apt-get install chromium, or set MAILSHELF_CHROMIUM)",

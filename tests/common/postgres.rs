@@ -4,7 +4,7 @@
 //! parent-death signal), and every test gets a database of its own.
 //!
 //! Without PostgreSQL's programs (a bare machine) these tests say so and pass, unless
-//! `MAILSHELF_REQUIRE_POSTGRES` is set, as `scripts/test` does: then their absence fails.
+//! `MAILSHELF_REQUIRE` is set, as `scripts/test` does: then their absence fails (see [`super::needs`]).
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -34,15 +34,7 @@ pub fn bin_dir() -> Option<PathBuf> {
 
 /// Whether PostgreSQL tests can run here; says why not (or fails, when they are required).
 pub fn available(test: &str) -> bool {
-    if bin_dir().is_some() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("MAILSHELF_REQUIRE_POSTGRES").is_none(),
-        "{test}: PostgreSQL's programs are required (MAILSHELF_REQUIRE_POSTGRES) but not installed"
-    );
-    eprintln!("{test}: skipped, PostgreSQL is not installed (Debian: apt-get install postgresql)");
-    false
+    super::needs::present(test, "PostgreSQL", bin_dir().is_some(), "apt-get install postgresql")
 }
 
 /// The backend the shared test helpers ([`super::TestApp`]) run on: `postgres` in

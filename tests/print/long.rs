@@ -11,7 +11,7 @@ use base64::Engine;
 use super::{pdf_of, pdfinfo, pdftotext, poppler};
 use crate::browser::serve;
 use crate::common::cdp::Browser;
-use crate::common::{pictures, TestApp};
+use crate::common::{needs, pictures, TestApp};
 
 /// A long HTML body whose layout clips it on paper: `pages` screens of paragraphs, then two
 /// pictures by `cid:` and a last paragraph, under the `style` rules, inside `wrap` (left open).
@@ -73,6 +73,14 @@ fn whole(pdf: &Path) -> Result<(), String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn long_bodies_print_whole_with_their_last_pictures() {
+    let test = "long_bodies_print_whole_with_their_last_pictures";
+    let poppler = "apt-get install poppler-utils";
+    if !(needs::chromium(test)
+        && needs::program(test, "pdftotext", poppler)
+        && needs::program(test, "pdfimages", poppler))
+    {
+        return;
+    }
     // Layouts that scroll in a window and would end at the first page on paper.
     let cases: &[(&str, &str, &str, &str)] = &[
         ("plain", "", "", ""),

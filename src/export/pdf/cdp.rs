@@ -56,6 +56,11 @@ fn fail(context: &'static str, e: impl std::fmt::Display) -> Error {
     Error::internal(context, e.to_string())
 }
 
+/// The browser would not start: the server's environment, not the message, so worth a retry.
+fn not_started(e: impl std::fmt::Display) -> Error {
+    Error::RendererFailed { source: format!("starting chromium: {e}").into() }
+}
+
 /// A running browser and the WebSocket to it. Dropping it kills the browser.
 pub struct Browser {
     // Held for their destructors: the process is killed on drop, the profile folder removed.
@@ -106,8 +111,8 @@ impl Browser {
             cmd.arg("--no-sandbox");
         }
         cmd.arg("about:blank").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).kill_on_drop(true);
-        let mut child = cmd.spawn().map_err(|e| Some(fail("starting chromium", e)))?;
-        let stderr = child.stderr.take().ok_or_else(|| Some(fail("starting chromium", "no standard error")))?;
+        let mut child = cmd.spawn().map_err(|e| Some(not_started(e)))?;
+        let stderr = child.stderr.take().ok_or_else(|| Some(not_started("no standard error")))?;
         let mut lines = BufReader::new(stderr).lines();
         let mut said = String::new();
         let url = loop {
@@ -122,8 +127,8 @@ impl Browser {
                     }
                 }
                 Ok(None) if !no_sandbox && said.to_ascii_lowercase().contains("sandbox") => return Err(None),
-                Ok(None) => return Err(Some(fail("starting chromium", format!("it exited before listening: {said}")))),
-                Err(e) => return Err(Some(fail("starting chromium", e))),
+                Ok(None) => return Err(Some(not_started(format!("it exited before listening: {said}")))),
+                Err(e) => return Err(Some(not_started(e))),
             }
         };
         // Keep draining its standard error, so a chatty browser never blocks on a full pipe.
@@ -151,7 +156,7 @@ impl Browser {
                 });
                 Self::start(chromium, allow_remote, true)
                     .await
-                    .map_err(|e| e.unwrap_or_else(|| fail("starting chromium", "no sandbox")))
+                    .map_err(|e| e.unwrap_or_else(|| not_started("no sandbox")))
             }
         }
     }

@@ -147,7 +147,7 @@ pub(super) fn long(props: &[Prop], id: u16) -> Option<u32> {
     }
 }
 
-/// The code page of an object's 8-bit strings, by the one rule of [`mapi::codepage`]: its own
+/// The code page of an object's 8-bit strings, by the one rule of [`mapi::codepage`](fn@mapi::codepage): its own
 /// PidTagMessageCodepage, else its PidTagInternetCodepage, else `inherited` (the store's).
 pub(super) fn codepage(props: &[Prop], inherited: Option<u32>) -> Option<u32> {
     mapi::codepage(long(props, MESSAGE_CODEPAGE), long(props, INTERNET_CODEPAGE), inherited)

@@ -7,7 +7,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use lol_html::{element, text, HtmlRewriter, Settings};
@@ -19,13 +19,6 @@ use crate::ingest::{pst, sniff_file, Claim, Kind, MboxReader};
 use crate::model::{Body, Message};
 use crate::rewrite::Options;
 use crate::route::Resolver;
-
-/// `../shared/corpus` beside the package, or `MAILSHELF_CORPUS`.
-fn corpus_dir() -> PathBuf {
-    std::env::var_os("MAILSHELF_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"))
-}
 
 /// Where a stylesheet stands in a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -65,7 +58,7 @@ impl Corpus {
         eprintln!(
             "corpus {}: {} files with messages; {} stylesheets: {parts} text/css parts, {blocks} <style> \
              elements, {attributes} style attributes ({} more on elements the rewrite drops)",
-            corpus_dir().display(),
+            crate::testing::corpus_dir().display(),
             self.files,
             self.sheets.len(),
             self.dropped,
@@ -74,7 +67,7 @@ impl Corpus {
         assert!(
             self.files >= 1000 && parts >= 40 && blocks >= 100 && attributes >= 20_000,
             "too few stylesheets in the corpus at {}: is it there?",
-            corpus_dir().display()
+            crate::testing::corpus_dir().display()
         );
     }
 }
@@ -83,7 +76,7 @@ impl Corpus {
 fn corpus() -> &'static Corpus {
     static CORPUS: OnceLock<Corpus> = OnceLock::new();
     CORPUS.get_or_init(|| {
-        let root = corpus_dir();
+        let root = crate::testing::corpus_dir();
         let mut corpus = Corpus { files: 0, sheets: Vec::new(), dropped: 0 };
         for found in crate::ingest::walk(&root) {
             let path = found.path.as_path();
@@ -220,6 +213,9 @@ fn styles(html: &str) -> BTreeMap<(usize, Place), String> {
 
 #[test]
 fn differential_over_the_corpus() {
+    if !crate::testing::corpus("differential_over_the_corpus") {
+        return;
+    }
     let corpus = corpus();
     corpus.check_found();
     let (mut urls, mut bytes, mut disagreements) = (0, 0, Vec::new());
@@ -262,6 +258,9 @@ pub(super) fn first_difference(saved: &str, served: &str) -> String {
 
 #[test]
 fn every_stylesheet_of_the_corpus_keeps_every_byte_but_its_urls() {
+    if !crate::testing::corpus("every_stylesheet_of_the_corpus_keeps_every_byte_but_its_urls") {
+        return;
+    }
     let corpus = corpus();
     corpus.check_found();
     let mut changed = Vec::new();

@@ -126,6 +126,14 @@ fn attachments_are_files_not_bodies_or_inline_resources() {
         let found = attachments("k@x", &msg);
         let names: Vec<&str> = found.iter().map(|a| a.name.as_str()).collect();
         assert_eq!(&names, want, "{kind} {parts:?}");
+        // The list's badge, `has:attachment`, print and the exports ask the model by the same
+        // rule; the page only leaves out enclosed messages, which it shows in full.
+        let shown: Vec<String> = msg
+            .attachments()
+            .filter(|p| !matches!(p.body, crate::model::Body::Message(_)))
+            .map(crate::view::part_filename)
+            .collect();
+        assert_eq!(shown, *want, "the model's rule, {kind}");
         for a in &found {
             assert!(a.open_url.starts_with("/part/k@x/") && a.download_url == format!("{}?download=1", a.open_url));
             assert_eq!(a.thumb_url.is_some(), a.content_type == "image/png", "{}", a.name);

@@ -1,6 +1,6 @@
 //! Windows code page numbers (as Outlook properties and RTF `\ansicpg` give them) to encodings. A
-//! leaf: it imports nothing of the crate, so that the MAPI properties ([`crate::mapi`]) can decode
-//! through it from any stage.
+//! leaf: it imports nothing of the crate, so that the MAPI properties ([`crate::mapi`]) and the RTF
+//! reader decode through it from any stage.
 
 use encoding_rs::Encoding;
 

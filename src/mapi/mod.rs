@@ -4,9 +4,9 @@
 //! 8-bit strings (PT_STRING8) are read: by the code page of the message they belong to.
 //!
 //! A leaf: the three readers (`ingest::pst`, `parse::outlook`, `parse::tnef`) use it, and it uses
-//! nothing of theirs; code pages become encodings in `parse::codepage`.
+//! nothing of theirs; code pages become encodings in [`codepage`](mod@codepage).
 
-use crate::parse::codepage;
+pub(crate) mod codepage;
 
 // Property types (MS-OXCDATA §2.11.1).
 pub const PT_SHORT: u16 = 0x0002;
