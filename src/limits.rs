@@ -30,6 +30,10 @@ pub const MAX_SEARCH_WINDOW: usize = 10_000;
 /// Labels kept of one message; a header naming more is cut short.
 pub const MAX_LABELS: usize = 64;
 
+/// Bytes of one label header field (`X-Gmail-Labels`, `Keywords`, …) that are read; the rest of
+/// a longer one is not looked at. Far more than [`MAX_LABELS`] labels of 100 characters, encoded.
+pub const MAX_LABEL_FIELD: usize = 32 * 1024;
+
 /// Attachments of one message whose type and size are kept for the overview.
 pub const MAX_LISTED_ATTACHMENTS: usize = 32;
 

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod accessibility;
 mod api;
 mod archive;
 mod browse;
@@ -25,6 +26,7 @@ mod extract;
 mod faults;
 mod formats;
 mod fuzz_regressions;
+mod labels;
 mod outlook;
 mod pages;
 mod print;

@@ -12,6 +12,8 @@ use mailshelf::{app, AppState, Archive};
 use crate::browser::{hostile_messages, internet, requested};
 use crate::common::{config_for, repo_path, TestApp};
 
+mod long;
+
 const NEWSLETTER: &str = "newsletter-2026-10@example.com";
 
 fn poppler(tool: &str) -> Command {

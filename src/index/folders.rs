@@ -165,12 +165,6 @@ impl Spellings {
     }
 }
 
-/// The search term of a label as typed: lower case, no white space or slashes at the ends (a
-/// folder's is its [`key`]).
-pub fn term(typed: &str) -> String {
-    typed.trim().trim_matches('/').to_lowercase()
-}
-
 /// A folder and the folders below it, as the API and the pages show them.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, utoipa::ToSchema)]
 pub struct FolderNode {

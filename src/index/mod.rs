@@ -9,10 +9,12 @@
 //! handing changes to a commit); `lookup` reads entries and finds them by name or hash; `order`
 //! keeps the list's order and the folder and label counts; `numbering` gives folders their
 //! numbers, one for all the spellings of one folder; `feed` follows other replicas' commits;
-//! `thread` walks conversations; [`folders`] decides every folder's name. The records
+//! `thread` walks conversations; [`folders`] decides every folder's name, [`labels`] what is
+//! counted of a label and the label tree. The records
 //! themselves are the store's ([`crate::store::entry`]), re-exported here.
 
 pub mod folders;
+pub mod labels;
 
 mod feed;
 mod lookup;
@@ -103,8 +105,9 @@ pub struct Index {
     /// The number of every path filed in so far, as it was given.
     folder_paths: HashMap<String, FolderId>,
     folders_merged: bool,
-    /// How many listed messages carry each label (the store's counts and ours not yet committed),
-    /// and our changes to them that the store lacks.
+    /// How many listed messages carry each label, and each label or one below it (see
+    /// [`labels::counted`]): the store's counts and ours not yet committed, and our changes to
+    /// them that the store lacks.
     label_counts: HashMap<String, usize>,
     label_changes: HashMap<String, i64>,
     /// Bumped by every change, so what was derived from the index (rewritten documents, whose
@@ -366,11 +369,11 @@ impl Index {
             if here != NO_FOLDER {
                 self.unlist(id, here);
             }
-            for l in &entry.labels {
-                if let Some(n) = self.label_counts.get_mut(l) {
+            for l in labels::counted(&entry.labels) {
+                if let Some(n) = self.label_counts.get_mut(&l) {
                     *n = n.saturating_sub(1);
                 }
-                *self.label_changes.entry(l.clone()).or_default() -= 1;
+                *self.label_changes.entry(l).or_default() -= 1;
             }
         }
         for c in self.candidates(Link::EnclosedIn, u64::from(id)) {

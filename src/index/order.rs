@@ -108,7 +108,19 @@ impl Index {
 
     /// Every label on a listed message, with how many carry it.
     pub fn label_counts(&self) -> impl Iterator<Item = (&str, usize)> {
-        self.label_counts.iter().filter(|(_, &n)| n > 0).map(|(l, &n)| (l.as_str(), n))
+        self.label_counts
+            .iter()
+            .filter(|(l, &n)| n > 0 && !l.starts_with(super::labels::BELOW))
+            .map(|(l, &n)| (l.as_str(), n))
+    }
+
+    /// Every label on a listed message and every label above one, by key, with how many listed
+    /// messages carry it or a label below it (see [`super::labels`]).
+    pub fn label_totals(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.label_counts
+            .iter()
+            .filter(|(_, &n)| n > 0)
+            .filter_map(|(l, &n)| Some((l.strip_prefix(super::labels::BELOW)?, n)))
     }
 
     /// Orders the list newest first (undated last), then in the order found: the messages added
@@ -220,9 +232,9 @@ impl Index {
     /// Puts a listed entry at the end of the list, counted in its folder and labels.
     pub(super) fn list(&mut self, id: EntryId, e: &Entry) {
         self.place(id, e.folder);
-        for l in &e.labels {
+        for l in super::labels::counted(&e.labels) {
             *self.label_counts.entry(l.clone()).or_default() += 1;
-            *self.label_changes.entry(l.clone()).or_default() += 1;
+            *self.label_changes.entry(l).or_default() += 1;
         }
     }
 }

@@ -1,17 +1,40 @@
-//! Labels: the tags a message carries, from Gmail Takeout (`X-Gmail-Labels`), the `Keywords`,
+//! Labels: the tags a message carries, from Gmail (`X-Gmail-Labels`), the `Keywords`,
 //! `X-Keywords` and Thunderbird `X-Mozilla-Keys` headers, and Maildir keyword letters named by the
-//! folder's `dovecot-keywords` file. Pure functions, no I/O but the keyword file.
+//! folder's `dovecot-keywords` file; and what a label is known by ([`key`]), nested labels
+//! included. Pure functions, no I/O but the keyword file.
+//!
+//! Gmail writes `X-Gmail-Labels` as a comma-separated list: a label holding a comma or a quote in
+//! double quotes (a backslash escaping a quote inside), and the whole value as RFC 2047
+//! encoded-words as soon as one label is not ASCII (`=?UTF-8?Q?Archived,Otev=C5=99en=C3=A9?=`),
+//! commas and quotes inside the words, folded across lines with a label split between two words.
+//! So the value is decoded first and split after. A nested label is its path, `/` between the
+//! names (`Clients/Acme (2019)/Invoices`), as Gmail's IMAP shows it: the label sits below
+//! `Clients/Acme (2019)`, which sits below `Clients`.
 
 use std::path::Path;
 
-/// Labels named by a message's header fields: `X-Gmail-Labels` and `Keywords`/`X-Keywords`
-/// (comma-separated, Gmail quotes a label holding a comma), `X-Mozilla-Keys` (space-separated).
+/// Labels named by a message's header field `name`, whose value is given as it stands in the
+/// message (folded, encoded-words undecoded: mail-parser's raw value of a field it does not
+/// know). `X-Gmail-Labels`, `Keywords`, `X-Keywords`: a comma-separated list, quoted labels and
+/// encoded-words as Gmail writes them (see above); `X-Mozilla-Keys`: space-separated.
 pub fn header_labels(name: &str, value: &str, out: &mut Vec<String>) {
+    let mut end = value.len().min(crate::limits::MAX_LABEL_FIELD);
+    while !value.is_char_boundary(end) {
+        end -= 1;
+    }
+    let value = &value[..end];
     match name.to_ascii_lowercase().as_str() {
-        "x-gmail-labels" | "keywords" | "x-keywords" => out.extend(split_commas(value)),
+        "x-gmail-labels" | "keywords" | "x-keywords" => {
+            out.extend(split_list(&super::words::decode_header_text(value)));
+        }
         "x-mozilla-keys" => out.extend(value.split_whitespace().map(mozilla_tag)),
         _ => {}
     }
+}
+
+/// Whether labels are read from a header field of this name.
+pub fn is_label_field(name: &str) -> bool {
+    ["x-gmail-labels", "keywords", "x-keywords", "x-mozilla-keys"].iter().any(|n| name.eq_ignore_ascii_case(n))
 }
 
 /// Thunderbird's five built-in tags are stored by number.
@@ -26,7 +49,8 @@ fn mozilla_tag(key: &str) -> String {
     }
 }
 
-fn split_commas(value: &str) -> Vec<String> {
+/// A comma-separated list, an item in double quotes holding commas (and `\"` for a quote).
+fn split_list(value: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut quoted = false;
@@ -43,13 +67,36 @@ fn split_commas(value: &str) -> Vec<String> {
     out.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
 }
 
+/// What a label is known by, in the label tree, on its page, in its counts and in `label:`
+/// alike: its path in lower case, without quotes, white space around its names or empty names
+/// (`Clients / Acme` and `clients/acme` are one label), as a folder's path is known.
+pub fn key(label: &str) -> String {
+    let names: Vec<String> =
+        label.split('/').map(|s| s.replace('"', "").trim().to_lowercase()).filter(|s| !s.is_empty()).collect();
+    names.join("/")
+}
+
+/// The keys a label is found by: its own and those of the labels above it (`clients`,
+/// `clients/acme` and `clients/acme/invoices` for `Clients/Acme/Invoices`), so that `label:clients`
+/// finds every message filed below `Clients`.
+pub fn terms(label: &str) -> Vec<String> {
+    let key = key(label);
+    let mut out: Vec<String> = key.match_indices('/').map(|(i, _)| key[..i].to_string()).collect();
+    if !key.is_empty() {
+        out.push(key);
+    }
+    out
+}
+
 /// Tidies a message's labels: control characters out, at most [`crate::limits::MAX_LABELS`] of
-/// them, each at most 100 characters, no repeats (ignoring case), in the order given.
+/// them, each at most 100 characters, no two with one [`key`], none whose key is empty (`/`), in
+/// the order given.
 pub fn tidy_labels(labels: &mut Vec<String>) {
     let mut seen = std::collections::HashSet::new();
     labels.retain_mut(|l| {
         *l = l.chars().filter(|c| !c.is_control()).take(100).collect::<String>().trim().to_string();
-        !l.is_empty() && seen.insert(l.to_lowercase())
+        let k = key(l);
+        !k.is_empty() && seen.insert(k)
     });
     labels.truncate(crate::limits::MAX_LABELS);
 }
@@ -93,6 +140,7 @@ mod tests {
         let cases: &[(&str, &str, &[&str])] = &[
             ("X-Gmail-Labels", "Archived,Category Updates,Opened", &["Archived", "Category Updates", "Opened"]),
             ("X-Gmail-Labels", r#"Inbox,"Work, 2017",Important"#, &["Inbox", "Work, 2017", "Important"]),
+            ("X-Gmail-Labels", r#""Say \"hi\"",x"#, &[r#"Say "hi""#, "x"]),
             ("Keywords", "budget , travel", &["budget", "travel"]),
             ("X-Mozilla-Keys", "$label1 project-x", &["Important", "project-x"]),
             ("Subject", "not labels", &[]),
@@ -102,9 +150,42 @@ mod tests {
             header_labels(name, value, &mut out);
             assert_eq!(out, *want, "{name}: {value}");
         }
-        let mut labels = vec!["Work".to_string(), "work".into(), "".into(), "a\u{7}b".into()];
+        let mut labels = vec!["Work".to_string(), "work".into(), "".into(), "a\u{7}b".into(), " / ".into()];
         tidy_labels(&mut labels);
         assert_eq!(labels, ["Work", "ab"]);
+    }
+
+    /// `X-Gmail-Labels` as Gmail writes it once a label is not ASCII: the whole list as
+    /// encoded-words, commas and quotes inside them, folded with a label split across two words;
+    /// given as mail-parser hands back a field it does not know (folding kept, nothing decoded).
+    #[test]
+    fn gmail_labels_are_read_as_gmail_writes_them() {
+        let cases: &[(&str, &[&str])] = &[
+            (
+                "=?UTF-8?Q?Archived,Category_Updates,Otev=C5=99en=C3=A9,=E2=98=AF,takeout?=",
+                &["Archived", "Category Updates", "Otevřené", "☯", "takeout"],
+            ),
+            (
+                "=?UTF-8?Q?Archived,Clients/Acme_(2019)/Inv?=\r\n =?UTF-8?Q?oices,\"Lists/dev@example.org,_old\",=C5=A0kola?=",
+                &["Archived", "Clients/Acme (2019)/Invoices", "Lists/dev@example.org, old", "Škola"],
+            ),
+            ("=?UTF-8?B?SW5ib3gsQ2Fmw6ksV29yay9LdW5kZW4=?=", &["Inbox", "Café", "Work/Kunden"]),
+            ("Inbox,\r\n Parent/Child/Grandchild", &["Inbox", "Parent/Child/Grandchild"]),
+        ];
+        for (value, want) in cases {
+            let mut out = Vec::new();
+            header_labels("X-Gmail-Labels", value, &mut out);
+            assert_eq!(out, *want, "{value}");
+        }
+    }
+
+    #[test]
+    fn a_nested_label_is_found_by_itself_and_the_labels_above_it() {
+        assert_eq!(key(" Clients / Acme (2019)/ "), "clients/acme (2019)");
+        assert_eq!(key("\"Work, 2017\""), "work, 2017");
+        assert_eq!(terms("Clients/Acme/Invoices"), ["clients", "clients/acme", "clients/acme/invoices"]);
+        assert_eq!(terms("Inbox"), ["inbox"]);
+        assert!(terms("/").is_empty());
     }
 
     #[test]

@@ -494,12 +494,15 @@ fn summary(msg: &mail_parser::Message<'_>) -> Summary {
     }
 }
 
+/// The labels of the message's header fields, read from each field's own bytes: mail-parser
+/// gives a field it does not know (`X-Gmail-Labels`) with its encoded-words undecoded, and the
+/// list it makes of `Keywords` has lost the quoting (and `as_text` keeps only its last item).
 fn labels(msg: &mail_parser::Message<'_>) -> Vec<String> {
+    let whole: &[u8] = &msg.raw_message;
     let mut out = Vec::new();
-    for h in msg.headers() {
-        if let Some(v) = h.value().as_text() {
-            crate::parse::labels::header_labels(h.name(), v, &mut out);
-        }
+    for h in msg.headers().iter().filter(|h| crate::parse::labels::is_label_field(h.name())) {
+        let bytes = whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default();
+        crate::parse::labels::header_labels(h.name(), &String::from_utf8_lossy(bytes), &mut out);
     }
     crate::parse::labels::tidy_labels(&mut out);
     out

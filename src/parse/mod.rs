@@ -6,7 +6,8 @@
 //! [`external`] reads `message/external-body` parts (RFC 2046 §5.2.3, RFC 2017): where their data
 //! lives, never the data itself. [`transfer`] undoes transfer encodings for the bodies decoded here
 //! rather than by mail-parser (documents without a charset, uuencoded bodies, bodies mail-parser
-//! decodes otherwise than RFC 2045 advises).
+//! decodes otherwise than RFC 2045 advises); [`words`] decodes the encoded-words of header fields
+//! mail-parser leaves raw, for [`labels`].
 //! Files in other formats become the Internet message they stand for and are read by [`mime`]:
 //! [`emlx`] (Apple Mail), [`webarchive`] (Safari), and UTF-16 files; [`proplist`] reads the
 //! property lists of the first two within bounds.
@@ -42,6 +43,7 @@ mod rtf;
 mod tnef;
 mod transfer;
 mod webarchive;
+mod words;
 
 use std::path::Path;
 use std::sync::Arc;

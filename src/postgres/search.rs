@@ -137,7 +137,11 @@ struct Row {
 impl Row {
     fn of(d: &Doc) -> Row {
         let folders: Vec<String> = crate::index::folders::folder_terms(&d.folder).into_iter().map(storable).collect();
-        let labels: Vec<String> = d.labels.iter().map(|l| storable(crate::index::folders::term(l))).collect();
+        // Each label's key and those of the labels above it (`label:clients` finds `Clients/Acme`).
+        let mut labels: Vec<String> =
+            d.labels.iter().flat_map(|l| crate::parse::labels::terms(l)).map(storable).collect();
+        labels.sort_unstable();
+        labels.dedup();
         Row {
             id: pg_id(d.id),
             texts: [&d.subject, &d.from, &d.to, &d.cc, &d.body, &d.filenames, &d.attachments].map(|t| tsvector(t)),
@@ -341,7 +345,7 @@ impl Condition {
                 format!("folders @> ARRAY[{}::text]", self.param(Box::new(storable(crate::index::folders::key(path)))))
             }
             Query::Label(label) => {
-                format!("labels @> ARRAY[{}::text]", self.param(Box::new(storable(crate::index::folders::term(label)))))
+                format!("labels @> ARRAY[{}::text]", self.param(Box::new(storable(crate::parse::labels::key(label)))))
             }
             Query::List(list) => {
                 let p = self.param(Box::new(storable(list.trim().to_lowercase())));

@@ -1,7 +1,8 @@
 //! Streams HTML through lol_html, sending every URL-bearing place to a [`Resolve`]r and writing back
 //! what it answers. The only module that knows lol_html; pure, no I/O. Stylesheets (`<style>` text,
 //! `style=` attributes, `text/css` parts) are rewritten by [`css`], which this module hands the
-//! same resolver and bookkeeping so one [`Outcome`] counts both.
+//! same resolver and bookkeeping so one [`Outcome`] counts both. [`paper`] readies a rewritten
+//! body for the print view.
 //!
 //! Besides rewriting references this is the second line of defence behind the sandbox and CSP the web
 //! layer sends: scripts, event handlers, `javascript:` URLs, refreshes, `<base>` and form targets are
@@ -14,6 +15,7 @@ use lol_html::html_content::{ContentType, Element};
 use lol_html::{element, text, HtmlRewriter, Settings};
 
 mod css;
+pub mod paper;
 
 pub use css::rewrite_css;
 

@@ -80,7 +80,10 @@ fn schema() -> (Schema, Fields) {
         size: b.add_u64_field("size", FAST),
         attachment: b.add_u64_field("attachment", INDEXED),
         folder: b.add_text_field("folder", STRING),
-        label: b.add_text_field("label", STRING),
+        // Each label's key and those of the labels above it (`label:clients` finds
+        // `Clients/Acme`); named anew when that came in, so that an index of label names alone is
+        // rebuilt rather than read.
+        label: b.add_text_field("label_terms", STRING),
         list: b.add_text_field("list", STRING),
     };
     (b.build(), fields)
@@ -141,8 +144,11 @@ impl SearchIndex for Embedded {
         for t in crate::index::folders::folder_terms(&d.folder) {
             doc.add_text(f.folder, &t);
         }
-        for l in &d.labels {
-            doc.add_text(f.label, crate::index::folders::term(l));
+        let mut terms: Vec<String> = d.labels.iter().flat_map(|l| crate::parse::labels::terms(l)).collect();
+        terms.sort_unstable();
+        terms.dedup();
+        for t in terms {
+            doc.add_text(f.label, t);
         }
         if let Some(l) = &d.list {
             doc.add_text(f.list, l.to_lowercase());
@@ -341,7 +347,7 @@ impl Embedded {
                 IndexRecordOption::Basic,
             )),
             Query::Label(label) => Box::new(TermQuery::new(
-                Term::from_field_text(f.label, &crate::index::folders::term(label)),
+                Term::from_field_text(f.label, &crate::parse::labels::key(label)),
                 IndexRecordOption::Basic,
             )),
             Query::List(list) => Box::new(TermQuery::new(

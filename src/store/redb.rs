@@ -40,9 +40,10 @@ const ORDER_SNAPSHOT: &str = "order";
 /// Bumped whenever the stored form changes, or what parsing puts in it (6: the Content-IDs of
 /// external bodies' phantom headers; 7: labels, list ids and attachment types; 8: the items of
 /// Outlook data files, which earlier versions skipped; 9: lookups, order, folders and labels kept
-/// in the store rather than rebuilt in memory; 10: entries compressed against a dictionary); an
+/// in the store rather than rebuilt in memory; 10: entries compressed against a dictionary; 11:
+/// Gmail's encoded and quoted labels read whole, and counts of labels with those below them); an
 /// index of another version is rebuilt from sources.
-const SCHEMA: u64 = 10;
+const SCHEMA: u64 = 11;
 
 pub struct RedbStore {
     /// Read and write transactions share the database; [`Store::compact`] needs it alone, and

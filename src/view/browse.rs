@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::index::folders::{self, FolderNode};
+use crate::index::labels::LabelNode;
 use crate::index::{Entry, EntryId, EntryPass, Index, Location, NO_ENTRY};
 
 /// Which listed messages a list, its conversations or an overview covers.
@@ -16,7 +17,8 @@ pub enum Scope {
     All,
     /// The messages filed in this folder itself (not in its subfolders), as a mail client lists one.
     Folder(String),
-    /// The messages carrying this label, ignoring case.
+    /// The messages carrying this label or a label below it (`Clients` holds `Clients/Acme`),
+    /// ignoring case: what `label:` finds.
     Label(String),
 }
 
@@ -62,12 +64,12 @@ impl Scope {
         let test = match self {
             Scope::All => Test::All,
             Scope::Folder(path) => Test::Folder(index.folder_id(path.trim_matches('/'))),
-            Scope::Label(l) => Test::Label(l.to_lowercase()),
+            Scope::Label(l) => Test::Label(crate::parse::labels::key(l)),
         };
         move |e: &Entry| match &test {
             Test::All => true,
             Test::Folder(f) => Some(e.folder) == *f,
-            Test::Label(l) => e.labels.iter().any(|x| x.to_lowercase() == *l),
+            Test::Label(l) => e.labels.iter().any(|x| crate::parse::labels::terms(x).contains(l)),
         }
     }
 }
@@ -123,16 +125,25 @@ pub fn folder_tree(index: &Index) -> (Vec<FolderNode>, usize) {
     (folders::tree(counts), top)
 }
 
-/// Every label with how many listed messages carry it, by name ignoring case.
+/// Every label with how many listed messages carry it, spellings of one label (its
+/// [`crate::parse::labels::key`]) counted together.
 pub fn labels(index: &Index) -> Vec<(String, usize)> {
     let mut merged: HashMap<String, (String, usize)> = HashMap::new();
     for (name, n) in index.label_counts() {
-        let slot = merged.entry(name.to_lowercase()).or_insert_with(|| (name.to_string(), 0));
+        let slot = merged.entry(crate::parse::labels::key(name)).or_insert_with(|| (name.to_string(), 0));
         slot.1 += n;
     }
     let mut out: Vec<(String, usize)> = merged.into_values().collect();
     out.sort_by_key(|a| a.0.to_lowercase());
     out
+}
+
+/// The labels as a tree, nested labels below the labels they are in, each with the messages
+/// carrying it and those carrying it or a label below it (see [`crate::index::labels`]).
+pub fn label_tree(index: &Index) -> Vec<LabelNode> {
+    let own: Vec<(String, usize)> = index.label_counts().map(|(l, n)| (l.to_string(), n)).collect();
+    let totals: HashMap<String, usize> = index.label_totals().map(|(k, n)| (k.to_string(), n)).collect();
+    crate::index::labels::tree(&own, &totals)
 }
 
 /// The messages of `scope` grouped into conversations, newest conversation first. One pass over

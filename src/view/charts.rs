@@ -1,6 +1,12 @@
 //! The overview's pictures, drawn on the server as inline SVG: no script, nothing to load, sharp at
 //! any size, coloured by the page's stylesheet (so the dark theme applies), and each bar a link to
 //! the messages it counts. Every name is escaped; numbers are the only thing computed here.
+//!
+//! A chart is a labelled group (`role="group"`), not an image: an image's content is presentational
+//! to assistive technology, so links inside one are controls nested where nobody can reach them
+//! (axe-core's `nested-interactive`). Each link is named by what its bar says, so a keyboard or a
+//! screen reader moves through the bars as through a list of links: a column, which shows no text,
+//! by its period and count (`2026-10: 3`), a row by the text it shows (`Ann Example`, `3`).
 
 use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
 
@@ -29,7 +35,7 @@ pub fn columns(bars: &[Bar], title: &str) -> String {
     // About one label per 70 px.
     let every = ((70.0 / step).ceil() as usize).max(1);
     let mut out = format!(
-        r#"<svg class="chart" viewBox="0 0 {WIDTH} {height}" role="img" aria-label="{}" xmlns="http://www.w3.org/2000/svg">"#,
+        r#"<svg class="chart" viewBox="0 0 {WIDTH} {height}" role="group" aria-label="{}" xmlns="http://www.w3.org/2000/svg">"#,
         attr(title)
     );
     out.push_str(&format!(r#"<text class="axis" x="{left}" y="11">{}</text>"#, max as u64));
@@ -44,7 +50,9 @@ pub fn columns(bars: &[Bar], title: &str) -> String {
             text(&tip)
         );
         match &b.link {
-            Some(href) if b.value > 0 => out.push_str(&format!(r#"<a href="{}">{rect}</a>"#, attr(href))),
+            Some(href) if b.value > 0 => {
+                out.push_str(&format!(r#"<a href="{}" aria-label="{}">{rect}</a>"#, attr(href), attr(&tip)))
+            }
             _ => out.push_str(&rect),
         }
         if i % every == 0 {
@@ -70,7 +78,7 @@ pub fn rows(bars: &[Bar], title: &str) -> String {
     let max = bars.iter().map(|b| b.value).max().unwrap_or(0).max(1) as f64;
     let span = WIDTH - label_w - num_w;
     let mut out = format!(
-        r#"<svg class="chart" viewBox="0 0 {WIDTH} {height}" role="img" aria-label="{}" xmlns="http://www.w3.org/2000/svg">"#,
+        r#"<svg class="chart" viewBox="0 0 {WIDTH} {height}" role="group" aria-label="{}" xmlns="http://www.w3.org/2000/svg">"#,
         attr(title)
     );
     for (i, b) in bars.iter().enumerate() {
@@ -90,6 +98,7 @@ pub fn rows(bars: &[Bar], title: &str) -> String {
             text(&caption)
         );
         match &b.link {
+            // Named by the text it shows.
             Some(href) => out.push_str(&format!(r#"<a href="{}">{body}</a>"#, attr(href))),
             None => out.push_str(&body),
         }
@@ -123,6 +132,18 @@ mod tests {
         assert!(!svg.contains("<script>"));
         assert!(svg.contains("&lt;script&gt;"));
         assert!(svg.contains(r#"href="/?q=&quot;x&quot;&amp;y""#));
+    }
+
+    #[test]
+    fn charts_with_links_are_groups_of_named_links() {
+        let rows = rows(&[bar("Ann", 3, Some("/?q=from:ann")), bar("Bob", 1, None)], "Top senders");
+        let columns = columns(&[bar("2026-10", 3, Some("/?q=x")), bar("2026-11", 0, Some("/?q=y"))], "per month");
+        for svg in [&rows, &columns] {
+            assert!(svg.contains(r#"role="group""#) && !svg.contains(r#"role="img""#), "{svg}");
+        }
+        assert!(rows.contains(r#"<a href="/?q=from:ann"><text class="label" x="0" y="17.4">Ann<title>"#), "{rows}");
+        assert_eq!(columns.matches("<a ").count(), 1, "{columns}");
+        assert!(columns.contains(r#"<a href="/?q=x" aria-label="2026-10: 3">"#), "{columns}");
     }
 
     #[test]

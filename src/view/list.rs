@@ -8,6 +8,7 @@ use super::{Found, View};
 use crate::dates::short_date;
 use crate::error::Error;
 use crate::index::folders::FolderNode;
+use crate::index::labels::LabelNode;
 use crate::index::{Entry, Location};
 use crate::route;
 
@@ -17,10 +18,10 @@ pub const PAGE_SIZE: usize = 50;
 /// Folders the list page shows beside the list; a larger tree is whole in `/api/folders`.
 const SIDEBAR_FOLDERS: usize = 2000;
 
-/// Labels the list page shows, the most used first; all are in `/api/labels`.
+/// Labels the list page shows, the most used (with the labels they are in); all are in `/api/labels`.
 const SIDEBAR_LABELS: usize = 200;
 
-/// Deepest indentation of a folder in the sidebar.
+/// Deepest indentation of a folder or label in the sidebar.
 const MAX_DEPTH: usize = 12;
 
 /// One message of a list.
@@ -77,10 +78,16 @@ pub struct FolderRow {
     pub current: bool,
 }
 
+/// A label in the sidebar's label tree.
 pub struct LabelRow {
+    /// Its own name (the last of its path).
     pub name: String,
+    /// The whole label, `Parent/Child`.
+    pub label: String,
     pub url: String,
+    /// Messages carrying it or a label below it: what its list shows.
     pub count: usize,
+    pub depth: usize,
     pub current: bool,
 }
 
@@ -253,22 +260,46 @@ fn sidebar(view: &View, scope: &Scope) -> Sidebar {
         });
         stack.extend(f.folders.iter().rev().map(|c| (depth + 1, c)));
     }
-    let mut labels = browse::labels(&index);
-    if labels.len() > SIDEBAR_LABELS {
-        labels.sort_by_key(|l| std::cmp::Reverse(l.1));
-        labels.truncate(SIDEBAR_LABELS);
-        labels.sort_by_key(|l| l.0.to_lowercase());
+    let tree = browse::label_tree(&index);
+    // The most used labels when there are too many: a label's total is at least that of any label
+    // below it, so the labels above a kept one are kept too.
+    let mut totals: Vec<usize> = Vec::new();
+    let mut stack: Vec<&LabelNode> = tree.iter().collect();
+    while let Some(l) = stack.pop() {
+        totals.push(l.total);
+        stack.extend(l.labels.iter());
     }
-    let labels = labels
-        .into_iter()
-        .map(|(name, count)| LabelRow {
-            url: route::label_url(&name),
-            current: matches!(scope, Scope::Label(l) if l.eq_ignore_ascii_case(&name)),
-            name,
-            count,
-        })
-        .collect();
+    totals.sort_unstable_by(|a, b| b.cmp(a));
+    let least = totals.get(SIDEBAR_LABELS - 1).copied().filter(|_| totals.len() > SIDEBAR_LABELS).unwrap_or(0);
+    let shown = scope_label(scope);
+    let mut labels = Vec::new();
+    let mut stack: Vec<(usize, &LabelNode)> = tree.iter().rev().map(|l| (0, l)).collect();
+    while let Some((depth, l)) = stack.pop() {
+        if labels.len() >= SIDEBAR_LABELS {
+            break;
+        }
+        if l.total < least {
+            continue;
+        }
+        labels.push(LabelRow {
+            name: l.name.clone(),
+            label: l.label.clone(),
+            url: route::label_url(&l.label),
+            count: l.total,
+            depth: depth.min(MAX_DEPTH),
+            current: shown.as_deref() == Some(crate::parse::labels::key(&l.label).as_str()),
+        });
+        stack.extend(l.labels.iter().rev().map(|c| (depth + 1, c)));
+    }
     Sidebar { all: index.listed_count(), all_current: *scope == Scope::All, folders, labels }
+}
+
+/// The key of the label a list shows, if it shows one.
+fn scope_label(scope: &Scope) -> Option<String> {
+    match scope {
+        Scope::Label(l) => Some(crate::parse::labels::key(l)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

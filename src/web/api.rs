@@ -17,6 +17,7 @@ use crate::archive::Loaded;
 use crate::error::Error;
 use crate::ids::encode_segment;
 use crate::index::folders::FolderNode;
+use crate::index::labels::LabelNode;
 use crate::index::{Entry, Location};
 use crate::model::{Body, External, Message, PartIdx};
 use crate::route;
@@ -227,25 +228,30 @@ pub async fn folders(State(state): State<AppState>) -> Json<FolderList> {
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct LabelList {
+    /// Every label carried, each once (spellings that differ only by case are one label), by name.
     pub labels: Vec<LabelCount>,
+    /// The same labels as a tree, as Gmail shows nested labels: `Parent/Child` below `Parent`
+    /// (which is in the tree even when no message carries it itself).
+    pub tree: Vec<LabelNode>,
 }
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct LabelCount {
+    /// The whole label, `Parent/Child` for a nested one.
     pub name: String,
+    /// Messages carrying this label itself.
     pub messages: usize,
 }
 
 /// Every label (Gmail's `X-Gmail-Labels`, `Keywords`, Thunderbird tags, Maildir keywords) with
-/// how many messages carry it, by name.
+/// how many messages carry it, by name; and the same labels as a tree, each with how many
+/// messages carry it or a label below it (what `label:` and `/label/<name>` find).
 #[utoipa::path(get, path = "/api/labels", tag = "messages",
     responses((status = 200, description = "The labels", body = LabelList)))]
 pub async fn labels(State(state): State<AppState>) -> Json<LabelList> {
-    let labels = browse::labels(&state.archive().index())
-        .into_iter()
-        .map(|(name, messages)| LabelCount { name, messages })
-        .collect();
-    Json(LabelList { labels })
+    let index = state.archive().index();
+    let labels = browse::labels(&index).into_iter().map(|(name, messages)| LabelCount { name, messages }).collect();
+    Json(LabelList { labels, tree: browse::label_tree(&index) })
 }
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]

@@ -53,6 +53,7 @@ use crate::error::Error;
         api::LabelList,
         api::LabelCount,
         crate::index::folders::FolderNode,
+        crate::index::labels::LabelNode,
         crate::view::stats::Stats,
         crate::view::stats::Count,
         crate::view::stats::Attachments,

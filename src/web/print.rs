@@ -35,9 +35,9 @@ use crate::dates::long_date;
 use crate::error::Error;
 use crate::export::pdf::{self, Fetched, PdfMeta};
 use crate::model::{Body as PartBody, Message, PartIdx};
-use crate::route;
 use crate::view::format::{human_size, shown_subject};
 use crate::view::{blocking, external_place, part_filename, served_type, text, View};
+use crate::{rewrite, route};
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -122,7 +122,7 @@ fn print_page(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> Pr
     let mut printed = |l: &Loaded, idx: PartIdx| {
         let rendered = view.render(l, idx, remote);
         blocked += rendered.blocked;
-        String::from_utf8_lossy(&rendered.bytes).into_owned()
+        rewrite::paper::for_paper(&String::from_utf8_lossy(&rendered.bytes))
     };
     let mut sections = Vec::new();
     let body = match body_of(msg, want_text) {
