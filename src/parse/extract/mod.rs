@@ -8,7 +8,7 @@
 //!
 //! **Which parts.** Every leaf of a message that is not the body it shows, not a resource of a
 //! page (`multipart/related`), not stored elsewhere and not an enclosed message (those are read as
-//! messages of their own): [`documents`]. Each is recognised by its bytes ([`recognise`]): `%PDF-`
+//! messages of their own): [`documents`]. Each is recognised by its bytes ([`recognise`](mod@recognise)): `%PDF-`
 //! near the start; a zip whose `[Content_Types].xml` and parts make it Word, Excel or PowerPoint,
 //! or whose `mimetype` names an OpenDocument type; an OLE compound file (Outlook messages are read;
 //! Word, Excel and PowerPoint 97–2003 files and password-encrypted Office files are recognised and
