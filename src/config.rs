@@ -9,6 +9,9 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::error::Error;
 
+mod accounts;
+pub use accounts::{check_folder, AccountsArgs, AccountsConfig, OidcConfig, TlsFiles};
+
 #[derive(Debug, Parser)]
 #[command(name = "mailshelf", version, about = "Serve saved email and MHTML archives to a browser and to scripts")]
 pub struct Cli {
@@ -25,6 +28,41 @@ pub enum Command {
     /// Show the given files in the browser: serve them on a free local port with a temporary data
     /// folder (removed at exit), open the message (or the list, for several), until Ctrl-C.
     Open(OpenArgs),
+    /// Manage the users file (`--users`): `mailshelf user add NAME`.
+    User(UserArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct UserArgs {
+    #[command(subcommand)]
+    pub command: UserCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Add a user to the users file: asks for the password twice (not shown) and appends the
+    /// user with the password hashed (argon2id).
+    Add(UserAddArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct UserAddArgs {
+    /// The user's name (what they sign in with; compared ignoring case).
+    pub name: String,
+    /// A folder the user may read, with those below it, as /api/folders names it (repeatable);
+    /// none: every folder.
+    #[arg(long = "folder", value_name = "FOLDER")]
+    pub folders: Vec<String>,
+    /// The user may upload and delete messages.
+    #[arg(long)]
+    pub admin: bool,
+    /// The users file (made if there is none).
+    #[arg(long, env = "MAILSHELF_USERS", value_name = "FILE")]
+    pub users: PathBuf,
+    /// Read the password from the first line of standard input instead of asking for it (for
+    /// scripts; it is never an argument).
+    #[arg(long)]
+    pub password_stdin: bool,
 }
 
 #[derive(Debug, Args)]
@@ -55,6 +93,7 @@ impl OpenArgs {
             // Looked for on PATH, as `serve` does: a PDF of the opened message works when there is one.
             chromium: None,
             database_url: None,
+            accounts: AccountsArgs::default(),
         }
     }
 }
@@ -113,6 +152,10 @@ pub struct ServeArgs {
     #[arg(long, env = "MAILSHELF_CHROMIUM", value_name = "PATH")]
     pub chromium: Option<String>,
 
+    /// Accounts, single sign-on, the audit log and HTTPS.
+    #[command(flatten)]
+    pub accounts: AccountsArgs,
+
     /// Keep the index, the search index and uploads in this PostgreSQL database instead of
     /// --data-dir, so that several servers over the same paths serve the same answers (one of
     /// them indexes, the others follow). A `postgres://user:password@host:port/database` URL or
@@ -147,6 +190,10 @@ pub struct Config {
     pub chromium: Option<PathBuf>,
     /// The shared database; `None`: everything lives in `data_dir`.
     pub database_url: Option<String>,
+    /// Who may sign in, and how (all off by default: the single-person server).
+    pub accounts: AccountsConfig,
+    /// HTTPS: the certificate and key files; `None`: plain HTTP.
+    pub tls: Option<TlsFiles>,
 }
 
 impl Config {
@@ -200,6 +247,7 @@ impl Config {
         }
         let chromium = chromium_setting(args.chromium.as_deref())?;
         let database_url = args.database_url.map(|u| u.trim().to_string()).filter(|u| !u.is_empty());
+        let (accounts, tls) = args.accounts.check()?;
         Ok(Config {
             paths,
             listen,
@@ -212,6 +260,8 @@ impl Config {
             header_timeout: Duration::from_secs(args.header_timeout),
             chromium,
             database_url,
+            accounts,
+            tls,
         })
     }
 }

@@ -11,11 +11,15 @@
 //! and `pdf` (Chromium over the DevTools protocol, and the embedding of the original) take mail
 //! out, free of HTTP too.
 //!
+//! Beside `web`, `auth` (users, passwords, sessions, sign-in limits, OpenID Connect and the audit
+//! log, HTTP-free) says who may read what; the view reads within it.
+//!
 //! Imports follow the same order: a module uses only the stages before it and the leaf helpers
 //! (`error`, `config`, `ids`, `uri`, `dates`, `text`, `query`, `par`), never one after it. Inside
 //! `web`, the handlers sit above the plumbing they share and below the router (see [`web`]).
 
 pub mod archive;
+pub mod auth;
 pub mod config;
 pub mod dates;
 pub mod error;

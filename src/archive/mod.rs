@@ -4,7 +4,8 @@
 //! Its rooms: this file holds the archive itself, the scan that decides what to read and the
 //! collector that adds what was read and commits it; `pipeline` reads and parses sources on every
 //! core; `load` reads a message back for viewing; `uploads` takes and deletes uploads; `doc`
-//! makes what the search index gets of a message; `backend` says which backend keeps it. A
+//! makes what the search index gets of a message; `backend` says which backend keeps it; `within`
+//! finds and searches within the folders one reader may read. A
 //! source's state is written only once all its messages are, so a crash re-reads exactly the
 //! sources that were not finished.
 
@@ -17,6 +18,7 @@ mod load;
 mod pipeline;
 mod progress;
 mod uploads;
+mod within;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -9,9 +9,11 @@
 //! handing changes to a commit); `lookup` reads entries and finds them by name or hash; `order`
 //! keeps the list's order and the folder and label counts; `numbering` gives folders their
 //! numbers, one for all the spellings of one folder; `feed` follows other replicas' commits;
-//! `thread` walks conversations; [`folders`] decides every folder's name. The records
+//! `thread` walks conversations; [`folders`] decides every folder's name; [`access`] answers
+//! whether a reader may see a folder or a message. The records
 //! themselves are the store's ([`crate::store::entry`]), re-exported here.
 
+pub mod access;
 pub mod folders;
 
 mod feed;
@@ -26,6 +28,7 @@ use std::sync::Arc;
 pub use crate::store::entry::{
     content_hash, AttachmentInfo, ContentHash, Entry, EntryId, FolderId, Listing, Location, NO_ENTRY, NO_FOLDER,
 };
+pub use access::{Access, FolderTable};
 pub use lookup::EntryPass;
 
 use crate::error::Error;

@@ -2,7 +2,6 @@
 //! HTML and CSS rewritten to mailshelf's URLs and the sandboxing policy on everything.
 
 use axum::body::Bytes;
-use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -10,7 +9,7 @@ use serde::Deserialize;
 use super::error::{ApiError, Problem};
 use super::extract::{flag, Ids, Params};
 use super::file::{cache, content_disposition, FileResponse};
-use super::state::AppState;
+use super::gate::Viewer;
 use crate::error::Error;
 use crate::model::{Body as PartBody, Part};
 use crate::route;
@@ -57,12 +56,12 @@ pub struct PartQuery {
         (status = 416, description = "The range is beyond the part"),
     ))]
 pub async fn part(
-    State(state): State<AppState>,
+    Viewer(view, _): Viewer,
     Ids((mid, cid), _): Ids<(String, String)>,
     Params(q, _): Params<PartQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let loaded = state.view.load(&mid).await?;
+    let loaded = view.load(&mid).await?;
     let msg = loaded.message();
     let idx = route::find_part(msg, &cid).ok_or(Error::PartNotFound)?;
     let part = &msg.parts[idx];
@@ -87,7 +86,7 @@ pub async fn part(
     let content_type = served_type(part);
     let res = if is_document(part, &content_type) {
         let fold = flag(&q.fold) && content_type != "text/css";
-        let rendered = state.view.rendered_as(&loaded, idx, remote, fold).await?;
+        let rendered = view.rendered_as(&loaded, idx, remote, fold).await?;
         FileResponse::new(rendered.bytes, with_charset(part, &content_type)).etag(rendered.etag)
     } else {
         let bytes = match &part.body {
@@ -133,12 +132,12 @@ fn see_other(url: &str) -> Response {
         (status = 416, description = "The range is beyond the message"),
     ))]
 pub async fn raw(
-    State(state): State<AppState>,
+    Viewer(view, _): Viewer,
     Ids(mid, _): Ids<String>,
     Params(q, _): Params<PartQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let loaded = state.view.load(&mid).await?;
+    let loaded = view.load(&mid).await?;
     let msg = loaded.message();
     let kind = if flag(&q.download) { "attachment" } else { "inline" };
     let given = msg.given();

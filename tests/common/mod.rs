@@ -52,6 +52,8 @@ pub fn config_for(paths: &[PathBuf], data_dir: &Path) -> Config {
             std::env::var_os("MAILSHELF_CHROMIUM").map(PathBuf::from).as_deref(),
         ),
         database_url: None,
+        accounts: Default::default(),
+        tls: None,
     }
 }
 
