@@ -22,6 +22,7 @@ mod print;
 mod pst;
 mod render;
 mod replicas;
+mod scopes;
 mod search;
 mod security;
 mod thumbs;

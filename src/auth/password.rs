@@ -29,6 +29,9 @@ impl Hash {
                 return Err(format!("{} is not argon2id", parsed.algorithm));
             }
             Params::try_from(&parsed).map_err(|e| format!("argon2 parameters out of range ({e})"))?;
+            if parsed.salt.is_none() || parsed.hash.is_none() {
+                return Err("an argon2 PHC string without its salt or hash".into());
+            }
             return Ok(Hash::Argon2(s.to_string()));
         }
         if ["$2b$", "$2a$", "$2y$"].iter().any(|p| s.starts_with(p)) {

@@ -35,6 +35,8 @@ pub struct TestApp {
     pub data_dir: tempfile::TempDir,
     /// The database this app keeps its index in, when it runs on PostgreSQL.
     pub database_url: Option<String>,
+    /// Its state, for what tests look into (accounts, the audit log).
+    pub state: AppState,
 }
 
 pub fn config_for(paths: &[PathBuf], data_dir: &Path) -> Config {
@@ -70,8 +72,26 @@ impl TestApp {
 
     /// An app over `paths` whose index lives in the database at `url` (`None`: in `data_dir`).
     pub fn open(paths: &[PathBuf], data_dir: tempfile::TempDir, database_url: Option<String>) -> TestApp {
+        Self::open_with(paths, data_dir, database_url, |_| {})
+    }
+
+    /// An app over `paths` as `configure` sets it up (accounts, the audit log), on the backend the
+    /// tests run on.
+    pub fn configured(paths: &[PathBuf], configure: impl FnOnce(&mut Config)) -> TestApp {
+        let data_dir = tempfile::tempdir().expect("temp dir");
+        let database_url = postgres::backend_is_postgres().then(|| postgres::Cluster::shared().database());
+        Self::open_with(paths, data_dir, database_url, configure)
+    }
+
+    fn open_with(
+        paths: &[PathBuf],
+        data_dir: tempfile::TempDir,
+        database_url: Option<String>,
+        configure: impl FnOnce(&mut Config),
+    ) -> TestApp {
         let mut config = config_for(paths, data_dir.path());
         config.database_url = database_url.clone();
+        configure(&mut config);
         let archive = Arc::new(match &database_url {
             Some(url) => {
                 let db = mailshelf::postgres::Database::connect(url).expect("database");
@@ -80,14 +100,16 @@ impl TestApp {
             None => Archive::open(data_dir.path()).expect("archive opens"),
         });
         archive.ingest_paths(&archive.roots(paths));
-        let router = app(AppState::new(archive.clone(), Arc::new(config)));
-        TestApp { router, archive, data_dir, database_url }
+        let state = AppState::open(archive.clone(), Arc::new(config)).expect("state");
+        let router = app(state.clone());
+        TestApp { router, archive, data_dir, database_url, state }
     }
 
     /// Stops this server's state and starts a new one over the same paths and data folder.
     pub fn restart(self, paths: &[PathBuf]) -> TestApp {
-        let TestApp { router, archive, data_dir, database_url } = self;
+        let TestApp { router, archive, data_dir, database_url, state } = self;
         drop(router);
+        drop(state);
         // A watcher thread may still hold the archive for a moment after its watcher was dropped.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         while Arc::strong_count(&archive) > 1 {
