@@ -287,3 +287,27 @@ async fn the_audit_log_has_a_line_for_every_sign_in_and_read() {
     assert!(lines.iter().all(|l| l["address"] == "192.0.2.10" && l["time"].as_str().unwrap().ends_with('Z')), "{text}");
     println!("audit log:\n{text}");
 }
+
+#[tokio::test]
+async fn every_replica_knows_a_session_and_its_end() {
+    if !crate::common::postgres::available("every_replica_knows_a_session_and_its_end") {
+        return;
+    }
+    let (dir, mail) = archive();
+    let users = users_file(dir.path());
+    let url = crate::common::postgres::Cluster::shared().database();
+    let paths = [mail];
+    let configure = |c: &mut mailshelf::Config| c.accounts.users = Some(users.clone());
+    let one = TestApp::open_with(&paths, tempfile::tempdir().unwrap(), Some(url.clone()), configure);
+    let two = TestApp::open_with(&paths, tempfile::tempdir().unwrap(), Some(url), configure);
+    let c = cookie_of(&sign_in(&one, "scoped", "scoped-pw", None).await);
+    assert_eq!(two.get_with("/api/messages", &[("cookie", &c)]).await.status, StatusCode::OK, "signed in on one, read on two");
+    let out = send(&two, Request::post("/logout").header("cookie", &c), Body::empty(), "192.0.2.10:5000").await;
+    assert_eq!(out.status, StatusCode::SEE_OTHER);
+    assert_eq!(two.get_with("/api/messages", &[("cookie", &c)]).await.status, StatusCode::UNAUTHORIZED);
+    // The other replica keeps what it looked up for a few seconds at most; a new sign-in there
+    // with the ended cookie is a new session all the same.
+    let fresh = cookie_of(&sign_in(&one, "scoped", "scoped-pw", Some(&c)).await);
+    assert_ne!(fresh, c);
+    assert_eq!(two.get_with("/api/messages", &[("cookie", &fresh)]).await.status, StatusCode::OK);
+}

@@ -83,7 +83,7 @@ impl TestApp {
         Self::open_with(paths, data_dir, database_url, configure)
     }
 
-    fn open_with(
+    pub fn open_with(
         paths: &[PathBuf],
         data_dir: tempfile::TempDir,
         database_url: Option<String>,
