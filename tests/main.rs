@@ -16,6 +16,7 @@ mod export;
 mod external;
 mod faults;
 mod formats;
+mod oidc;
 mod fuzz_regressions;
 mod outlook;
 mod pages;
