@@ -28,4 +28,5 @@ mod scopes;
 mod search;
 mod security;
 mod thumbs;
+mod tls;
 mod upload_form;
