@@ -169,6 +169,10 @@ pub struct HealthArgs {
     /// The server's address.
     #[arg(long, env = "MAILSHELF_LISTEN", default_value = "127.0.0.1:8025")]
     pub listen: String,
+    /// The server speaks HTTPS with this certificate (as `serve --tls-cert`, from the same
+    /// variable): ask over HTTPS.
+    #[arg(long, env = "MAILSHELF_TLS_CERT", value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
 }
 
 /// Everything the server needs, checked.

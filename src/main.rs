@@ -197,6 +197,16 @@ fn healthcheck(args: &HealthArgs) -> ExitCode {
     if addr.ip().is_unspecified() {
         addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
     }
+    if args.tls_cert.is_some() {
+        return match mailshelf::web::tls::status_answers(addr, Duration::from_secs(3)) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::FAILURE,
+            Err(e) => {
+                eprintln!("mailshelf: {addr}: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let attempt = || -> std::io::Result<bool> {
         let mut s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(3))?;
         s.set_read_timeout(Some(Duration::from_secs(3)))?;

@@ -76,6 +76,15 @@ async fn https_is_served_and_a_renewed_certificate_is_taken_without_a_restart() 
     let plain = crate::common::process::get(served.addr, "/api/status");
     assert!(plain.map(|r| r.status != 200).unwrap_or(true));
 
+    // The container's health check speaks HTTPS when the certificate variable is set.
+    let health = std::process::Command::new(env!("CARGO_BIN_EXE_mailshelf"))
+        .arg("healthcheck")
+        .env("MAILSHELF_LISTEN", served.addr.to_string())
+        .env("MAILSHELF_TLS_CERT", &cert)
+        .status()
+        .unwrap();
+    assert!(health.success());
+
     // Renewed on disk (the key first, as a renewal tool may): served from a later handshake on.
     std::fs::copy(fixture("second-key.pem"), &key).unwrap();
     std::fs::copy(fixture("second.pem"), &cert).unwrap();

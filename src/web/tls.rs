@@ -138,3 +138,65 @@ fn load(files: &TlsFiles) -> Result<CertifiedKey, String> {
     certified.keys_match().map_err(|e| key_err(&format!("does not go with the certificate ({e})")))?;
     Ok(certified)
 }
+
+/// `mailshelf healthcheck` of a server on HTTPS: whether `GET /api/status` at `addr` answers 200.
+/// The certificate is not checked: the question is whether this machine's server answers, and
+/// its certificate may name a public host, not the loopback address asked.
+pub fn status_answers(addr: std::net::SocketAddr, timeout: Duration) -> std::io::Result<bool> {
+    use std::io::{Read, Write};
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
+        .with_safe_default_protocol_versions()
+        .map_err(std::io::Error::other)?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+        .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::IpAddress(addr.ip().into());
+    let conn = rustls::ClientConnection::new(Arc::new(config), name).map_err(std::io::Error::other)?;
+    let tcp = std::net::TcpStream::connect_timeout(&addr, timeout)?;
+    tcp.set_read_timeout(Some(timeout))?;
+    let mut tls = rustls::StreamOwned::new(conn, tcp);
+    write!(tls, "GET /api/status HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")?;
+    let mut head = [0u8; 12];
+    tls.read_exact(&mut head)?;
+    Ok(head.starts_with(b"HTTP/1.1 200"))
+}
+
+/// Takes any certificate (for the health check alone), checking only the handshake's signatures.
+#[derive(Debug)]
+struct AnyCertificate(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: &rustls::pki_types::ServerName<'_>,
+        _: &[u8],
+        _: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
