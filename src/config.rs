@@ -22,7 +22,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Index the given files and folders and serve them over HTTP.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Ask a running server whether it is up (exit 0) or not (exit 1); for container health checks.
     Healthcheck(HealthArgs),
     /// Show the given files in the browser: serve them on a free local port with a temporary data
@@ -347,7 +347,7 @@ mod tests {
     fn serve_args(args: &[&str]) -> ServeArgs {
         let cli = Cli::try_parse_from(["mailshelf", "serve"].iter().chain(args)).expect("parses");
         match cli.command {
-            Command::Serve(a) => a,
+            Command::Serve(a) => *a,
             other => panic!("not serve: {other:?}"),
         }
     }

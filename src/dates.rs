@@ -250,3 +250,38 @@ mod tests {
         assert_eq!(civil_from_days(19_782), (2024, 2, 29));
     }
 }
+
+// Dates as Internet messages write them (RFC 5322 §3.3), and as Windows keeps them, for the
+// messages made of files in other formats.
+
+/// An RFC 5322 date-time in UTC (`Thu, 01 Jan 1970 00:00:00 +0000`) for seconds since the epoch.
+pub fn rfc5322_utc(t: i64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let days = t.div_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    let s = t.rem_euclid(86_400);
+    let weekday = DAYS[days.rem_euclid(7) as usize];
+    let month = MONTHS[((m - 1).clamp(0, 11)) as usize];
+    format!("{weekday}, {d:02} {month} {y:04} {:02}:{:02}:{:02} +0000", s / 3600, s % 3600 / 60, s % 60)
+}
+
+/// A Windows FILETIME (100 ns since 1601, as Outlook keeps times) as seconds since the epoch;
+/// `None` for 0 (no time) and for times outside years 1970 to 9999.
+pub fn from_filetime(ft: u64) -> Option<i64> {
+    (ft != 0).then(|| (ft / 10_000_000) as i64 - 11_644_473_600).filter(|t| *t > 0 && *t < 253_402_300_800)
+}
+
+#[cfg(test)]
+mod rfc5322_tests {
+    use super::*;
+
+    #[test]
+    fn internet_and_windows_dates() {
+        assert_eq!(rfc5322_utc(0), "Thu, 01 Jan 1970 00:00:00 +0000");
+        assert_eq!(rfc5322_utc(1_700_000_000), "Tue, 14 Nov 2023 22:13:20 +0000");
+        assert_eq!(from_filetime(116_444_736_000_000_000 + 10_000_000), Some(1));
+        assert_eq!(from_filetime(0), None);
+        assert_eq!(from_filetime(u64::MAX), None);
+    }
+}

@@ -1,22 +1,34 @@
 //! mailshelf turns saved email and MHTML web archives into pages a browser can show and parts a
 //! script can fetch.
 //!
-//! The data flows one way, one module a stage:
-//! `ingest` (find sources, split mbox, list the items of Outlook data files with `pst`) → `parse` (each input format → our `model`) → `index`
-//! (lookups by Message-ID, Content-ID, hash; kept by `store` and `search`, or by `postgres` for
-//! replicas sharing a database; driven by `archive`) →
-//! `route` (our URLs, and resolving `cid:`/`mid:`/Content-Location references to them) →
-//! `rewrite` (lol_html and CSS rewriting, pure) → `view` (a message as a reader sees it, HTTP-free)
-//! → `web` (the only place that knows HTTP). Beside `view`, `export` (mbox, zip and CSV writers)
-//! and `pdf` (Chromium over the DevTools protocol, and the embedding of the original) take mail
-//! out, free of HTTP too.
+//! The data flows one way, one folder a stage:
 //!
-//! Beside `web`, `auth` (users, passwords, sessions, sign-in limits, OpenID Connect and the audit
-//! log, HTTP-free) says who may read what; the view reads within it.
+//! | stage | what it does |
+//! |---|---|
+//! | [`ingest`] | finds sources (files, folder trees, Maildir), tells messages from other files, splits mbox files, lists the items of Outlook data files |
+//! | [`parse`] | each input format (MIME, MHTML, `.emlx`, `.webarchive`, `.msg`, TNEF) → our [`model`] |
+//! | [`index`] | lookups by Message-ID, Content-ID, Content-Location and hash, list order, threads, folders; kept by [`store`] (redb) and [`search`] (tantivy), or by [`postgres`] for replicas sharing a database; driven by [`archive`] (loading, watching, uploads, replicas) |
+//! | [`route`] | our URLs, and resolving `cid:`/`mid:`/Content-Location references to them |
+//! | [`rewrite`] | lol_html and CSS rewriting of bodies, pure |
+//! | [`view`] | a message, a list, a thread, the overview as a reader sees them, free of HTTP |
+//! | [`web`] | the only place that knows HTTP |
 //!
-//! Imports follow the same order: a module uses only the stages before it and the leaf helpers
-//! (`error`, `config`, `ids`, `uri`, `dates`, `text`, `query`, `par`), never one after it. Inside
-//! `web`, the handlers sit above the plumbing they share and below the router (see [`web`]).
+//! Beside `web`, [`auth`] (users, passwords, sessions, sign-in limits, OpenID Connect and the audit
+//! log, free of HTTP) says who may read what; the view reads within it.
+//!
+//! Beside `view`, [`export`] takes mail out (mbox, zip, CSV, and PDF through Chromium), free of
+//! HTTP too. [`open`] is the `mailshelf open FILE…` command built on the rest.
+//!
+//! Imports follow the same order: a module uses only the stages before it and the leaf helpers,
+//! never one after it. The leaf helpers: [`error`] (the error nouns), [`config`] (flags and their
+//! environment variables), [`limits`] (every bound on what input can make us do), [`ids`] (RFC 2392
+//! identifiers), [`uri`] (RFC 2557 base URIs), [`dates`] (every date layout), [`mapi`] (the MAPI
+//! properties and the code-page rule the Outlook readers of `ingest` and `parse` share), [`par`]
+//! (work spread over the cores) and [`memory`] (handing freed memory back). Inside `web`, the
+//! handlers sit above the plumbing they share and below the router (see [`web`]).
+//!
+//! One circle is deliberate: formats nest, so `parse`'s MIME reader calls the TNEF reader, which
+//! calls the Outlook reader, which builds MIME again (see [`parse`]).
 
 pub mod archive;
 pub mod auth;
@@ -28,6 +40,7 @@ pub mod ids;
 pub mod index;
 pub mod ingest;
 pub mod limits;
+pub mod mapi;
 pub mod memory;
 pub mod model;
 pub mod open;

@@ -22,7 +22,7 @@ fn main() -> ExitCode {
     mailshelf::memory::configure();
     match cli.command {
         Command::Serve(args) => {
-            let config = match Config::from_args(args) {
+            let config = match Config::from_args(*args) {
                 Ok(c) => c,
                 Err(e) => {
                     eprintln!("mailshelf: {e}");
@@ -147,7 +147,7 @@ async fn show_progress(archive: Arc<Archive>) {
             }
             None => {
                 ticks += 1;
-                if ticks % 25 == 0 {
+                if ticks.is_multiple_of(25) {
                     tracing::info!(files = done, of = total, messages, "indexing");
                 }
             }

@@ -301,7 +301,11 @@ async fn every_replica_knows_a_session_and_its_end() {
     let one = TestApp::open_with(&paths, tempfile::tempdir().unwrap(), Some(url.clone()), configure);
     let two = TestApp::open_with(&paths, tempfile::tempdir().unwrap(), Some(url), configure);
     let c = cookie_of(&sign_in(&one, "scoped", "scoped-pw", None).await);
-    assert_eq!(two.get_with("/api/messages", &[("cookie", &c)]).await.status, StatusCode::OK, "signed in on one, read on two");
+    assert_eq!(
+        two.get_with("/api/messages", &[("cookie", &c)]).await.status,
+        StatusCode::OK,
+        "signed in on one, read on two"
+    );
     let out = send(&two, Request::post("/logout").header("cookie", &c), Body::empty(), "192.0.2.10:5000").await;
     assert_eq!(out.status, StatusCode::SEE_OTHER);
     assert_eq!(two.get_with("/api/messages", &[("cookie", &c)]).await.status, StatusCode::UNAUTHORIZED);

@@ -98,16 +98,20 @@ async fn authorize(State(idp): State<Idp>, Query(q): Query<HashMap<String, Strin
     let mut code = [0u8; 16];
     getrandom::fill(&mut code).unwrap();
     let code = b64(&code);
-    idp.codes.lock().unwrap().insert(
-        code.clone(),
-        Grant { challenge: challenge.clone(), nonce: nonce.clone(), redirect: redirect.clone() },
+    idp.codes
+        .lock()
+        .unwrap()
+        .insert(code.clone(), Grant { challenge: challenge.clone(), nonce: nonce.clone(), redirect: redirect.clone() });
+    let to = format!(
+        "{redirect}?code={code}&state={}",
+        percent_encoding::utf8_percent_encode(state, percent_encoding::NON_ALPHANUMERIC)
     );
-    let to = format!("{redirect}?code={code}&state={}", percent_encoding::utf8_percent_encode(state, percent_encoding::NON_ALPHANUMERIC));
     (StatusCode::FOUND, [(header::LOCATION, to)]).into_response()
 }
 
 async fn token(State(idp): State<Idp>, headers: HeaderMap, Form(f): Form<HashMap<String, String>>) -> Response {
-    let client = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{CLIENT_ID}:{CLIENT_SECRET}")));
+    let client =
+        format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{CLIENT_ID}:{CLIENT_SECRET}")));
     if headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) != Some(client.as_str()) {
         return (StatusCode::UNAUTHORIZED, Json(serde_json::json!({"error": "invalid_client"}))).into_response();
     }
@@ -184,7 +188,10 @@ async fn round_trip(app: &TestApp, idp: &Idp, cookie_override: Option<&str>) -> 
     assert!(to_idp.starts_with(&format!("{}/authorize?", idp.issuer)), "{to_idp}");
     assert!(to_idp.contains("code_challenge_method=S256") && to_idp.contains("nonce="), "{to_idp}");
     let oidc_cookie = start.header("set-cookie").split(';').next().unwrap().to_string();
-    let http = openidconnect::reqwest::Client::builder().redirect(openidconnect::reqwest::redirect::Policy::none()).build().unwrap();
+    let http = openidconnect::reqwest::Client::builder()
+        .redirect(openidconnect::reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
     let back = http.get(&to_idp).send().await.unwrap();
     assert_eq!(back.status().as_u16(), 302);
     let back = back.headers()["location"].to_str().unwrap().to_string();
@@ -247,7 +254,10 @@ async fn openid_connect_signs_in_with_pkce_and_a_checked_id_token() {
         *idp.mode.lock().unwrap() = mode;
         let (refused, _) = round_trip(&app, &idp, None).await;
         assert_eq!(refused.status.as_u16(), want, "{mode:?}");
-        assert!(!refused.headers.get_all("set-cookie").iter().any(|c| c.to_str().unwrap().starts_with("mailshelf=")), "{mode:?}");
+        assert!(
+            !refused.headers.get_all("set-cookie").iter().any(|c| c.to_str().unwrap().starts_with("mailshelf=")),
+            "{mode:?}"
+        );
     }
     // An email the provider does not vouch for is not used: preferred_username names the user.
     *idp.mode.lock().unwrap() = Mode::Unverified;

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use mailshelf::index::content_hash;
 use mailshelf::ingest::OLE_MAGIC;
+use mailshelf::mapi;
 use mailshelf::model::{Body, Message};
 use mailshelf::parse::parse_message;
 
@@ -407,4 +408,142 @@ async fn winmail_attachments_become_parts() {
             stack.extend(p["parts"].as_array().into_iter().flatten());
         }
     }
+}
+
+/// A `.msg` written with cfb: (stream path, bytes), storages made as needed.
+fn msg_file(streams: &[(&str, Vec<u8>)]) -> Vec<u8> {
+    let mut cf = cfb::CompoundFile::create(std::io::Cursor::new(Vec::new())).expect("create");
+    for (path, data) in streams {
+        if let Some(parent) = Path::new(path).parent() {
+            cf.create_storage_all(parent).expect("storage");
+        }
+        let mut s = cf.create_stream(path).expect("stream");
+        std::io::Write::write_all(&mut s, data).expect("write");
+    }
+    cf.into_inner().into_inner()
+}
+
+/// A property stream: a header of `header` bytes, then PT_LONG properties.
+fn longs(header: usize, props: &[(u16, u32)]) -> Vec<u8> {
+    let mut v = vec![0u8; header];
+    for (id, value) in props {
+        v.extend_from_slice(&mapi::PT_LONG.to_le_bytes());
+        v.extend_from_slice(&id.to_le_bytes());
+        v.extend_from_slice(&[6, 0, 0, 0]);
+        v.extend_from_slice(&value.to_le_bytes());
+        v.extend_from_slice(&[0; 4]);
+    }
+    v
+}
+
+/// One TNEF attribute (MS-OXTNEF §2.1.3.1): level, id, length, value, checksum.
+fn tnef_attribute(level: u8, id: u32, value: &[u8]) -> Vec<u8> {
+    let mut out = vec![level];
+    out.extend_from_slice(&id.to_le_bytes());
+    out.extend_from_slice(&(value.len() as u32).to_le_bytes());
+    out.extend_from_slice(value);
+    let sum = value.iter().fold(0u16, |s, &b| s.wrapping_add(u16::from(b)));
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// A TNEF MAPI property list of PT_LONG and PT_STRING8 values.
+fn tnef_props(longs: &[(u16, u32)], strings: &[(u16, &[u8])]) -> Vec<u8> {
+    let mut out = ((longs.len() + strings.len()) as u32).to_le_bytes().to_vec();
+    for (id, v) in longs {
+        out.extend_from_slice(&mapi::PT_LONG.to_le_bytes());
+        out.extend_from_slice(&id.to_le_bytes());
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for (id, v) in strings {
+        out.extend_from_slice(&mapi::PT_STRING8.to_le_bytes());
+        out.extend_from_slice(&id.to_le_bytes());
+        out.extend_from_slice(&1u32.to_le_bytes());
+        out.extend_from_slice(&(v.len() as u32 + 1).to_le_bytes());
+        out.extend_from_slice(v);
+        out.push(0);
+        out.resize(out.len().next_multiple_of(4), 0);
+    }
+    out
+}
+
+/// 8-bit strings (PT_STRING8) are read in the code page of the message they belong to: its
+/// PidTagMessageCodepage, else its PidTagInternetCodepage, else the one of what holds it (the
+/// message a message is attached to, the store of an Outlook data file, the TNEF stream), in a
+/// `.msg`, an item of an Outlook data file and a winmail.dat alike. Here Traditional Chinese text in
+/// Big5 (code page 950), which Windows-1252 turns into `®æ¦¡´ú¸Õ`.
+#[tokio::test]
+async fn eight_bit_strings_are_read_in_the_code_page_of_their_message() {
+    let big5 = |s: &str| encoding_rs::BIG5.encode(s).0.into_owned();
+    let (subject, body, inner, folder, file) = ("MSG 格式測試", "這是內文", "附件郵件", "收件匣", "報告.txt");
+    let dir = tempfile::tempdir().expect("temp dir");
+
+    // A `.msg` that names its code page, with an attached message that names none.
+    let attached = "/__attach_version1.0_#00000000/__substg1.0_3701000D";
+    let msg = msg_file(&[
+        ("/__properties_version1.0", longs(32, &[(mapi::MESSAGE_CODEPAGE, 950)])),
+        ("/__substg1.0_001A001E", b"IPM.Note".to_vec()),
+        ("/__substg1.0_0037001E", big5(subject)),
+        ("/__substg1.0_1000001E", big5(body)),
+        ("/__attach_version1.0_#00000000/__properties_version1.0", longs(8, &[(mapi::ATTACH_METHOD, 5)])),
+        (&format!("{attached}/__properties_version1.0"), vec![0; 24]),
+        (&format!("{attached}/__substg1.0_0037001E"), big5(inner)),
+        ("/__nameid_version1.0/__substg1.0_00020102", Vec::new()),
+        ("/__nameid_version1.0/__substg1.0_00030102", Vec::new()),
+        ("/__nameid_version1.0/__substg1.0_00040102", Vec::new()),
+    ]);
+    let msg_path = dir.path().join("big5.msg");
+    std::fs::write(&msg_path, &msg).expect("write");
+    let parsed = parse_file(&msg_path);
+    assert_eq!(parsed.summary.subject.as_deref(), Some(subject), ".msg subject");
+    assert_eq!(shown_text(&parsed).trim(), body, ".msg body");
+    let nested: Vec<&Message> = parsed.nested().map(|(_, m)| m).collect();
+    assert_eq!(nested.first().and_then(|m| m.summary.subject.as_deref()), Some(inner), "attached message");
+    // extract-msg, the independent reader, reads the message alike.
+    let out = std::process::Command::new("python3")
+        .arg(repo_path("tests/outlook/reference.py"))
+        .arg(&msg_path)
+        .output()
+        .expect("python3 runs (scripts/test installs extract-msg)");
+    let reference: Reference = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(reference.subject.as_deref().map(|s| s.trim_end_matches('\0')), Some(subject), "extract-msg");
+    assert!(reference.body.contains(body), "extract-msg: {:?}", reference.body);
+
+    // An ANSI data file whose store names the code page; neither the folder nor the item does.
+    use crate::pst::writer::{Archive, Layout, V};
+    let mut a = Archive::new(Layout::Ansi, crate::pst::writer::CRYPT_PERMUTE);
+    a.store_props(vec![(mapi::MESSAGE_CODEPAGE, V::Long(950))]);
+    let inbox = a.folder(Archive::TOP, V::Text8(big5(folder)), vec![]);
+    a.message(
+        inbox,
+        vec![
+            (mapi::MESSAGE_CLASS, V::Text("IPM.Note".into())),
+            (mapi::SUBJECT, V::Text8(big5(subject))),
+            (mapi::BODY, V::Text8(big5(body))),
+        ],
+        Vec::new(),
+    );
+    let pst_path = dir.path().join("big5.pst");
+    std::fs::write(&pst_path, a.finish()).expect("write");
+    let app = TestApp::new(std::slice::from_ref(&pst_path));
+    let list = app.json(&format!("/api/messages?folder=big5/{folder}")).await;
+    assert_eq!(list["messages"][0]["subject"], subject, ".pst: {list}");
+    let id = list["messages"][0]["id"].as_str().expect("id");
+    let text = app.get(&format!("/message/{}", mailshelf::ids::encode_segment(id))).await.text();
+    assert!(text.contains(body), ".pst body");
+
+    // A winmail.dat whose MAPI properties name the code page; its stream's own is Windows-1252.
+    let tnef = [
+        0x223e_9f78u32.to_le_bytes().to_vec(),
+        vec![1, 0],
+        tnef_attribute(1, 0x0006_9007, &[0xe4, 0x04, 0, 0, 0, 0, 0, 0]),
+        tnef_attribute(1, 0x0006_9003, &tnef_props(&[(mapi::MESSAGE_CODEPAGE, 950)], &[(mapi::BODY, &big5(body))])),
+        tnef_attribute(2, 0x0006_9002, &[0; 14]),
+        tnef_attribute(2, 0x0006_800f, b"hello"),
+        tnef_attribute(2, 0x0006_9005, &tnef_props(&[], &[(mapi::ATTACH_LONG_FILENAME, &big5(file))])),
+    ]
+    .concat();
+    let parsed = parse_message(Arc::from(winmail_message(&tnef, 0))).expect("parses");
+    assert_eq!(shown_text(&parsed).trim(), body, "TNEF body");
+    assert!(parsed.parts.iter().any(|p| p.filename.as_deref() == Some(file)), "TNEF attachment name");
 }

@@ -1,7 +1,8 @@
-//! Outlook data files (`.pst`): each opens as a folder tree of its own, its items listed in their
-//! folders, found by search and `folder:` queries, and readable as messages; checked against an
-//! independent reader (libpst's `readpst`) over every `.pst` of the corpus; damaged files show what
-//! can be read and say what could not.
+//! Outlook data files (`.pst`, `.ost`): each opens as a folder tree of its own, its items listed in
+//! their folders, found by search and `folder:` queries, and readable as messages; checked against
+//! two independent readers (libpst's `readpst` and libpff's `pffexport`) over every `.pst` of the
+//! corpus and over archives written here (`writer`); damaged files show what can be read and say
+//! what could not.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -9,6 +10,8 @@ use std::path::{Path, PathBuf};
 use axum::http::StatusCode;
 
 use crate::common::{corpus_dir, walk, TestApp};
+
+pub mod writer;
 
 fn corpus_psts() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = walk(&corpus_dir())
@@ -197,8 +200,8 @@ fn readpst(path: &Path) -> BTreeMap<String, (usize, Vec<String>)> {
 async fn pst_folders_and_items_match_an_independent_reader() {
     let mut files = corpus_psts();
     assert!(files.len() >= 5, "the corpus has five .pst files: {files:?}");
-    // The corpus's files are all Unicode and permutation-encoded; these two, written by the test
-    // writer in src/pst.rs, are an ANSI and a Unicode file in the cyclic ("high") encoding.
+    // The corpus's files are all Unicode and permutation-encoded; these two, written by
+    // tests/pst/writer/, are an ANSI and a Unicode file in the cyclic ("high") encoding.
     let fixtures = walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pst"));
     assert_eq!(fixtures.len(), 2, "{fixtures:?}");
     files.extend(fixtures);
@@ -281,4 +284,202 @@ async fn an_uploaded_pst_keeps_its_folders_under_its_name() {
         .expect("id")
         .to_string();
     assert_eq!(app.get(&format!("/message/{id}")).await.status, StatusCode::OK);
+}
+
+/// What pffexport (Debian's pff-tools, libpff: an independent reader) exports of an archive: for
+/// each folder below the store's top folder, how many items (a folder per item, named by its kind:
+/// `Message00001`, `Appointment00002`, `DistributionList00003`, …).
+fn pffexport(path: &Path) -> BTreeMap<String, usize> {
+    let out = tempfile::tempdir().expect("temp dir");
+    let target = out.path().join("export");
+    let status = std::process::Command::new("pffexport")
+        .args(["-q", "-m", "items", "-t"])
+        .arg(&target)
+        .arg(path)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("pffexport (Debian's pff-tools) runs; scripts/test installs it");
+    assert!(status.success(), "pffexport failed on {}", path.display());
+    fn items(dir: &Path, prefix: &str, out: &mut BTreeMap<String, usize>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for e in entries.flatten().filter(|e| e.path().is_dir()) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let digits = name.bytes().rev().take_while(u8::is_ascii_digit).count();
+            if digits == 5 && name.len() > 5 && name.bytes().take(name.len() - 5).all(|b| b.is_ascii_alphabetic()) {
+                *out.entry(prefix.to_string()).or_default() += 1;
+            } else {
+                let path = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
+                items(&e.path(), &path, out);
+            }
+        }
+    }
+    // The store's top folder is named in the language of the Outlook that made the file ("Top of
+    // Personal Folders", "Outlook データ ファイルのトップ"): it is the folder beside the search root
+    // that holds the items.
+    let mut best = BTreeMap::new();
+    for top in std::fs::read_dir(out.path().join("export.export")).expect("export").flatten() {
+        let mut found = BTreeMap::new();
+        items(&top.path(), "", &mut found);
+        if found.values().sum::<usize>() > best.values().sum::<usize>() {
+            best = found;
+        }
+    }
+    best
+}
+
+/// What mailshelf shows of an archive served alone: folder below the file's own folder → items (the
+/// notice item about the file left out).
+async fn shown(app: &TestApp, stem: &str) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for (folder, n) in folders(app).await {
+        let inner = folder.strip_prefix(stem).unwrap_or(&folder).trim_start_matches('/').to_string();
+        let notices = if inner.is_empty() {
+            subjects(app, &format!("folder={}", enc(&folder)))
+                .await
+                .iter()
+                .filter(|s| s.starts_with("About this Outlook data file"))
+                .count() as u64
+        } else {
+            0
+        };
+        if n > notices {
+            out.insert(inner, (n - notices) as usize);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn pst_folders_match_pffexport_folder_by_folder() {
+    let mut files = corpus_psts();
+    assert!(files.len() >= 5, "the corpus has five .pst files: {files:?}");
+    files.extend(walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pst")));
+    for file in files {
+        let reference = pffexport(&file);
+        assert!(!reference.is_empty(), "{}: pffexport found no items", file.display());
+        let stem = file.file_stem().expect("stem").to_string_lossy().into_owned();
+        let app = TestApp::new(std::slice::from_ref(&file));
+        assert_eq!(shown(&app, &stem).await, reference, "{}: mailshelf vs pffexport", file.display());
+    }
+}
+
+/// An archive in every layout and encoding, the 4 KiB-page `.ost` of Outlook 2013 and later with its
+/// compressed blocks among them: its folders and items as pffexport lists them, its bodies whole
+/// across blocks; damaged copies of an `.ost` show what can be read.
+#[tokio::test]
+async fn archives_of_every_layout_open_as_their_folder_trees() {
+    use writer::{Archive, Layout, V};
+    let dir = tempfile::tempdir().expect("temp dir");
+    for layout in [Layout::Ansi, Layout::Unicode, Layout::Ost2013] {
+        for crypt in [writer::CRYPT_NONE, writer::CRYPT_PERMUTE, writer::CRYPT_CYCLIC] {
+            let mut a = Archive::new(layout, crypt);
+            let inbox = a.folder(Archive::TOP, V::Text("Inbox".into()), vec![]);
+            let projects = a.folder(inbox, V::Text("Projects".into()), vec![]);
+            let body: String = (0..1200).map(|i| format!("Line {i} of a long body. ")).collect();
+            for (folder, subject) in [(inbox, "first"), (inbox, "second"), (projects, "third")] {
+                a.message(
+                    folder,
+                    vec![
+                        (0x001a, V::Text("IPM.Note".into())),
+                        (0x0037, V::Text(format!("{subject} message"))),
+                        (0x1000, V::Text(format!("{subject}: {body}"))),
+                        (0x0e07, V::Long(1)),
+                    ],
+                    vec![vec![
+                        (0x0c15, V::Long(1)),
+                        (0x3001, V::Text("Ann".into())),
+                        (0x39fe, V::Text("ann@example.com".into())),
+                    ]],
+                );
+            }
+            let name = format!("{layout:?}-{crypt}.{}", if layout == Layout::Ost2013 { "ost" } else { "pst" });
+            let path = dir.path().join(&name);
+            std::fs::write(&path, a.finish()).expect("write");
+            let reference = pffexport(&path);
+            let want: BTreeMap<String, usize> = [("Inbox".to_string(), 2), ("Inbox/Projects".to_string(), 1)].into();
+            assert_eq!(reference, want, "{name}: pffexport");
+            let app = TestApp::new(std::slice::from_ref(&path));
+            let stem = name.split('.').next().expect("stem");
+            assert_eq!(shown(&app, stem).await, want, "{name}: mailshelf");
+            let mut got = subjects(&app, "q=ann@example.com").await;
+            got.sort();
+            assert_eq!(got, ["first message", "second message", "third message"], "{name}");
+            let list = app.json("/api/messages?q=third").await;
+            let id = list["messages"][0]["id"].as_str().expect("id").to_string();
+            let text = app.get(&format!("/message/{}", enc(&id))).await.text();
+            assert!(text.contains("Line 1199 of a long body."), "{name}: the body, read across blocks");
+            if layout == Layout::Ost2013 {
+                let bytes = std::fs::read(&path).expect("read");
+                for (i, at) in (0..bytes.len()).step_by(4093).enumerate() {
+                    let mut bad = bytes.clone();
+                    if i % 2 == 0 {
+                        bad.truncate(at.max(600));
+                    } else {
+                        bad[at..(at + 700).min(bytes.len())].fill(0x5a);
+                    }
+                    let copy = dir.path().join("damaged.ost");
+                    std::fs::write(&copy, &bad).expect("write");
+                    if let Ok(listing) = mailshelf::ingest::pst::list(&copy) {
+                        for item in &listing.items {
+                            let _ = mailshelf::ingest::pst::item_msg(&copy, item.node)
+                                .map(|m| mailshelf::parse::parse_message(std::sync::Arc::from(m)));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Outlook keeps copies of one item as items of their own: duplicates a sync left in a calendar,
+/// copies in Deleted Items of a message still in the Inbox, a calendar copied beside one whose name
+/// differs only by accents or language ("Calendar" and "Calendário"). Each is shown, in its folder,
+/// as pffexport exports them, though their contents are the same.
+#[tokio::test]
+async fn copies_of_an_item_are_each_shown_in_their_folders() {
+    use writer::{Archive, Layout, V};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut a = Archive::new(Layout::Unicode, writer::CRYPT_PERMUTE);
+    let inbox = a.folder(Archive::TOP, V::Text("Inbox".into()), vec![]);
+    let deleted = a.folder(Archive::TOP, V::Text("Deleted Items".into()), vec![]);
+    let calendar = a.folder(Archive::TOP, V::Text("Calendar".into()), vec![]);
+    let calendario = a.folder(Archive::TOP, V::Text("Calendário".into()), vec![]);
+    let note = vec![
+        (0x001a, V::Text("IPM.Note".into())),
+        (0x0037, V::Text("Minutes".into())),
+        (0x0042, V::Text("Ann Lee".into())),
+        (0x1000, V::Text("The minutes of the meeting.".into())),
+        (0x0e07, V::Long(1)),
+    ];
+    let appointment = vec![
+        (0x001a, V::Text("IPM.Appointment".into())),
+        (0x0037, V::Text("Weekly review".into())),
+        (0x1000, V::Text("Every week.".into())),
+        (0x0e07, V::Long(1)),
+    ];
+    for (folder, props, copies) in
+        [(inbox, &note, 1), (deleted, &note, 2), (calendar, &appointment, 3), (calendario, &appointment, 1)]
+    {
+        for _ in 0..copies {
+            a.message(folder, props.clone(), Vec::new());
+        }
+    }
+    let path = dir.path().join("copies.pst");
+    std::fs::write(&path, a.finish()).expect("write");
+    let want: BTreeMap<String, usize> = [("Inbox", 1), ("Deleted Items", 2), ("Calendar", 3), ("Calendário", 1)]
+        .into_iter()
+        .map(|(f, n)| (f.to_string(), n))
+        .collect();
+    assert_eq!(pffexport(&path), want, "pffexport");
+    let app = TestApp::new(std::slice::from_ref(&path));
+    assert_eq!(shown(&app, "copies").await, want, "mailshelf");
+    // Each copy is a message of its own, with a page of its own.
+    let list = app.json("/api/messages?limit=50&q=folder:copies").await;
+    let ids: std::collections::BTreeSet<&str> =
+        list["messages"].as_array().expect("messages").iter().map(|m| m["id"].as_str().expect("id")).collect();
+    assert_eq!(ids.len(), 7, "{list}");
+    for id in ids {
+        assert_eq!(app.get(&format!("/message/{}", enc(id))).await.status, StatusCode::OK);
+    }
 }

@@ -187,7 +187,7 @@ fn fill(route: &str) -> Vec<String> {
                 .into_iter()
                 .map(|v| {
                     if param == "*path" {
-                        v.split('/').map(|s| mailshelf::ids::encode_segment(s)).collect::<Vec<_>>().join("/")
+                        v.split('/').map(mailshelf::ids::encode_segment).collect::<Vec<_>>().join("/")
                     } else {
                         mailshelf::ids::encode_segment(&v)
                     }

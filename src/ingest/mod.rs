@@ -1,5 +1,5 @@
 //! Where messages come from: files, folder trees (Maildir included), mbox files, Outlook data files.
-//! [`walk`] finds them, [`sniff`] tells a message from other files by its first bytes, `mbox`
+//! [`walk`](mod@walk) finds them, [`sniff`](mod@sniff) tells a message from other files by its first bytes, `mbox`
 //! splits mbox files into messages, [`pst`] lists the items of Outlook data files; [`Source`] says
 //! where one message's bytes live and reads them back. Sources are opened read-only; nothing here
 //! ever writes under a given path.

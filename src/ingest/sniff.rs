@@ -146,7 +146,7 @@ impl Claim {
 /// is a message when the file is claimed as one.
 pub fn sniff_claimed(head: &[u8], claim: Claim) -> Kind {
     // An Outlook data file says so in its first ten bytes, whatever its name.
-    if head.starts_with(crate::ingest::pst::PST_MAGIC) && head.get(8..10) == Some(b"SM") {
+    if crate::ingest::pst::is_data_file(head) {
         return Kind::Pst;
     }
     if claim == Claim::Given && head.starts_with(OLE_MAGIC) {

@@ -1,9 +1,11 @@
-//! Windows code page numbers (as Outlook properties and RTF `\ansicpg` give them) to encodings.
+//! Windows code page numbers (as Outlook properties and RTF `\ansicpg` give them) to encodings. A
+//! leaf: it imports nothing of the crate, so that the MAPI properties ([`crate::mapi`]) can decode
+//! through it from any stage.
 
 use encoding_rs::Encoding;
 
 /// The encoding a Windows code page number stands for; `None` when it names none we know.
-pub(super) fn encoding(cp: u32) -> Option<&'static Encoding> {
+pub(crate) fn encoding(cp: u32) -> Option<&'static Encoding> {
     let label: &[u8] = match cp {
         437 | 850 | 1252 | 20127 | 28591 => b"windows-1252",
         866 => b"ibm866",
@@ -30,13 +32,13 @@ pub(super) fn encoding(cp: u32) -> Option<&'static Encoding> {
 }
 
 /// `bytes` in code page `cp` (Windows-1252 when it names none we know), as text.
-pub(super) fn decode(bytes: &[u8], cp: Option<u32>) -> String {
+pub(crate) fn decode(bytes: &[u8], cp: Option<u32>) -> String {
     let enc = cp.and_then(encoding).unwrap_or(encoding_rs::WINDOWS_1252);
     enc.decode_without_bom_handling(bytes).0.into_owned()
 }
 
 /// `bytes` as UTF-16 little-endian (Outlook's Unicode strings), an odd last byte dropped.
-pub(super) fn utf16le(bytes: &[u8]) -> String {
+pub(crate) fn utf16le(bytes: &[u8]) -> String {
     let units: Vec<u16> = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
     String::from_utf16_lossy(&units)
 }

@@ -10,13 +10,20 @@
 //! property lists of the first two within bounds.
 //! [`outlook`] turns Outlook `.msg` files into the Internet message they stand for (with [`rtf`]
 //! for their compressed RTF bodies and [`codepage`] for 8-bit strings); [`tnef`] opens
-//! `winmail.dat` parts found by [`mime`] into child parts.
+//! `winmail.dat` parts found by [`mime`] into child parts. [`build`] is the one MIME writer the
+//! Outlook and TNEF readers write their messages with; [`charset`] turns declared charsets into
+//! decoders; [`labels`] reads the folder and label headers of Gmail, Thunderbird and Apple Mail.
+//!
+//! One import circle here is deliberate, because formats nest: [`mime`] finds a `winmail.dat` and
+//! calls [`tnef`], a TNEF attachment can hold an Outlook message that [`outlook`] turns into MIME,
+//! and that MIME is read by [`mime`] again. Each turn is bounded by the nesting depth in
+//! [`crate::limits::MAX_DEPTH`].
 
 pub mod labels;
 
 mod build;
 mod charset;
-mod codepage;
+pub(crate) mod codepage;
 mod emlx;
 mod external;
 mod mhtml;

@@ -12,6 +12,11 @@ use bytes::Bytes;
 use super::rtf;
 use crate::ingest::OLE_MAGIC;
 use crate::limits::MAX_MSG_STREAM;
+use crate::mapi::{
+    self, ATTACH_CONTENT_ID, ATTACH_DATA, ATTACH_FILENAME, ATTACH_LONG_FILENAME, ATTACH_MIME_TAG, BODY, BODY_HTML,
+    DISPLAY_NAME, INTERNET_CODEPAGE, MESSAGE_CODEPAGE, MV_FLAG, PT_BINARY, PT_LONG, PT_OBJECT, PT_STRING8, PT_UNICODE,
+    RTF_COMPRESSED,
+};
 use crate::model::{Body, Message, Part, PartIdx};
 
 const SIGNATURE: u32 = 0x223e_9f78;
@@ -25,17 +30,6 @@ const ATT_MAPI_PROPS: u16 = 0x9003;
 const ATT_ATTACHMENT: u16 = 0x9005;
 const ATT_OEM_CODEPAGE: u16 = 0x9007;
 
-// MAPI properties used here.
-const PR_BODY: u16 = 0x1000;
-const PR_RTF_COMPRESSED: u16 = 0x1009;
-const PR_BODY_HTML: u16 = 0x1013;
-const PR_DISPLAY_NAME: u16 = 0x3001;
-const PR_ATTACH_DATA: u16 = 0x3701;
-const PR_ATTACH_FILENAME: u16 = 0x3704;
-const PR_ATTACH_LONG_FILENAME: u16 = 0x3707;
-const PR_ATTACH_MIME_TAG: u16 = 0x370e;
-const PR_ATTACH_CONTENT_ID: u16 = 0x3712;
-
 /// What a TNEF stream holds.
 #[derive(Debug, Default)]
 pub(super) struct Tnef {
@@ -44,6 +38,9 @@ pub(super) struct Tnef {
     pub attachments: Vec<Attachment>,
     /// The stream ended early, a checksum did not match, or a value was cut.
     pub damaged: bool,
+    /// The code page of the message's 8-bit strings, by the one rule of [`mapi::codepage`]: its
+    /// PidTagMessageCodepage, else its PidTagInternetCodepage, else the stream's attOemCodepage.
+    pub codepage: Option<u32>,
 }
 
 #[derive(Debug, Default)]
@@ -57,7 +54,17 @@ pub(super) struct Attachment {
 /// One MAPI property value as TNEF carries it.
 enum Value {
     Bytes(u16, Vec<u8>),
+    Long(i32),
     Other,
+}
+
+/// An attachment as the stream gives it, its strings not yet decoded (the code page that decodes
+/// them is known only once the message's properties have been read).
+#[derive(Default)]
+struct Raw {
+    title: Option<Vec<u8>>,
+    data: Vec<u8>,
+    props: Vec<(u16, Value)>,
 }
 
 struct Cursor<'a> {
@@ -96,9 +103,11 @@ pub(super) fn read(data: &[u8]) -> Option<Tnef> {
     }
     c.u16()?;
     let mut out = Tnef::default();
-    let mut codepage = None;
+    let mut oem = None;
+    let mut body = None;
     let mut props = Vec::new();
-    let mut current: Option<Attachment> = None;
+    let mut raws: Vec<Raw> = Vec::new();
+    let mut current: Option<Raw> = None;
     while c.pos < data.len() {
         let Some(header) = c.take(9) else {
             out.damaged = true;
@@ -115,40 +124,57 @@ pub(super) fn read(data: &[u8]) -> Option<Tnef> {
         let sum = value.iter().fold(0u16, |s, &b| s.wrapping_add(u16::from(b)));
         out.damaged |= checksum != Some(sum);
         match (level, id) {
-            (_, ATT_OEM_CODEPAGE) => codepage = value.get(..4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-            (1, ATT_BODY) => out.text = Some(super::codepage::decode(trim_nul(value), codepage)),
+            (_, ATT_OEM_CODEPAGE) => oem = value.get(..4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            (1, ATT_BODY) => body = Some(trim_nul(value).to_vec()),
             (1, ATT_MAPI_PROPS) => props = mapi_props(value, &mut out.damaged),
             (2, ATT_ATTACH_REND_DATA) => {
-                out.attachments.extend(current.take());
-                current = Some(Attachment::default());
+                raws.extend(current.take());
+                current = Some(Raw::default());
             }
-            (2, ATT_ATTACH_TITLE) => {
-                let a = current.get_or_insert_with(Attachment::default);
-                a.name = Some(super::codepage::decode(trim_nul(value), codepage)).filter(|n| !n.trim().is_empty());
-            }
-            (2, ATT_ATTACH_DATA) => current.get_or_insert_with(Attachment::default).data = value.to_vec(),
+            (2, ATT_ATTACH_TITLE) => current.get_or_insert_with(Raw::default).title = Some(trim_nul(value).to_vec()),
+            (2, ATT_ATTACH_DATA) => current.get_or_insert_with(Raw::default).data = value.to_vec(),
             (2, ATT_ATTACHMENT) => {
-                let a = current.get_or_insert_with(Attachment::default);
-                for (pid, v) in mapi_props(value, &mut out.damaged) {
-                    match (pid, v) {
-                        (PR_ATTACH_LONG_FILENAME, v) => a.name = string(&v, codepage).or(a.name.take()),
-                        (PR_ATTACH_FILENAME | PR_DISPLAY_NAME, v) if a.name.is_none() => a.name = string(&v, codepage),
-                        (PR_ATTACH_MIME_TAG, v) => a.content_type = string(&v, codepage),
-                        (PR_ATTACH_CONTENT_ID, v) => a.content_id = string(&v, codepage),
-                        (PR_ATTACH_DATA, Value::Bytes(0x0102, b)) if a.data.is_empty() => a.data = b,
-                        _ => {}
-                    }
-                }
+                let a = current.get_or_insert_with(Raw::default);
+                a.props.extend(mapi_props(value, &mut out.damaged));
             }
             _ => {}
         }
     }
-    out.attachments.extend(current.take());
+    raws.extend(current.take());
+    // TNEF's own string attributes are in the stream's code page; MAPI properties in the message's.
+    let long = |id: u16| {
+        props.iter().find_map(|(pid, v)| match v {
+            Value::Long(n) if *pid == id => u32::try_from(*n).ok(),
+            _ => None,
+        })
+    };
+    let cp = mapi::codepage(long(MESSAGE_CODEPAGE), long(INTERNET_CODEPAGE), oem);
+    let attribute_cp = mapi::codepage(None, None, oem);
+    out.codepage = cp;
+    out.text = body.map(|b| mapi::decode8(&b, attribute_cp));
+    for raw in raws {
+        let mut a = Attachment {
+            name: raw.title.map(|t| mapi::decode8(&t, attribute_cp)).filter(|n| !n.trim().is_empty()),
+            data: raw.data,
+            ..Attachment::default()
+        };
+        for (pid, v) in raw.props {
+            match (pid, v) {
+                (ATTACH_LONG_FILENAME, v) => a.name = string(&v, cp).or(a.name.take()),
+                (ATTACH_FILENAME | DISPLAY_NAME, v) if a.name.is_none() => a.name = string(&v, cp),
+                (ATTACH_MIME_TAG, v) => a.content_type = string(&v, cp),
+                (ATTACH_CONTENT_ID, v) => a.content_id = string(&v, cp),
+                (ATTACH_DATA, Value::Bytes(PT_BINARY, b)) if a.data.is_empty() => a.data = b,
+                _ => {}
+            }
+        }
+        out.attachments.push(a);
+    }
     for (pid, v) in props {
         match (pid, v) {
-            (PR_BODY_HTML, v) => out.html = string(&v, codepage).or(out.html.take()),
-            (PR_BODY, v) if out.text.is_none() => out.text = string(&v, codepage),
-            (PR_RTF_COMPRESSED, Value::Bytes(_, b)) if out.html.is_none() => {
+            (BODY_HTML, v) => out.html = string(&v, cp).or(out.html.take()),
+            (BODY, v) if out.text.is_none() => out.text = string(&v, cp),
+            (RTF_COMPRESSED, Value::Bytes(_, b)) if out.html.is_none() => {
                 if let Some(d) = rtf::decompress(&b) {
                     out.damaged |= d.damaged;
                     match rtf::read(&d.rtf) {
@@ -169,11 +195,12 @@ fn trim_nul(b: &[u8]) -> &[u8] {
     &b[..end]
 }
 
+/// A string property, PT_UNICODE or PT_STRING8 (or a binary read as 8-bit text, as a content
+/// type or an id may be given), in code page `codepage`.
 fn string(v: &Value, codepage: Option<u32>) -> Option<String> {
     let s = match v {
-        Value::Bytes(0x001f, b) => super::codepage::utf16le(b),
-        Value::Bytes(_, b) => super::codepage::decode(trim_nul(b), codepage),
-        Value::Other => return None,
+        Value::Bytes(ty, b) => mapi::string(*ty, b, codepage).unwrap_or_else(|| mapi::decode8(trim_nul(b), codepage)),
+        Value::Long(_) | Value::Other => return None,
     };
     let s = s.trim_end_matches('\0').trim().to_string();
     (!s.is_empty()).then_some(s)
@@ -212,33 +239,27 @@ fn one_prop(c: &mut Cursor<'_>) -> Option<(u16, Value)> {
             }
         }
     }
-    let multi = ty & 0x1000 != 0;
-    let base = ty & !0x1000;
-    let variable = matches!(base, 0x001e | 0x001f | 0x0102 | 0x000d);
+    let multi = ty & MV_FLAG != 0;
+    let base = ty & !MV_FLAG;
+    let variable = matches!(base, PT_STRING8 | PT_UNICODE | PT_BINARY | PT_OBJECT);
     let count = if multi || variable { c.u32()? as usize } else { 1 };
     let mut first = None;
     for _ in 0..count {
-        let v = match base {
-            0x0002 | 0x0003 | 0x0004 | 0x000a | 0x000b => {
-                c.take(4)?;
+        let v = match (base, mapi::fixed_size(base)) {
+            (PT_LONG, _) => Value::Long(i32::from_le_bytes(c.take(4)?.try_into().ok()?)),
+            // Values shorter than four bytes are padded to four.
+            (_, Some(n)) => {
+                c.take(n.max(4))?;
                 Value::Other
             }
-            0x0005 | 0x0006 | 0x0007 | 0x0014 | 0x0040 => {
-                c.take(8)?;
-                Value::Other
-            }
-            0x0048 => {
-                c.take(16)?;
-                Value::Other
-            }
-            0x001e | 0x001f | 0x0102 | 0x000d => {
+            (PT_STRING8 | PT_UNICODE | PT_BINARY | PT_OBJECT, None) => {
                 let n = c.u32()? as usize;
                 if n > MAX_MSG_STREAM {
                     return None;
                 }
                 let b = c.padded(n)?;
                 // An object starts with the interface id it is stored as.
-                let b = if base == 0x000d { b.get(16..).unwrap_or(&[]) } else { b };
+                let b = if base == PT_OBJECT { b.get(16..).unwrap_or(&[]) } else { b };
                 Value::Bytes(base, b.to_vec())
             }
             _ => return None,
@@ -264,6 +285,7 @@ pub(super) fn expand(msg: &mut Message, parts_left: &mut usize) -> (Option<PartI
         let Body::Binary(data) = &msg.parts[idx].body else { continue };
         let Some(tnef) = read(data) else { continue };
         let damaged = tnef.damaged;
+        let codepage = tnef.codepage;
         let section = msg.parts[idx].section.clone();
         let at = msg.parts[idx].raw_range.start;
         let mut add = |msg: &mut Message, mut part: Part| -> Option<PartIdx> {
@@ -310,7 +332,7 @@ pub(super) fn expand(msg: &mut Message, parts_left: &mut usize) -> (Option<PartI
                 .get(16..)
                 .filter(|d| d.starts_with(OLE_MAGIC))
                 .or(Some(&a.data[..]).filter(|d| d.starts_with(OLE_MAGIC)));
-            let enclosed = ole.and_then(|d| super::outlook::parse(Arc::from(d)).ok());
+            let enclosed = ole.and_then(|d| super::outlook::parse_in(Arc::from(d), codepage).ok());
             let (ct, body) = match enclosed {
                 Some(m) => ("message/rfc822".to_string(), Body::Message(Box::new(m))),
                 None => (ct, Body::Binary(Bytes::from(a.data))),
@@ -375,7 +397,9 @@ mod tests {
     fn attachments_and_bodies_come_out() {
         // An attachment's MAPI properties: a long file name and a Content-ID (PT_STRING8).
         let mut props = 2u32.to_le_bytes().to_vec();
-        for (id, v) in [(PR_ATTACH_LONG_FILENAME, &b"a long name.txt\0"[..]), (PR_ATTACH_CONTENT_ID, b"<img1@x>\0")] {
+        for (id, v) in
+            [(mapi::ATTACH_LONG_FILENAME, &b"a long name.txt\0"[..]), (mapi::ATTACH_CONTENT_ID, b"<img1@x>\0")]
+        {
             props.extend_from_slice(&0x001eu16.to_le_bytes());
             props.extend_from_slice(&id.to_le_bytes());
             props.extend_from_slice(&1u32.to_le_bytes());

@@ -63,14 +63,14 @@ pub struct PgSearch {
     /// buffer, while indexing goes on (a batch's transaction waits for the disk; the indexer need
     /// not). At most one batch waits for it, so memory stays at two batches.
     writer: Mutex<SyncSender<Job>>,
-    /// How many messages each recent search matched, with the [`search_version`] it was
+    /// How many messages each recent search matched, with the `search_version` row it was
     /// counted at: paging through a broad search, or many readers asking the same, count it once
     /// while nothing is written. (Counting is what a broad search costs here: PostgreSQL visits
     /// every matching row to count it, 0.35 s for a common word at a million messages.)
     counts: quick_cache::sync::Cache<String, Kept>,
 }
 
-/// A search's count, kept: at which [`search_version`], and how many documents there were.
+/// A search's count, kept: at which `search_version` row, and how many documents there were.
 #[derive(Clone, Copy)]
 struct Kept {
     version: i64,
@@ -615,11 +615,11 @@ impl SearchIndex for PgSearch {
     /// The total, and a page newest first (then by id): PostgreSQL keeps no word statistics to
     /// rank by relevance with, so the order differs from the embedded engine, not the set.
     fn search_parsed(&self, parsed: &Query, offset: usize, limit: usize, ids_of: &IdsOf<'_>) -> Result<Hits, Error> {
-        let Condition { sql: cond, mut params } = Condition::of(&parsed, ids_of);
+        let Condition { sql: cond, mut params } = Condition::of(parsed, ids_of);
         // The condition and its values name the search exactly (a `message-id:` term's ids too).
         let key = format!("{cond}{params:?}");
         let known = self.counts.get(&key);
-        let (from, to) = date_bounds(&parsed);
+        let (from, to) = date_bounds(parsed);
         // The page, as an array of ids, from the messages `source` names (a table or a subquery).
         let page = |source: &str, n: usize| {
             format!(
@@ -695,7 +695,7 @@ impl SearchIndex for PgSearch {
     }
 
     fn matching_parsed(&self, parsed: &Query, ids_of: &IdsOf<'_>) -> Result<HashSet<u32>, Error> {
-        let Condition { sql: cond, params } = Condition::of(&parsed, ids_of);
+        let Condition { sql: cond, params } = Condition::of(parsed, ids_of);
         let sql = format!("SELECT id FROM search_docs WHERE {cond}");
         self.db.run(move |c| async move {
             let rows = c.query(sql.as_str(), &Condition::refs(&params)).await.map_err(failed("search"))?;

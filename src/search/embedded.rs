@@ -181,7 +181,7 @@ impl SearchIndex for Embedded {
     /// `message-id:` terms are answered by `ids_of` (the index has every Message-ID already; the
     /// search index does not keep a second copy).
     fn search_parsed(&self, parsed: &Query, offset: usize, limit: usize, ids_of: &IdsOf<'_>) -> Result<Hits, Error> {
-        let query = self.build(&parsed, ids_of)?;
+        let query = self.build(parsed, ids_of)?;
         let searcher = self.reader.searcher();
         let top =
             TopDocs::with_limit(limit.max(1)).and_offset(offset).tweak_score(move |seg: &tantivy::SegmentReader| {
@@ -205,7 +205,7 @@ impl SearchIndex for Embedded {
     /// relevance (one pass over the matches, where paging ranked results would cost the whole
     /// depth again on every page).
     fn matching_parsed(&self, parsed: &Query, ids_of: &IdsOf<'_>) -> Result<HashSet<u32>, Error> {
-        let query = self.build(&parsed, ids_of)?;
+        let query = self.build(parsed, ids_of)?;
         let searcher = self.reader.searcher();
         let docs = searcher.search(&*query, &tantivy::collector::DocSetCollector).map_err(fail)?;
         let mut ids = HashSet::with_capacity(docs.len());

@@ -81,8 +81,11 @@ struct Caches {
     positions: Cache<u64, Arc<Vec<u32>>>,
     /// The labels and their counts within one reader's folders, until the index changes (a reader
     /// who may read everything is answered from the index's own counts).
-    labels: Cache<(u64, Access), Arc<Vec<(String, usize)>>>,
+    labels: Cache<(u64, Access), Arc<LabelCounts>>,
 }
+
+/// Labels and how many messages carry each, most first.
+type LabelCounts = Vec<(String, usize)>;
 
 /// Groupings and overviews kept (a few scopes being browsed at once).
 const BROWSED: usize = 16;

@@ -1,18 +1,18 @@
 //! The web layer, the only place that knows HTTP. Its floors, each importing only from those
 //! below it:
 //!
-//! 1. plumbing every handler shares, from the bottom: [`csp`] (the content policies), [`file`]
+//! 1. plumbing every handler shares, from the bottom: [`csp`] (the content policies), [`file`](mod@file)
 //!    (bytes answered with file semantics), [`assets`] (static files embedded in the binary),
 //!    [`error`] (errors as problem+json or pages), [`extract`] (ids and switches), [`state`], and
-//!    [`guard`] (who may address the server and write to it, and the headers every answer carries),
-//!    and [`charts`] (the overview's SVG pictures); [`gate`] (who reads: the reader of each
-//!    request, signed in or not, and the view made for them), [`record`] (the audit log's lines);
+//!    and [`guard`] (who may address the server and write to it, and the headers every answer
+//!    carries); [`gate`] (who reads: the reader of each request, signed in or not, and the view
+//!    made for them), [`record`] (the audit log's lines);
 //! 2. handlers, one room for each thing served: [`pages`] for people, [`api`] for scripts,
 //!    [`parts`] for a message's parts and source, [`thumbs`] for pictures of image attachments;
-//!    [`export`] for searches taken out as mbox, zip or CSV; [`print`] for a message laid out for paper;
+//!    [`export`] for searches taken out as mbox, zip or CSV; [`print`](mod@print) for a message laid out for paper;
 //!    [`signin`] for signing in and out;
 //! 3. [`openapi`], the document that describes the handlers;
-//! 4. [`app`], the router, and [`server`], the accept loop that serves it (header deadlines,
+//! 4. [`app`](mod@app), the router, and [`server`], the accept loop that serves it (header deadlines,
 //!    a cap on open connections, graceful shutdown, HTTPS with [`tls`]).
 //!
 //! What a message looks like when viewed (rewritten bodies, search results, threads) is not HTTP

@@ -89,7 +89,9 @@ mod tests {
     #[test]
     fn each_read_is_recorded_with_what_it_reads() {
         let get = Method::GET;
-        let cases: &[(&Method, &str, Option<&str>, Option<(&str, Option<&str>)>)] = &[
+        // Method, path, query, and the action and id recorded (none: not a read).
+        type Case<'a> = (&'a Method, &'a str, Option<&'a str>, Option<(&'a str, Option<&'a str>)>);
+        let cases: &[Case] = &[
             (&get, "/message/a%40x", None, Some(("read", Some("a@x")))),
             (&get, "/message/a@x/print", Some("remote=1"), Some(("print", Some("a@x")))),
             (&get, "/part/a@x/~1.2", None, Some(("part", Some("a@x/~1.2")))),

@@ -1,5 +1,5 @@
 //! A message as a PDF: its print view rendered by headless Chromium over the DevTools protocol,
-//! then the original message embedded in the file and the metadata set ([`attach`]).
+//! then the original message embedded in the file and the metadata set ([`attach`](mod@attach)).
 //!
 //! Chromium, not a Rust HTML engine, because what people archive must look like what they read:
 //! mail HTML leans on tables, legacy attributes and CSS that only a browser lays out faithfully.
