@@ -144,6 +144,44 @@ async fn sign_in_forms_of_other_sites_are_refused_and_cookies_are_secure_on_requ
     assert!(set.starts_with("__Host-mailshelf=") && set.contains("; Secure"), "{set}");
 }
 
+/// Another origin, even one `--cors-origin` allows, gets nothing on a reader's session: CORS
+/// answers never allow credentials (a browser then hides the reply from a script that sent the
+/// cookie), and a write riding on the cookie from another site is refused, while the allowed
+/// origin's own Basic credentials still write.
+#[tokio::test]
+async fn other_origins_neither_read_nor_write_on_a_readers_session() {
+    let (app, _dir) = app_with(|c, root| {
+        c.accounts.users = Some(users_file(root));
+        c.cors_origins = vec!["https://tools.example".into()];
+    });
+    let boss = cookie_of(&sign_in(&app, "boss", "boss-pw", None).await);
+    let read = app
+        .get_with(
+            "/api/messages",
+            &[("cookie", &boss), ("origin", "https://tools.example"), ("sec-fetch-site", "same-site")],
+        )
+        .await;
+    assert_eq!(read.header("access-control-allow-origin"), "https://tools.example");
+    assert_eq!(read.header("access-control-allow-credentials"), "", "no reads on the cookie from elsewhere");
+    let target = "/api/messages/openish-1@x.example";
+    for (site, origin) in [("same-site", "https://tools.example"), ("cross-site", "https://evil.example")] {
+        let req = Request::delete(target)
+            .header("cookie", &boss)
+            .header("origin", origin)
+            .header("sec-fetch-site", site)
+            .header("host", "127.0.0.1:8025");
+        let r = send(&app, req, Body::empty(), "192.0.2.10:5000").await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{origin}: a write on the session");
+    }
+    let own = Request::delete(target)
+        .header("authorization", basic("boss", "boss-pw"))
+        .header("origin", "https://tools.example")
+        .header("sec-fetch-site", "cross-site");
+    let r = send(&app, own, Body::empty(), "192.0.2.10:5000").await;
+    // Past the guard and signed in: the handler answers (the message is no upload to delete).
+    assert!(![StatusCode::FORBIDDEN, StatusCode::UNAUTHORIZED].contains(&r.status), "{}: {}", r.status, r.text());
+}
+
 #[tokio::test]
 async fn wrong_names_and_wrong_passwords_cost_one_hash_alike_and_a_megabyte_none() {
     let (app, _dir) = with_users();

@@ -31,15 +31,7 @@ use crate::error::Error;
 use crate::index::Access;
 use crate::view::View;
 
-/// The session cookie's name: with the `__Host-` prefix when cookies are `Secure` (the browser
-/// then takes it only from HTTPS, for this host alone, for every path).
-pub fn cookie_name(secure: bool) -> &'static str {
-    if secure {
-        "__Host-mailshelf"
-    } else {
-        "mailshelf"
-    }
-}
+pub use super::guard::cookie_name;
 
 /// The view of the request's reader; a request that reached a handler without one reads nothing.
 pub struct Viewer(pub Arc<View>, pub Reader);
