@@ -144,10 +144,10 @@ async fn sign_in_forms_of_other_sites_are_refused_and_cookies_are_secure_on_requ
     assert!(set.starts_with("__Host-mailshelf=") && set.contains("; Secure"), "{set}");
 }
 
-/// Another origin, even one `--cors-origin` allows, gets nothing on a reader's session: CORS
+/// Another origin, even one `--cors-origin` allows, gets nothing on a reader's credentials: CORS
 /// answers never allow credentials (a browser then hides the reply from a script that sent the
-/// cookie), and a write riding on the cookie from another site is refused, while the allowed
-/// origin's own Basic credentials still write.
+/// cookie), and a write from another site that carries the session cookie or Basic credentials
+/// (which a browser attaches by itself once they were typed into its dialog) is refused.
 #[tokio::test]
 async fn other_origins_neither_read_nor_write_on_a_readers_session() {
     let (app, _dir) = app_with(|c, root| {
@@ -178,7 +178,10 @@ async fn other_origins_neither_read_nor_write_on_a_readers_session() {
         .header("origin", "https://tools.example")
         .header("sec-fetch-site", "cross-site");
     let r = send(&app, own, Body::empty(), "192.0.2.10:5000").await;
-    // Past the guard and signed in: the handler answers (the message is no upload to delete).
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "a write on Basic credentials from another site");
+    // The same credentials from a script that is no browser's page (no Origin) still write.
+    let script = Request::delete(target).header("authorization", basic("boss", "boss-pw"));
+    let r = send(&app, script, Body::empty(), "192.0.2.10:5000").await;
     assert!(![StatusCode::FORBIDDEN, StatusCode::UNAUTHORIZED].contains(&r.status), "{}: {}", r.status, r.text());
 }
 

@@ -61,11 +61,13 @@ impl Guard {
         let origin = headers.get(header::ORIGIN).map(|o| o.to_str().unwrap_or("null"));
         if let Some(origin) = origin {
             // An origin the user allowed to call the API may write, from whichever site it is,
-            // with credentials of its own (Basic): a write that rides on a reader's session
-            // cookie is held to the same rule as any other page's, or a sibling site allowed by
-            // `--cors-origin` could act as whoever is signed in.
+            // without credentials. A browser attaches the session cookie, or Basic credentials
+            // typed into its own dialog, to another site's form by itself (a script of another
+            // origin cannot set `Authorization`: CORS does not allow that header), so a write
+            // carrying either is held to the same rule as any other page's: else a site allowed
+            // by `--cors-origin` could act as whoever is signed in.
             let allowed = self.cors_origins.iter().any(|o| o == "*" || o.eq_ignore_ascii_case(origin));
-            if allowed && !carries_session(headers) {
+            if allowed && !carries_credentials(headers) {
                 return false;
             }
         }
@@ -97,14 +99,16 @@ pub fn cookie_name(secure: bool) -> &'static str {
     }
 }
 
-/// Whether a request carries a session cookie (of either name).
-fn carries_session(headers: &HeaderMap) -> bool {
-    headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).any(|v| {
-        v.split(';').filter_map(|c| c.split_once('=')).any(|(name, _)| {
-            let name = name.trim();
-            name == cookie_name(false) || name == cookie_name(true)
+/// Whether a request carries credentials a browser may have attached by itself: HTTP
+/// authorization, or a session cookie (of either name).
+fn carries_credentials(headers: &HeaderMap) -> bool {
+    headers.contains_key(header::AUTHORIZATION)
+        || headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).any(|v| {
+            v.split(';').filter_map(|c| c.split_once('=')).any(|(name, _)| {
+                let name = name.trim();
+                name == cookie_name(false) || name == cookie_name(true)
+            })
         })
-    })
 }
 
 /// The host part of a `Host` header: the name, or the address without brackets; `None` when it
@@ -259,8 +263,16 @@ mod tests {
             (&[("host", "127.0.0.1:8025"), ("origin", "https://tools.example")], false),
             (&[("origin", "http://127.0.0.1:8025")], true),
             (&[("sec-fetch-site", "cross-site"), ("origin", "https://tools.example")], false),
-            // An allowed origin writes with credentials of its own, never on a reader's session.
+            // An allowed origin writes without credentials, never on a reader's session.
             (&[("sec-fetch-site", "same-site"), ("origin", "https://tools.example"), ("cookie", "mailshelf=x")], true),
+            (
+                &[
+                    ("sec-fetch-site", "cross-site"),
+                    ("origin", "https://tools.example"),
+                    ("authorization", "Basic eDp5"),
+                ],
+                true,
+            ),
             (
                 &[
                     ("sec-fetch-site", "cross-site"),
