@@ -117,7 +117,7 @@ impl Oidc {
         Ok(url.to_string())
     }
 
-    /// Finishes a sign-in with the code the provider sent back and what [`Oidc::start`] kept:
+    /// Finishes a sign-in with the code the provider sent back and what [`Oidc::prepare`] kept:
     /// the name the ID token gives (its verified `email`, else `preferred_username`).
     pub async fn finish(&self, code: &str, pending: &str) -> Result<String, Error> {
         let pending: Pending = serde_json::from_str(pending).map_err(|e| Error::internal("sign-in state", e))?;

@@ -1,5 +1,5 @@
 //! The users file (`--users FILE`): TOML, one `[[user]]` table a person, with `name`, `password`
-//! (a [`Hash`]), optional `folders` (what they may read, as `/api/folders` names folders,
+//! (a [`Hash`](enum@Hash)), optional `folders` (what they may read, as `/api/folders` names folders,
 //! subfolders included; omitted: everything) and optional `admin = true` (may upload and delete).
 //!
 //! A file that cannot be used is refused whole, with the line at fault: at start-up that stops
