@@ -11,6 +11,9 @@ use clap::{Args, Parser, Subcommand};
 use crate::crypto::Keyring;
 use crate::error::Error;
 
+mod accounts;
+pub use accounts::{check_folder, AccountsArgs, AccountsConfig, OidcConfig, TlsFiles};
+
 #[derive(Debug, Parser)]
 #[command(name = "mailshelf", version, about = "Serve saved email and MHTML archives to a browser and to scripts")]
 pub struct Cli {
@@ -21,12 +24,47 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Index the given files and folders and serve them over HTTP.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Ask a running server whether it is up (exit 0) or not (exit 1); for container health checks.
     Healthcheck(HealthArgs),
     /// Show the given files in the browser: serve them on a free local port with a temporary data
     /// folder (removed at exit), open the message (or the list, for several), until Ctrl-C.
     Open(OpenArgs),
+    /// Manage the users file (`--users`): `mailshelf user add NAME`.
+    User(UserArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct UserArgs {
+    #[command(subcommand)]
+    pub command: UserCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Add a user to the users file: asks for the password twice (not shown) and appends the
+    /// user with the password hashed (argon2id).
+    Add(UserAddArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct UserAddArgs {
+    /// The user's name (what they sign in with; compared ignoring case).
+    pub name: String,
+    /// A folder the user may read, with those below it, as /api/folders names it (repeatable);
+    /// none: every folder.
+    #[arg(long = "folder", value_name = "FOLDER")]
+    pub folders: Vec<String>,
+    /// The user may upload and delete messages.
+    #[arg(long)]
+    pub admin: bool,
+    /// The users file (made if there is none).
+    #[arg(long, env = "MAILSHELF_USERS", value_name = "FILE")]
+    pub users: PathBuf,
+    /// Read the password from the first line of standard input instead of asking for it (for
+    /// scripts; it is never an argument).
+    #[arg(long)]
+    pub password_stdin: bool,
 }
 
 #[derive(Debug, Args)]
@@ -92,6 +130,7 @@ impl OpenArgs {
             chromium: None,
             database_url: None,
             keys: self.keys.clone(),
+            accounts: AccountsArgs::default(),
         }
     }
 }
@@ -155,6 +194,10 @@ pub struct ServeArgs {
     #[arg(long, env = "MAILSHELF_CHROMIUM", value_name = "PATH")]
     pub chromium: Option<String>,
 
+    /// Accounts, single sign-on, the audit log and HTTPS.
+    #[command(flatten)]
+    pub accounts: AccountsArgs,
+
     /// Keep the index, the search index and uploads in this PostgreSQL database instead of
     /// --data-dir, so that several servers over the same paths serve the same answers (one of
     /// them indexes, the others follow). A `postgres://user:password@host:port/database` URL or
@@ -171,6 +214,10 @@ pub struct HealthArgs {
     /// The server's address.
     #[arg(long, env = "MAILSHELF_LISTEN", default_value = "127.0.0.1:8025")]
     pub listen: String,
+    /// The server speaks HTTPS with this certificate (as `serve --tls-cert`, from the same
+    /// variable): ask over HTTPS.
+    #[arg(long, env = "MAILSHELF_TLS_CERT", value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
 }
 
 /// Everything the server needs, checked.
@@ -198,6 +245,10 @@ pub struct Config {
     pub keys: Arc<Keyring>,
     /// Whether decrypted mail goes into the index (`--index-decrypted`).
     pub index_decrypted: bool,
+    /// Who may sign in, and how (all off by default: the single-person server).
+    pub accounts: AccountsConfig,
+    /// HTTPS: the certificate and key files; `None`: plain HTTP.
+    pub tls: Option<TlsFiles>,
 }
 
 impl Config {
@@ -252,6 +303,7 @@ impl Config {
         let chromium = chromium_setting(args.chromium.as_deref())?;
         let database_url = args.database_url.map(|u| u.trim().to_string()).filter(|u| !u.is_empty());
         let keys = Arc::new(load_keys(&args.keys)?);
+        let (accounts, tls) = args.accounts.check()?;
         Ok(Config {
             paths,
             listen,
@@ -267,6 +319,8 @@ impl Config {
             database_url,
             keys,
             index_decrypted: args.keys.index_decrypted,
+            accounts,
+            tls,
         })
     }
 }
@@ -368,7 +422,7 @@ mod tests {
     fn serve_args(args: &[&str]) -> ServeArgs {
         let cli = Cli::try_parse_from(["mailshelf", "serve"].iter().chain(args)).expect("parses");
         match cli.command {
-            Command::Serve(a) => a,
+            Command::Serve(a) => *a,
             other => panic!("not serve: {other:?}"),
         }
     }

@@ -43,6 +43,18 @@ pub enum Error {
     /// A write sent by another site's page (cross-site request forgery defence).
     #[error("writes are accepted only from mailshelf's own pages or origins allowed with --cors-origin")]
     CrossSiteWrite,
+    /// A route that needs a signed-in reader, asked without credentials or with wrong ones.
+    #[error("sign in to read this archive")]
+    Unauthorized,
+    /// A signed-in reader who may not do this: uploads and deletes need an admin.
+    #[error("only an admin may upload or delete messages")]
+    NotAdmin,
+    /// Too many failed sign-ins from this address or for this name, lately.
+    #[error("too many failed sign-ins; try again in {0} seconds")]
+    TooManyAttempts(u64),
+    /// A sign-in with the identity provider that did not come through (the log says why).
+    #[error("the sign-in with the identity provider did not succeed; try again")]
+    SignInFailed,
     /// A mounted message is read-only; only uploads can be deleted.
     #[error("mounted messages are read-only")]
     ReadOnly,
@@ -105,6 +117,9 @@ impl Error {
             Error::TooLarge => 413,
             Error::UnknownHost => 421,
             Error::CrossSiteWrite => 403,
+            Error::Unauthorized | Error::SignInFailed => 401,
+            Error::NotAdmin => 403,
+            Error::TooManyAttempts(_) => 429,
             Error::ReadOnly => 405,
             Error::SourceGone => 410,
             Error::NoRenderer => 501,
@@ -131,6 +146,10 @@ impl Error {
             Error::UnknownHost => ("unknown-host", "Misdirected request"),
             Error::CrossSiteWrite => ("cross-site-write", "Cross-site write refused"),
             Error::ReadOnly => ("read-only", "Read-only message"),
+            Error::Unauthorized => ("unauthorized", "Sign in first"),
+            Error::NotAdmin => ("not-admin", "Admins only"),
+            Error::TooManyAttempts(_) => ("too-many-attempts", "Too many failed sign-ins"),
+            Error::SignInFailed => ("sign-in-failed", "Sign-in failed"),
             Error::BadPath { .. } => ("bad-path", "Unusable path"),
             Error::BadSetting(_) => ("bad-setting", "Unusable setting"),
             Error::SourceGone => ("source-gone", "Source no longer readable"),

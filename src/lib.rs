@@ -13,6 +13,9 @@
 //! | [`view`] | a message, a list, a thread, the overview as a reader sees them, free of HTTP |
 //! | [`web`] | the only place that knows HTTP |
 //!
+//! Beside `web`, [`auth`] (users, passwords, sessions, sign-in limits, OpenID Connect and the audit
+//! log, free of HTTP) says who may read what; the view reads within it.
+//!
 //! Beside `view`, [`export`] takes mail out (mbox, zip, CSV, and PDF through Chromium), free of
 //! HTTP too. [`open`] is the `mailshelf open FILE…` command built on the rest.
 //!
@@ -31,6 +34,7 @@
 //! calls the Outlook reader, which builds MIME again (see [`parse`]).
 
 pub mod archive;
+pub mod auth;
 pub mod config;
 pub mod crypto;
 pub mod dates;

@@ -196,3 +196,33 @@ pub const MAX_PDF_FORM_DEPTH: usize = 12;
 
 /// Times one page of a PDF may draw form XObjects (counting those drawn inside others).
 pub const MAX_PDF_FORM_DRAWS: usize = 10_000;
+
+/// Bytes of a password that are checked at all: a longer one is wrong without being hashed, so a
+/// megabyte sent as a password costs nothing.
+pub const MAX_PASSWORD_BYTES: usize = 1024;
+
+/// Password hashes checked at once (each argon2id check takes 19 MiB and a core for tens of
+/// milliseconds); more sign-ins wait their turn.
+pub const MAX_PASSWORD_CHECKS: usize = 4;
+
+/// Failed sign-ins from one client address, or for one name, within [`SIGN_IN_WINDOW_SECS`]
+/// after which more are answered 429 without being checked.
+pub const MAX_SIGN_IN_FAILURES: usize = 10;
+pub const SIGN_IN_WINDOW_SECS: u64 = 60;
+
+/// Client addresses and names whose failed sign-ins are remembered at once.
+pub const MAX_SIGN_IN_KEYS: usize = 100_000;
+
+/// Bytes of a users file read.
+pub const MAX_USERS_FILE: u64 = 16 << 20;
+
+/// Default for `--session-hours`: how long a sign-in lasts.
+pub const DEFAULT_SESSION_HOURS: u64 = 12;
+
+/// Sign-ins in memory at once (the embedded backend); the oldest go first past it.
+pub const MAX_SESSIONS: usize = 100_000;
+
+/// Bytes of a sign-in form (name and password), of a users file line's name, of a header naming
+/// a user behind a proxy.
+pub const MAX_SIGN_IN_FORM: usize = 16 * 1024;
+pub const MAX_USER_NAME: usize = 256;

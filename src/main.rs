@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use mailshelf::config::{Cli, Command, HealthArgs};
+use mailshelf::config::{Cli, Command, HealthArgs, UserAddArgs, UserCommand};
 use mailshelf::{app, AppState, Archive, Config};
 use tracing_subscriber::EnvFilter;
 
@@ -22,7 +22,7 @@ fn main() -> ExitCode {
     mailshelf::memory::configure();
     match cli.command {
         Command::Serve(args) => {
-            let config = match Config::from_args(args) {
+            let config = match Config::from_args(*args) {
                 Ok(c) => c,
                 Err(e) => {
                     eprintln!("mailshelf: {e}");
@@ -48,6 +48,9 @@ fn main() -> ExitCode {
             }
         }
         Command::Healthcheck(args) => healthcheck(&args),
+        Command::User(args) => match args.command {
+            UserCommand::Add(add) => user_add(&add),
+        },
         Command::Open(args) => {
             let runtime = match tokio::runtime::Runtime::new() {
                 Ok(r) => r,
@@ -99,7 +102,14 @@ async fn serve(config: Config) -> Result<(), mailshelf::Error> {
         .await
         .map_err(|e| mailshelf::Error::BadSetting(format!("cannot listen on {}: {e}", config.listen)))?;
     let addr = listener.local_addr()?;
-    let state = AppState::new(archive.clone(), Arc::new(config.clone()));
+    let state = AppState::open(archive.clone(), Arc::new(config.clone()))?;
+    if let Some(accounts) = &state.accounts {
+        accounts.watch();
+    }
+    let tls = config.tls.as_ref().map(mailshelf::web::tls::Certificates::open).transpose()?;
+    if let Some(certs) = &tls {
+        certs.watch();
+    }
 
     // Index in the background (the server answers, and reports progress, while it runs), then
     // watch for new mail; with a shared database, follow the other replicas.
@@ -108,10 +118,11 @@ async fn serve(config: Config) -> Result<(), mailshelf::Error> {
     tokio::spawn(mailshelf::memory::release_periodically());
 
     let shutdown = shutdown_signal();
-    println!("mailshelf serving on http://{addr}/");
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    println!("mailshelf serving on {scheme}://{addr}/");
     let _ = std::io::stdout().flush();
     let limits = mailshelf::web::server::Limits::from(&config);
-    mailshelf::web::server::serve(listener, app(state), limits, shutdown).await;
+    mailshelf::web::server::serve_with(listener, app(state), limits, tls, shutdown).await;
     archive.close();
     Ok(())
 }
@@ -212,6 +223,16 @@ fn healthcheck(args: &HealthArgs) -> ExitCode {
     if addr.ip().is_unspecified() {
         addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
     }
+    if args.tls_cert.is_some() {
+        return match mailshelf::web::tls::status_answers(addr, Duration::from_secs(3)) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::FAILURE,
+            Err(e) => {
+                eprintln!("mailshelf: {addr}: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let attempt = || -> std::io::Result<bool> {
         let mut s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(3))?;
         s.set_read_timeout(Some(Duration::from_secs(3)))?;
@@ -226,6 +247,43 @@ fn healthcheck(args: &HealthArgs) -> ExitCode {
         Err(e) => {
             eprintln!("mailshelf: {addr}: {e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// `mailshelf user add`: the password asked for twice without echo (or read from standard input
+/// with `--password-stdin`), then appended hashed.
+fn user_add(args: &UserAddArgs) -> ExitCode {
+    let password = if args.password_stdin {
+        let mut line = String::new();
+        if let Err(e) = std::io::stdin().read_line(&mut line) {
+            eprintln!("mailshelf: cannot read the password: {e}");
+            return ExitCode::FAILURE;
+        }
+        line.trim_end_matches(['\r', '\n']).to_string()
+    } else {
+        let asked = rpassword::prompt_password(format!("Password for {}: ", args.name))
+            .and_then(|first| rpassword::prompt_password("Again: ").map(|again| (first, again)));
+        match asked {
+            Ok((first, again)) if first == again => first,
+            Ok(_) => {
+                eprintln!("mailshelf: the two passwords differ; nothing was written");
+                return ExitCode::from(2);
+            }
+            Err(e) => {
+                eprintln!("mailshelf: cannot ask for the password ({e}); use --password-stdin");
+                return ExitCode::from(2);
+            }
+        }
+    };
+    match mailshelf::auth::add::add_user(&args.users, &args.name, &password, &args.folders, args.admin) {
+        Ok(()) => {
+            eprintln!("mailshelf: {} added to {}", args.name, args.users.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("mailshelf: {e}");
+            ExitCode::from(2)
         }
     }
 }

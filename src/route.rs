@@ -13,6 +13,7 @@
 
 use crate::archive::Archive;
 use crate::ids::{self, encode_segment, parse_section_segment, IdUrl};
+use crate::index::Access;
 use crate::model::{Message, PartIdx};
 use crate::rewrite::{Resolve, Target};
 use crate::uri;
@@ -74,6 +75,9 @@ pub struct Resolver<'a> {
     /// Where other messages are found; `None` resolves within this message alone (as the fuzz
     /// targets do, with no archive behind them).
     pub archive: Option<&'a Archive>,
+    /// What the reader may read: a reference into a message out of their reach resolves to
+    /// nothing, as one to a message that does not exist ([`Access::EVERYTHING`] without readers).
+    pub access: &'a Access,
     pub key: &'a str,
     pub msg: &'a Message,
     /// The part whose content holds the references.
@@ -114,7 +118,13 @@ impl Resolver<'_> {
         }
         let Some(archive) = self.archive else { return Target::Unresolved };
         let index = archive.index();
-        let other = index.by_content_id(cid).iter().filter_map(|&id| index.get(id)).find(|e| e.key != self.key);
+        let table = self.access.table(&index);
+        let other = index
+            .by_content_id(cid)
+            .into_iter()
+            .filter(|&id| self.access.permits_with(&index, &table, id))
+            .filter_map(|id| index.get(id))
+            .find(|e| e.key != self.key);
         match other {
             Some(e) => Target::Part(format!("/part/{}/{}", encode_segment(&e.key), encode_segment(cid))),
             None => Target::Unresolved,
@@ -126,11 +136,8 @@ impl Resolver<'_> {
             Some(self.key.to_string())
         } else {
             self.archive.and_then(|archive| {
-                let index = archive.index();
-                index
-                    .by_key(mid)
-                    .or_else(|| index.by_message_id(mid).first().copied())
-                    .and_then(|id| index.get(id).map(|e| e.key.clone()))
+                let id = archive.find_within(mid, self.access)?;
+                archive.index().get(id).map(|e| e.key.clone())
             })
         };
         match (key, cid) {

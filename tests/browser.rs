@@ -549,3 +549,33 @@ async fn the_upload_form_lands_on_the_uploaded_message() {
     assert!(requested(&log).iter().any(|r| r == "/api/messages"), "the form posted to the upload route");
     assert_eq!(app.json("/api/messages/browser-upload@example.com").await["uploaded"], true);
 }
+
+/// Signed in through the form, a reader sees a message's pictures: the parts a message's
+/// sandboxed frame asks for must be answered, though the frame's own origin is opaque. Chromium
+/// withholds the `SameSite=Lax` session cookie from those requests (they are cross-site to it:
+/// `SchemefulSameSiteLax`), so they are answered 401 and the pictures are missing; the parts a
+/// body refers to need a credential of their own (see the README, "Accounts, sign-in and HTTPS").
+#[ignore = "known gap of issue 28: a message frame's parts get no session cookie"]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signed_in_reader_sees_the_pictures_of_a_message() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let users = crate::scopes::users_file(dir.path());
+    let app = TestApp::configured(&[repo_path("samples")], |c| c.accounts.users = Some(users));
+    let (base, _log) = serve(app.router.clone()).await;
+    let page = "/message/newsletter-2026-10@example.com";
+    let mut b = Browser::launch();
+    b.watch_network();
+    b.goto(&format!("{base}/login?next={}", page.replace('@', "%40")));
+    b.clear_events();
+    b.eval(
+        "document.querySelector('input[name=name]').value = 'boss'; \
+         document.querySelector('input[name=password]').value = 'boss-pw'; \
+         document.querySelector('form[action=\"/login\"]').submit(); true",
+    );
+    let landed = b.wait_response(page);
+    assert_eq!(landed["status"], 200, "{landed:#}");
+    for part in ["logo@example.com", "bg@example.com", "banner@example.com"] {
+        let answer = b.wait_response(&format!("/part/newsletter-2026-10@example.com/{part}"));
+        assert_eq!(answer["status"], 200, "{part}: {answer:#}");
+    }
+}

@@ -151,7 +151,14 @@ async fn every_satisfiable_mhtml_reference_is_rewritten_to_its_part() {
         let msg = loaded.message();
         let Some(root) = msg.html_body else { continue };
         let Body::Text(html) = &msg.parts[root].body else { continue };
-        let resolver = Resolver { archive: Some(&app.archive), key: &loaded.entry.key, msg, part: root, remote: false };
+        let resolver = Resolver {
+            archive: Some(&app.archive),
+            access: &mailshelf::index::Access::EVERYTHING,
+            key: &loaded.entry.key,
+            msg,
+            part: root,
+            remote: false,
+        };
         let out = rewrite_html(html, &msg.parts[root].base, &resolver, Options { record: true, ..Options::default() });
         for (base, reference, target) in &out.references {
             references += 1;

@@ -174,8 +174,9 @@ async fn without_search_only_everything_can_be_exported() {
     config.search = false;
     let archive = Arc::new(Archive::open_with(data.path(), false).unwrap());
     archive.ingest_paths(&archive.roots(&paths));
-    let router = app(AppState::new(archive.clone(), Arc::new(config)));
-    let app = TestApp { router, archive, data_dir: data, database_url: None };
+    let state = AppState::new(archive.clone(), Arc::new(config));
+    let router = app(state.clone());
+    let app = TestApp { router, archive, data_dir: data, database_url: None, state };
     let all = export(&app, "/api/export?format=csv").await;
     assert_eq!(all.text().lines().count(), 1 + app.archive.index().listed_count());
     let r = app.get("/api/export?format=csv&q=invoice").await;

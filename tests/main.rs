@@ -5,6 +5,7 @@
 mod common;
 
 mod accessibility;
+mod accounts;
 mod api;
 mod archive;
 mod browse;
@@ -27,13 +28,16 @@ mod faults;
 mod formats;
 mod fuzz_regressions;
 mod labels;
+mod oidc;
 mod outlook;
 mod pages;
 mod print;
 mod pst;
 mod render;
 mod replicas;
+mod scopes;
 mod search;
 mod security;
 mod thumbs;
+mod tls;
 mod upload_form;

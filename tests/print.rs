@@ -191,8 +191,9 @@ async fn pdf_without_a_working_browser_says_why_and_the_server_runs_on() {
         config.chromium = chromium.map(std::path::Path::to_path_buf);
         let archive = Arc::new(Archive::open(data.path()).unwrap());
         archive.ingest_paths(&archive.roots(&paths));
-        let router = app(AppState::new(archive.clone(), Arc::new(config)));
-        let app = TestApp { router, archive, data_dir: data, database_url: None };
+        let state = AppState::new(archive.clone(), Arc::new(config));
+        let router = app(state.clone());
+        let app = TestApp { router, archive, data_dir: data, database_url: None, state };
         let uri = format!("/message/{NEWSLETTER}.pdf");
         let page = app.get(&uri).await;
         assert_eq!(page.status, status, "{chromium:?}");

@@ -95,6 +95,7 @@ async fn references_resolve_by_the_rfc_rules() {
         let mailshelf::model::Body::Text(html) = &msg.parts[root].body else { panic!("text") };
         let resolver = mailshelf::route::Resolver {
             archive: Some(&app.archive),
+            access: &mailshelf::index::Access::EVERYTHING,
             key: &loaded.entry.key,
             msg,
             part: root,

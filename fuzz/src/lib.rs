@@ -32,8 +32,14 @@ pub fn message(data: &[u8]) {
                 Body::Text(t) => {
                     // The server's own resolver, with no archive behind it: references resolve
                     // within this message, as they would in a message alone in its archive.
-                    let resolver =
-                        route::Resolver { archive: None, key: &m.id, msg: m, part: idx, remote: opts.allow_remote };
+                    let resolver = route::Resolver {
+                        archive: None,
+                        access: &mailshelf::index::Access::EVERYTHING,
+                        key: &m.id,
+                        msg: m,
+                        part: idx,
+                        remote: opts.allow_remote,
+                    };
                     match view::served_type(part).as_str() {
                         "text/css" => {
                             rewrite_css(t, &part.base, &resolver, opts);

@@ -31,6 +31,12 @@ impl Archive {
         }
     }
 
+    /// The shared database, when there is one (sign-ins are kept there too, so that every
+    /// replica knows them).
+    pub fn database(&self) -> Option<&std::sync::Arc<crate::postgres::Database>> {
+        self.database.as_ref()
+    }
+
     /// Whether this server indexes the given paths: always with a data folder; with a shared
     /// database, while it holds the indexer lock (asking takes the lock when it is free).
     pub fn hold_indexer_lock(&self) -> bool {

@@ -6,8 +6,9 @@
 //! core; `load` reads a message back for viewing; `uploads` takes and deletes uploads; `doc`
 //! makes what the search index gets of a message; `excerpts` what a search result shows of it
 //! (and keeps the text of documents read for results and for reading); `backend` says which
-//! backend keeps it. A source's state is written only once all its messages are, so a crash
-//! re-reads exactly the sources that were not finished.
+//! backend keeps it; `within` finds and searches within the folders one reader may read. A
+//! source's state is written only once all its messages are, so a crash re-reads exactly the
+//! sources that were not finished.
 
 pub mod replica;
 pub mod watch;
@@ -19,6 +20,7 @@ mod load;
 mod pipeline;
 mod progress;
 mod uploads;
+mod within;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

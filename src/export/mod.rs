@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use crate::archive::Archive;
 use crate::error::Error;
-use crate::index::{Entry, EntryId, Location};
+use crate::index::{Access, Entry, EntryId, Location};
 use crate::ingest::Source;
 use crate::model::Message;
 use crate::view::browse::Scope;
@@ -64,17 +64,23 @@ impl Format {
     }
 }
 
-/// The listed messages a query matches, in the list's order (newest first). An empty query is
+/// The listed messages a query matches within what `access` may read, in the list's order (newest first). An empty query is
 /// every listed message; with search turned off only an empty query can run.
 ///
 /// All the ids are taken at once, as a snapshot: four bytes a message, and an export then never
 /// pages deep into the search index (which costs the whole depth on every page) nor sees the list
 /// shift under it while indexing goes on.
-pub fn matching_ids(archive: &Archive, scope: &Scope, query: &str) -> Result<Vec<EntryId>, Error> {
+pub fn matching_ids(archive: &Archive, access: &Access, scope: &Scope, query: &str) -> Result<Vec<EntryId>, Error> {
     let matched: Option<HashSet<EntryId>> =
-        if query.trim().is_empty() { None } else { Some(archive.search_ids(query)?) };
+        if query.trim().is_empty() { None } else { Some(archive.search_ids_within(access, query)?) };
     let index = archive.index();
-    Ok(scope.ids(&index).into_iter().filter(|id| matched.as_ref().is_none_or(|m| m.contains(id))).collect())
+    // Only what the reader may read, whatever the scope and the search say.
+    let table = access.table(&index);
+    Ok(scope
+        .ids(&index)
+        .into_iter()
+        .filter(|id| matched.as_ref().is_none_or(|m| m.contains(id)) && table.allows(index.folder_of(*id)))
+        .collect())
 }
 
 /// A message read for export: its index entry, its bytes as given, and the message parsed from

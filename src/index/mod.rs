@@ -10,9 +10,11 @@
 //! keeps the list's order and the folder and label counts; `numbering` gives folders their
 //! numbers, one for all the spellings of one folder; `feed` follows other replicas' commits;
 //! `thread` walks conversations; [`folders`] decides every folder's name, [`labels`] what is
-//! counted of a label and the label tree. The records
+//! counted of a label and the label tree; [`access`] answers whether a reader may see a folder or
+//! a message. The records
 //! themselves are the store's ([`crate::store::entry`]), re-exported here.
 
+pub mod access;
 pub mod folders;
 pub mod labels;
 
@@ -28,6 +30,7 @@ use std::sync::Arc;
 pub use crate::store::entry::{
     content_hash, AttachmentInfo, ContentHash, Entry, EntryId, FolderId, Listing, Location, NO_ENTRY, NO_FOLDER,
 };
+pub use access::{Access, FolderTable};
 pub use lookup::EntryPass;
 
 use crate::error::Error;

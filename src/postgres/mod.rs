@@ -2,7 +2,8 @@
 //! tokio-postgres. [`Database`] is the connection pool and the schema (the migrations in
 //! `src/postgres/migrations/`, applied in order at start); [`PgStore`] backs the index's
 //! [`crate::store::Store`], [`PgSearch`] the full-text [`crate::search::SearchIndex`] with
-//! PostgreSQL's own text search, and [`IndexerLock`] elects the one replica that indexes.
+//! PostgreSQL's own text search, [`IndexerLock`] elects the one replica that indexes, and
+//! [`PgSessions`] keeps sign-ins every replica knows.
 //!
 //! The rest of mailshelf calls its store from plain threads and expects answers, as it does of the
 //! embedded one; the driver is asynchronous. So the pool lives on a small runtime of its own, and
@@ -11,6 +12,7 @@
 
 mod lock;
 mod search;
+mod sessions;
 mod store;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -27,6 +29,7 @@ use crate::error::Error;
 
 pub use lock::IndexerLock;
 pub use search::PgSearch;
+pub use sessions::PgSessions;
 pub use store::PgStore;
 
 /// The schema, one step a file, applied in order once each (see `mailshelf_migrations`).
@@ -35,6 +38,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (2, include_str!("migrations/0002_search.sql")),
     (3, include_str!("migrations/0003_search_version.sql")),
     (4, include_str!("migrations/0004_search_attachments.sql")),
+    (5, include_str!("migrations/0005_sessions.sql")),
 ];
 
 /// Advisory lock keys (one namespace: the first 32 bits spell "mlsh").

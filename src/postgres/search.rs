@@ -31,7 +31,7 @@ use tokio_postgres::types::ToSql;
 
 use super::{failed, int4, our_id, pg_id, Database};
 use crate::error::Error;
-use crate::search::query::{self, Query, TextField};
+use crate::search::query::{Query, TextField};
 use crate::search::{Doc, Hits, IdsOf, SearchIndex};
 
 /// Buffered documents written at once (one transaction, one statement a kind of change).
@@ -621,13 +621,12 @@ impl SearchIndex for PgSearch {
 
     /// The total, and a page newest first (then by id): PostgreSQL keeps no word statistics to
     /// rank by relevance with, so the order differs from the embedded engine, not the set.
-    fn search(&self, q: &str, offset: usize, limit: usize, ids_of: &IdsOf<'_>) -> Result<Hits, Error> {
-        let parsed = query::parse(q)?;
-        let Condition { sql: cond, mut params } = Condition::of(&parsed, ids_of);
+    fn search_parsed(&self, parsed: &Query, offset: usize, limit: usize, ids_of: &IdsOf<'_>) -> Result<Hits, Error> {
+        let Condition { sql: cond, mut params } = Condition::of(parsed, ids_of);
         // The condition and its values name the search exactly (a `message-id:` term's ids too).
         let key = format!("{cond}{params:?}");
         let known = self.counts.get(&key);
-        let (from, to) = date_bounds(&parsed);
+        let (from, to) = date_bounds(parsed);
         // The page, as an array of ids, from the messages `source` names (a table or a subquery).
         let page = |source: &str, n: usize| {
             format!(
@@ -702,9 +701,8 @@ impl SearchIndex for PgSearch {
         Ok(Hits { total: usize::try_from(total).unwrap_or(0), ids: ids.into_iter().map(our_id).collect() })
     }
 
-    fn matching(&self, q: &str, ids_of: &IdsOf<'_>) -> Result<HashSet<u32>, Error> {
-        let parsed = query::parse(q)?;
-        let Condition { sql: cond, params } = Condition::of(&parsed, ids_of);
+    fn matching_parsed(&self, parsed: &Query, ids_of: &IdsOf<'_>) -> Result<HashSet<u32>, Error> {
+        let Condition { sql: cond, params } = Condition::of(parsed, ids_of);
         let sql = format!("SELECT id FROM search_docs WHERE {cond}");
         self.db.run(move |c| async move {
             let rows = c.query(sql.as_str(), &Condition::refs(&params)).await.map_err(failed("search"))?;

@@ -191,9 +191,8 @@ impl SearchIndex for Embedded {
     /// Runs a query in the mail search language; `Error::BadQuery` explains what is wrong.
     /// `message-id:` terms are answered by `ids_of` (the index has every Message-ID already; the
     /// search index does not keep a second copy).
-    fn search(&self, q: &str, offset: usize, limit: usize, ids_of: &IdsOf<'_>) -> Result<Hits, Error> {
-        let parsed = query::parse(q)?;
-        let query = self.build(&parsed, ids_of)?;
+    fn search_parsed(&self, parsed: &Query, offset: usize, limit: usize, ids_of: &IdsOf<'_>) -> Result<Hits, Error> {
+        let query = self.build(parsed, ids_of)?;
         let searcher = self.reader.searcher();
         let top =
             TopDocs::with_limit(limit.max(1)).and_offset(offset).tweak_score(move |seg: &tantivy::SegmentReader| {
@@ -216,9 +215,8 @@ impl SearchIndex for Embedded {
     /// Every id a query matches, unranked: for exports, which want all of them and no order of
     /// relevance (one pass over the matches, where paging ranked results would cost the whole
     /// depth again on every page).
-    fn matching(&self, q: &str, ids_of: &IdsOf<'_>) -> Result<HashSet<u32>, Error> {
-        let parsed = query::parse(q)?;
-        let query = self.build(&parsed, ids_of)?;
+    fn matching_parsed(&self, parsed: &Query, ids_of: &IdsOf<'_>) -> Result<HashSet<u32>, Error> {
+        let query = self.build(parsed, ids_of)?;
         let searcher = self.reader.searcher();
         let docs = searcher.search(&*query, &tantivy::collector::DocSetCollector).map_err(fail)?;
         let mut ids = HashSet::with_capacity(docs.len());

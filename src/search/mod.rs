@@ -67,10 +67,19 @@ pub trait SearchIndex: Send + Sync {
     /// Runs a query in the mail search language; `Error::BadQuery` explains what is wrong.
     /// `message-id:` terms are answered by `ids_of` (the index has every Message-ID already; the
     /// search index does not keep a second copy).
-    fn search(&self, q: &str, offset: usize, limit: usize, ids_of: &IdsOf<'_>) -> Result<Hits, Error>;
+    fn search(&self, q: &str, offset: usize, limit: usize, ids_of: &IdsOf<'_>) -> Result<Hits, Error> {
+        self.search_parsed(&query::parse(q)?, offset, limit, ids_of)
+    }
+    /// [`SearchIndex::search`] of a query parsed already: what a reader typed, with the folders
+    /// they may read added by the archive (see [`crate::index::Access`]).
+    fn search_parsed(&self, q: &query::Query, offset: usize, limit: usize, ids_of: &IdsOf<'_>) -> Result<Hits, Error>;
     /// Every id a query matches, unranked: for exports, which want all of them and no order of
     /// relevance.
-    fn matching(&self, q: &str, ids_of: &IdsOf<'_>) -> Result<HashSet<u32>, Error>;
+    fn matching(&self, q: &str, ids_of: &IdsOf<'_>) -> Result<HashSet<u32>, Error> {
+        self.matching_parsed(&query::parse(q)?, ids_of)
+    }
+    /// [`SearchIndex::matching`] of a query parsed already.
+    fn matching_parsed(&self, q: &query::Query, ids_of: &IdsOf<'_>) -> Result<HashSet<u32>, Error>;
     /// For each of `texts`: the part that best matches the query, its words in `<mark>`;
     /// HTML-escaped.
     fn snippets(&self, q: &str, texts: &[String]) -> Vec<Option<String>>;

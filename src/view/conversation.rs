@@ -46,7 +46,7 @@ impl ConversationView {
     /// The conversation of the message with URL id `key`, read in full. Blocking. A message of it
     /// that cannot be read is left out.
     pub fn build(view: &View, key: &str) -> Result<ConversationView, Error> {
-        let opened = view.archive().find(key).ok_or(Error::MessageNotFound)?;
+        let opened = view.find(key).ok_or(Error::MessageNotFound)?;
         let thread = view.thread(opened);
         let more = thread.len().saturating_sub(CONVERSATION_MAX);
         let messages: Vec<ConversationMessage> = thread

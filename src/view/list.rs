@@ -2,7 +2,7 @@
 //! the folder tree and labels beside them, the pager, and the links to the other views of the same
 //! scope (messages, conversations, overview, exports).
 
-use super::browse::{self, Conversation, Scope};
+use super::browse::{Conversation, Scope};
 use super::format::{human_size, query_value, shown_subject};
 use super::{Found, View};
 use crate::dates::short_date;
@@ -242,8 +242,8 @@ fn conversation_row(c: &Conversation) -> ConversationRow {
 
 /// The folder tree (flattened, each row with its depth) and the labels, the shown one marked.
 fn sidebar(view: &View, scope: &Scope) -> Sidebar {
-    let index = view.archive().index();
-    let (tree, _) = browse::folder_tree(&index);
+    // The reader's folders and labels only (see `View::folder_tree`).
+    let (tree, _) = view.folder_tree();
     let mut folders = Vec::new();
     let mut stack: Vec<(usize, &FolderNode)> = tree.iter().rev().map(|f| (0, f)).collect();
     while let Some((depth, f)) = stack.pop() {
@@ -260,7 +260,7 @@ fn sidebar(view: &View, scope: &Scope) -> Sidebar {
         });
         stack.extend(f.folders.iter().rev().map(|c| (depth + 1, c)));
     }
-    let tree = browse::label_tree(&index);
+    let tree = view.label_tree();
     // The most used labels when there are too many: a label's total is at least that of any label
     // below it, so the labels above a kept one are kept too.
     let mut totals: Vec<usize> = Vec::new();
@@ -291,7 +291,7 @@ fn sidebar(view: &View, scope: &Scope) -> Sidebar {
         });
         stack.extend(l.labels.iter().rev().map(|c| (depth + 1, c)));
     }
-    Sidebar { all: index.listed_count(), all_current: *scope == Scope::All, folders, labels }
+    Sidebar { all: view.listed_count(), all_current: *scope == Scope::All, folders, labels }
 }
 
 /// The key of the label a list shows, if it shows one.

@@ -11,6 +11,10 @@
 //! sizes and subjects they share (dates are [`crate::dates`]'), [`text`] renders text bodies,
 //! [`frame`] guesses a body frame's height, [`charts`] draws the overview's pictures and [`thumb`]
 //! makes thumbnails.
+//!
+//! A `View` belongs to one reader: it reads within their [`Access`] (see [`View::scoped`] and
+//! `access.rs`), so that every page and API call built on it shows a reader limited to some
+//! folders nothing of the others, and nothing above this layer has to remember to.
 
 pub mod charts;
 pub mod format;
@@ -21,6 +25,8 @@ pub mod thumb;
 pub mod browse;
 pub mod security;
 pub mod stats;
+
+mod access;
 
 pub mod conversation;
 pub mod list;
@@ -37,7 +43,7 @@ use quick_cache::sync::Cache;
 
 use crate::archive::{Archive, Loaded};
 use crate::error::Error;
-use crate::index::{content_hash, Entry, EntryId};
+use crate::index::{content_hash, Access, Entry, EntryId};
 use crate::limits::MAX_SEARCH_WINDOW;
 use crate::model::{Body, External, Message, Part, PartIdx};
 use crate::parse::extract::{Extracted, Outcome};
@@ -52,17 +58,26 @@ pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, Error> + 
     tokio::task::spawn_blocking(f).await.map_err(|e| Error::internal("worker", e))?
 }
 
-/// The archive as it is viewed, with the documents it recently rewrote.
+/// The archive as one reader views it, with the documents it recently rewrote (shared by every
+/// reader's view).
 pub struct View {
     archive: Arc<Archive>,
+    /// What this reader may read.
+    access: Access,
+    caches: Arc<Caches>,
+}
+
+/// What views keep for later requests, shared by every reader's view; keyed by the readers'
+/// access wherever what is kept depends on it.
+struct Caches {
     /// Rewritten HTML and CSS parts, so a body viewed again (or by many clients) is not rewritten
     /// per request. Keyed by the index generation too: a change anywhere may change where a
     /// reference in it leads.
     rendered: Cache<RenderKey, Rendered>,
     /// Lists grouped into conversations and overviews, until the index changes: paging through
     /// them, or coming back, costs only the page.
-    threads: Cache<(u64, browse::Scope), Arc<browse::Threads>>,
-    overviews: Cache<(u64, browse::Scope, String), Arc<stats::Stats>>,
+    threads: Cache<(u64, Access, browse::Scope), Arc<browse::Threads>>,
+    overviews: Cache<(u64, Access, browse::Scope, String), Arc<stats::Stats>>,
     /// The messages of a label, in list order, until the index changes.
     labelled: Cache<(u64, browse::Scope), Arc<Vec<EntryId>>>,
     /// The user's keys, and what they opened and checked (in memory only).
@@ -70,13 +85,25 @@ pub struct View {
     /// Where each listed message is in the list, by entry id, for the index generation it was
     /// made at (see [`View::neighbours`]).
     positions: Cache<u64, Arc<Vec<u32>>>,
+    /// The labels and their counts within one reader's folders, until the index changes (a reader
+    /// who may read everything is answered from the index's own counts).
+    labels: Cache<(u64, Access), Arc<LabelCounts>>,
+}
+
+/// The labels on one reader's messages: each label as spelled with the messages carrying it, and
+/// by key the messages carrying it or a label below it.
+#[derive(Default)]
+struct LabelCounts {
+    own: Vec<(String, usize)>,
+    totals: std::collections::HashMap<String, usize>,
 }
 
 /// Groupings and overviews kept (a few scopes being browsed at once).
 const BROWSED: usize = 16;
 
-/// Entry, part, remote content allowed, quotes folded, index generation.
-type RenderKey = (EntryId, PartIdx, bool, bool, u64);
+/// Entry, part, remote content allowed, quotes folded, index generation, and what the reader may
+/// read (a `cid:` or `mid:` link into a message they may not read resolves to nothing).
+type RenderKey = (EntryId, PartIdx, bool, bool, u64, Access);
 
 /// A rewritten HTML or CSS part.
 #[derive(Clone)]
@@ -110,21 +137,25 @@ pub struct ThreadMessage {
 }
 
 impl View {
+    /// A view of everything (one reader, or none: the single-person default); see
+    /// [`View::scoped`] for others.
     pub fn new(archive: Arc<Archive>) -> View {
         Self::with_keys(archive, Arc::default())
     }
 
-    /// A view that decrypts with, and checks signatures against, the keys and trust given.
+    /// A view of everything that decrypts with, and checks signatures against, the keys and trust
+    /// given.
     pub fn with_keys(archive: Arc<Archive>, keys: Arc<crate::crypto::Keyring>) -> View {
-        View {
-            archive,
+        let caches = Caches {
             rendered: Cache::new(RENDERED),
             threads: Cache::new(BROWSED),
             overviews: Cache::new(BROWSED),
             labelled: Cache::new(BROWSED),
             secrets: Arc::new(security::Secrets::new(keys)),
             positions: Cache::new(2),
-        }
+            labels: Cache::new(BROWSED),
+        };
+        View { archive, access: Access::everything(), caches: Arc::new(caches) }
     }
 
     pub fn archive(&self) -> &Arc<Archive> {
@@ -137,13 +168,14 @@ impl View {
         let loaded = if self.archive.backend().shared {
             // Finding the id asks the database: not on an async worker.
             let (archive, key) = (self.archive.clone(), key.to_string());
+            let access = self.access.clone();
             blocking(move || {
-                let id = archive.find(&key).ok_or(Error::MessageNotFound)?;
+                let id = archive.find_within(&key, &access).ok_or(Error::MessageNotFound)?;
                 archive.load_cached(id).map_or_else(|| archive.load(id), Ok)
             })
             .await?
         } else {
-            let id = self.archive.find(key).ok_or(Error::MessageNotFound)?;
+            let id = self.archive.find_within(key, &self.access).ok_or(Error::MessageNotFound)?;
             match self.archive.load_cached(id) {
                 Some(hit) => hit,
                 None => {
@@ -152,22 +184,22 @@ impl View {
                 }
             }
         };
-        if !self.secrets.keys().can_decrypt() || !crate::parse::secure::has_closed_layers(loaded.top().0) {
+        if !self.caches.secrets.keys().can_decrypt() || !crate::parse::secure::has_closed_layers(loaded.top().0) {
             return Ok(loaded);
         }
-        let secrets = Arc::clone(&self.secrets);
+        let secrets = Arc::clone(&self.caches.secrets);
         blocking(move || Ok(secrets_open(&secrets, loaded))).await
     }
 
     /// [`View::load`] for a message already read (blocking): its encrypted layers opened.
     pub fn opened(&self, loaded: Loaded) -> Loaded {
-        secrets_open(&self.secrets, loaded)
+        secrets_open(&self.caches.secrets, loaded)
     }
 
     /// What the signed and encrypted layers of a loaded message come to. Blocking the first time
     /// (signatures are checked), then from the cache.
     pub fn security(&self, loaded: &Loaded) -> Arc<security::Security> {
-        self.secrets.security(loaded.id, loaded.entry.hash, loaded.message())
+        self.caches.secrets.security(loaded.id, loaded.entry.hash, loaded.message())
     }
 
     /// [`View::security`] from an async handler.
@@ -180,7 +212,7 @@ impl View {
     }
 
     fn render_key(&self, loaded: &Loaded, idx: PartIdx, remote: bool, fold: bool) -> RenderKey {
-        (loaded.id, idx, remote, fold, self.archive.index().generation())
+        (loaded.id, idx, remote, fold, self.archive.index().generation(), self.access.clone())
     }
 
     /// A text part rewritten (as CSS for `text/css`, else as HTML), taken from the cache when there:
@@ -194,12 +226,19 @@ impl View {
     /// conversation shows each reply).
     pub fn render_as(&self, loaded: &Loaded, idx: PartIdx, remote: bool, fold: bool) -> Rendered {
         let key = self.render_key(loaded, idx, remote, fold);
-        if let Some(hit) = self.rendered.get(&key) {
+        if let Some(hit) = self.caches.rendered.get(&key) {
             return hit;
         }
         let msg = loaded.message();
         let part = &msg.parts[idx];
-        let resolver = Resolver { archive: Some(&self.archive), key: &loaded.entry.key, msg, part: idx, remote };
+        let resolver = Resolver {
+            archive: Some(&self.archive),
+            access: &self.access,
+            key: &loaded.entry.key,
+            msg,
+            part: idx,
+            remote,
+        };
         let opts = Options { allow_remote: remote, fold_quotes: fold, ..Options::default() };
         let text = match &part.body {
             Body::Text(t) => t.as_str(),
@@ -212,7 +251,7 @@ impl View {
         };
         let bytes = Bytes::from(out.output);
         let rendered = Rendered { etag: etag_of(&bytes), bytes, blocked: out.blocked };
-        self.rendered.insert(key, rendered.clone());
+        self.caches.rendered.insert(key, rendered.clone());
         rendered
     }
 
@@ -229,7 +268,7 @@ impl View {
         remote: bool,
         fold: bool,
     ) -> Result<Rendered, Error> {
-        if let Some(hit) = self.rendered.get(&self.render_key(loaded, idx, remote, fold)) {
+        if let Some(hit) = self.caches.rendered.get(&self.render_key(loaded, idx, remote, fold)) {
             return Ok(hit);
         }
         let (view, loaded) = (Arc::clone(self), loaded.clone());
@@ -243,7 +282,13 @@ impl View {
                 "search results can be paged {MAX_SEARCH_WINDOW} deep; narrow the search to see further"
             )));
         }
-        let found = self.archive.search(query, offset, limit)?;
+        let mut found = self.archive.search_within(&self.access, query, offset, limit)?;
+        if !self.access.is_everything() {
+            // The engine was given the reader's folders; whatever it answers is checked again.
+            let index = self.archive.index();
+            let table = self.access.table(&index);
+            found.ids.retain(|&id| self.access.permits_with(&index, &table, id));
+        }
         let excerpts = self.archive.excerpts(query, &found.ids);
         let entries: std::collections::HashMap<EntryId, Arc<Entry>> =
             self.archive.index().get_many(&found.ids).into_iter().collect();
@@ -293,25 +338,26 @@ impl View {
 
     /// The overview of the messages in `scope`, or of those in it matching `query`. Blocking.
     pub fn stats(&self, scope: &browse::Scope, query: &str) -> Result<Arc<stats::Stats>, Error> {
-        let key = (self.archive.index().generation(), scope.clone(), query.trim().to_string());
-        if let Some(hit) = self.overviews.get(&key) {
+        let key = (self.archive.index().generation(), self.access.clone(), scope.clone(), query.trim().to_string());
+        if let Some(hit) = self.caches.overviews.get(&key) {
             return Ok(hit);
         }
-        let matched = if query.trim().is_empty() { None } else { Some(self.archive.search_ids(query)?) };
+        let matched =
+            if query.trim().is_empty() { None } else { Some(self.archive.search_ids_within(&self.access, query)?) };
         // One pass over the store (at a million messages, reading each by id would take far longer),
         // with the index let go meanwhile.
         let mut tally = stats::Tally::default();
-        let (pass, keep) = {
+        let (pass, keep, table) = {
             let index = self.archive.index();
-            (index.pass(), scope.filter(&index))
+            (index.pass(), scope.filter(&index), self.access.table(&index))
         };
         pass.each_listed_entry(|id, e| {
-            if matched.as_ref().is_none_or(|m| m.contains(&id)) && keep(e) {
+            if matched.as_ref().is_none_or(|m| m.contains(&id)) && keep(e) && table.allows(e.folder) {
                 tally.add(e);
             }
         });
         let counted = Arc::new(tally.finish());
-        self.overviews.insert(key, counted.clone());
+        self.caches.overviews.insert(key, counted.clone());
         Ok(counted)
     }
 
@@ -320,11 +366,26 @@ impl View {
     /// a pass over the store, and kept until the index changes; the list and folders are paged in
     /// memory.
     pub fn page(&self, scope: &browse::Scope, offset: usize, limit: usize) -> (Vec<(EntryId, Arc<Entry>)>, usize) {
-        let browse::Scope::Label(label) = scope else {
+        if !self.access.is_everything() {
+            return self.page_within(scope, offset, limit);
+        }
+        let browse::Scope::Label(_) = scope else {
             return browse::page(&self.archive.index(), scope, offset, limit);
         };
+        let ids = self.labelled(scope);
+        let index = self.archive.index();
+        let wanted: Vec<EntryId> = ids.iter().skip(offset).take(limit).copied().collect();
+        let page = index.get_many(&wanted);
+        (page, ids.len())
+    }
+
+    /// The messages of a label scope, in list order, whoever may read them: found the first time
+    /// by the search index (`label:`), or without one by a pass over the store, and kept until
+    /// the index changes.
+    fn labelled(&self, scope: &browse::Scope) -> Arc<Vec<EntryId>> {
+        let browse::Scope::Label(label) = scope else { return Arc::new(scope.ids(&self.archive.index())) };
         let key = (self.archive.index().generation(), scope.clone());
-        let ids = match self.labelled.get(&key) {
+        match self.caches.labelled.get(&key) {
             Some(hit) => hit,
             None => {
                 let term = format!("label:\"{}\"", label.trim().trim_matches('/').replace('"', ""));
@@ -333,14 +394,10 @@ impl View {
                     Err(_) => scope.ids(&self.archive.index()),
                 };
                 let ids = Arc::new(ids);
-                self.labelled.insert(key, Arc::clone(&ids));
+                self.caches.labelled.insert(key, Arc::clone(&ids));
                 ids
             }
-        };
-        let index = self.archive.index();
-        let wanted: Vec<EntryId> = ids.iter().skip(offset).take(limit).copied().collect();
-        let page = index.get_many(&wanted);
-        (page, ids.len())
+        }
     }
 
     /// A page of the messages in `scope` grouped into conversations, newest first, and how many
@@ -351,16 +408,23 @@ impl View {
         offset: usize,
         limit: usize,
     ) -> (Vec<browse::Conversation>, usize) {
-        let key = (self.archive.index().generation(), scope.clone());
-        let threads = match self.threads.get(&key) {
+        let key = (self.archive.index().generation(), self.access.clone(), scope.clone());
+        let threads = match self.caches.threads.get(&key) {
             Some(hit) => hit,
             None => {
-                let (pass, listed, keep, bound) = {
+                let (pass, listed, keep, bound, table) = {
                     let index = self.archive.index();
-                    (index.pass(), index.listed().to_vec(), scope.filter(&index), index.id_bound())
+                    (
+                        index.pass(),
+                        index.listed().to_vec(),
+                        scope.filter(&index),
+                        index.id_bound(),
+                        self.access.table(&index),
+                    )
                 };
+                let keep = move |e: &Entry| keep(e) && table.allows(e.folder);
                 let grouped = Arc::new(browse::group(&pass, &listed, bound, keep));
-                self.threads.insert(key, grouped.clone());
+                self.caches.threads.insert(key, grouped.clone());
                 grouped
             }
         };
@@ -378,14 +442,13 @@ impl View {
             .map_or_else(|| m.id.clone(), |e| e.key.clone())
     }
 
-    /// The thread a message belongs to, in reading order (the message itself included).
+    /// The thread a message belongs to, in reading order (the message itself included): the
+    /// messages of it this reader may read, each at its depth among them.
     pub fn thread(&self, id: EntryId) -> Vec<ThreadMessage> {
         let index = self.archive.index();
-        index
-            .thread(id)
-            .into_iter()
-            .filter_map(|(depth, id)| Some(ThreadMessage { depth, id, entry: index.get(id)? }))
-            .collect()
+        let walked = index.thread(id);
+        let walked = if self.access.is_everything() { walked } else { self.readable_thread(&index, walked) };
+        walked.into_iter().filter_map(|(depth, id)| Some(ThreadMessage { depth, id, entry: index.get(id)? })).collect()
     }
 
     /// The messages listed just before and after `id` (newest first): the newer one and the older
@@ -400,14 +463,17 @@ impl View {
         let listed = index.listed();
         let at = |table: &[u32]| table.get(id as usize).copied().filter(|&p| p != UNLISTED).map(|p| p as usize);
         let generation = index.generation();
-        let mut table = self.positions.get(&generation);
+        let mut table = self.caches.positions.get(&generation);
         let stale = table.as_deref().is_some_and(|t| at(t).is_some_and(|p| listed.get(p) != Some(&id)));
         if table.is_none() || stale {
             let made = Arc::new(positions(listed));
-            self.positions.insert(generation, Arc::clone(&made));
+            self.caches.positions.insert(generation, Arc::clone(&made));
             table = Some(made);
         }
         let Some(pos) = table.as_deref().and_then(|t| at(t)) else { return (None, None) };
+        if !self.access.is_everything() {
+            return self.readable_neighbours(&index, pos);
+        }
         let entry_at = |i: usize| listed.get(i).and_then(|&n| index.get(n));
         (pos.checked_sub(1).and_then(entry_at), entry_at(pos + 1))
     }
@@ -416,7 +482,13 @@ impl View {
     pub fn duplicates(&self, id: EntryId, entry: &Entry) -> Vec<Arc<Entry>> {
         let Some(mid) = entry.message_id() else { return Vec::new() };
         let index = self.archive.index();
-        index.by_message_id(mid).into_iter().filter(|&other| other != id).filter_map(|other| index.get(other)).collect()
+        let table = self.access.table(&index);
+        index
+            .by_message_id(mid)
+            .into_iter()
+            .filter(|&other| other != id && self.access.permits_with(&index, &table, other))
+            .filter_map(|other| index.get(other))
+            .collect()
     }
 }
 

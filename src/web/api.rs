@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::{wants_html, ApiError, PageError, Problem};
 use super::extract::{flag, Ids, Params};
+use super::gate::Viewer;
 use super::seals::{part_role, PartRole, SecurityInfo};
 use super::state::AppState;
 use crate::archive::Loaded;
@@ -21,7 +22,7 @@ use crate::index::labels::LabelNode;
 use crate::index::{Entry, Location};
 use crate::model::{Body, External, Message, PartIdx};
 use crate::route;
-use crate::view::browse::{self, Scope};
+use crate::view::browse::Scope;
 use crate::view::security::Security;
 use crate::view::stats::Stats;
 use crate::view::{blocking, now, Found, View};
@@ -54,23 +55,33 @@ pub struct Status {
     pub database_reachable: Option<bool>,
 }
 
-/// Indexing progress and the number of messages.
+/// Indexing progress and the number of messages. Without credentials on a server with accounts,
+/// only `{"ready": …}`; to a reader limited to some folders, the messages they may read, and no
+/// count of the archive's files.
 #[utoipa::path(get, path = "/api/status", tag = "status",
     responses((status = 200, description = "Progress of indexing", body = Status)))]
-pub async fn status(State(state): State<AppState>) -> Json<Status> {
+pub async fn status(State(state): State<AppState>, req: axum::extract::Request) -> Response {
     let p = &state.archive().progress;
+    let ready = p.ready.load(Ordering::Acquire);
+    let Some(reader) = req.extensions().get::<crate::auth::Reader>() else {
+        return Json(serde_json::json!({ "ready": ready })).into_response();
+    };
+    let view = state.view_for(&reader.access);
+    let whole = reader.access.is_everything();
+    let files = |n: &std::sync::atomic::AtomicUsize| if whole { n.load(Ordering::Relaxed) } else { 0 };
     let backend = state.archive().backend();
     Json(Status {
-        ready: p.ready.load(Ordering::Acquire),
+        ready,
         ready_means: p.readiness().name().to_string(),
-        messages: state.archive().index().listed_count(),
-        indexed: p.indexed.load(Ordering::Relaxed),
-        total: p.total.load(Ordering::Relaxed),
+        messages: view.listed_count(),
+        indexed: files(&p.indexed),
+        total: files(&p.total),
         indexing: p.running.load(Ordering::Acquire),
         backend: backend.name.to_string(),
         indexer: state.archive().is_indexer(),
         database_reachable: backend.shared.then_some(backend.reachable),
     })
+    .into_response()
 }
 
 #[derive(Debug, Serialize, Deserialize, Clone, PartialEq, utoipa::ToSchema)]
@@ -163,7 +174,7 @@ pub struct ListQuery {
         (status = 400, description = "A query that does not parse", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn list_messages(
-    State(state): State<AppState>,
+    Viewer(view, _): Viewer,
     Params(q, _): Params<ListQuery>,
 ) -> Result<Json<MessageList>, ApiError> {
     let limit = q.limit.unwrap_or(50).min(crate::limits::MAX_PAGE);
@@ -171,7 +182,6 @@ pub async fn list_messages(
     let scope = Scope::named(q.folder, q.label);
     match q.q.filter(|s| !s.trim().is_empty()) {
         None if flag(&q.threads) => {
-            let view = state.view.clone();
             let (page, total) = blocking(move || Ok(view.conversations(&scope, offset, limit))).await?;
             let threads = page
                 .into_iter()
@@ -186,13 +196,11 @@ pub async fn list_messages(
             Ok(Json(MessageList { total, messages: Vec::new(), threads: Some(threads) }))
         }
         None => {
-            let view = state.view.clone();
             let (page, total) = blocking(move || Ok(view.page(&scope, offset, limit))).await?;
             let messages = page.into_iter().map(|(_, e)| MessageSummary::of(&e)).collect();
             Ok(Json(MessageList { total, messages, threads: None }))
         }
         Some(query) => {
-            let view = state.view.clone();
             let query = scope.restrict(&query);
             let Found { total, hits } = blocking(move || view.search(&query, offset, limit)).await?;
             let messages = hits
@@ -221,8 +229,8 @@ pub struct FolderList {
 /// each mbox file, and `Uploads`, with how many messages each holds itself.
 #[utoipa::path(get, path = "/api/folders", tag = "messages",
     responses((status = 200, description = "The folder tree", body = FolderList)))]
-pub async fn folders(State(state): State<AppState>) -> Json<FolderList> {
-    let (folders, top) = browse::folder_tree(&state.archive().index());
+pub async fn folders(Viewer(view, _): Viewer) -> Json<FolderList> {
+    let (folders, top) = view.folder_tree();
     Json(FolderList { folders, top })
 }
 
@@ -248,10 +256,10 @@ pub struct LabelCount {
 /// messages carry it or a label below it (what `label:` and `/label/<name>` find).
 #[utoipa::path(get, path = "/api/labels", tag = "messages",
     responses((status = 200, description = "The labels", body = LabelList)))]
-pub async fn labels(State(state): State<AppState>) -> Json<LabelList> {
-    let index = state.archive().index();
-    let labels = browse::labels(&index).into_iter().map(|(name, messages)| LabelCount { name, messages }).collect();
-    Json(LabelList { labels, tree: browse::label_tree(&index) })
+pub async fn labels(Viewer(view, _): Viewer) -> Result<Json<LabelList>, ApiError> {
+    let (labels, tree) = blocking(move || Ok((view.labels(), view.label_tree()))).await?;
+    let labels = labels.into_iter().map(|(name, messages)| LabelCount { name, messages }).collect();
+    Ok(Json(LabelList { labels, tree }))
 }
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
@@ -272,10 +280,9 @@ pub struct StatsQuery {
         (status = 200, description = "The counts", body = Stats),
         (status = 400, description = "A query that does not parse", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn stats(State(state): State<AppState>, Params(q, _): Params<StatsQuery>) -> Result<Json<Stats>, ApiError> {
+pub async fn stats(Viewer(view, _): Viewer, Params(q, _): Params<StatsQuery>) -> Result<Json<Stats>, ApiError> {
     let scope = Scope::named(q.folder, q.label);
     let query = q.q.unwrap_or_default();
-    let view = state.view.clone();
     let counted = blocking(move || view.stats(&scope, &query)).await?;
     Ok(Json(counted.as_ref().clone()))
 }
@@ -502,13 +509,10 @@ pub fn detail(view: &View, loaded: &Loaded, security: &Security) -> MessageDetai
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such message", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn get_message(
-    State(state): State<AppState>,
-    Ids(id, _): Ids<String>,
-) -> Result<Json<MessageDetail>, ApiError> {
-    let loaded = state.view.load(&id).await?;
-    let security = state.view.security_of(&loaded).await?;
-    Ok(Json(detail(&state.view, &loaded, &security)))
+pub async fn get_message(Viewer(view, _): Viewer, Ids(id, _): Ids<String>) -> Result<Json<MessageDetail>, ApiError> {
+    let loaded = view.load(&id).await?;
+    let security = view.security_of(&loaded).await?;
+    Ok(Json(detail(&view, &loaded, &security)))
 }
 
 /// Upload: one raw message (`Content-Type: message/rfc822`) or a multipart form of files (messages
@@ -532,7 +536,7 @@ pub async fn get_message(
         (status = 413, description = "Larger than --max-upload", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Not a message", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn upload(State(state): State<AppState>, req: Request) -> Response {
+pub async fn upload(State(state): State<AppState>, Viewer(view, _): Viewer, req: Request) -> Response {
     let html = wants_html(req.headers());
     match receive(&state, req, html).await {
         Ok(loaded) if html => {
@@ -549,11 +553,11 @@ pub async fn upload(State(state): State<AppState>, req: Request) -> Response {
         Ok(loaded) => {
             let mut body: Vec<MessageDetail> = Vec::with_capacity(loaded.len());
             for l in &loaded {
-                let security = match state.view.security_of(l).await {
+                let security = match view.security_of(l).await {
                     Ok(s) => s,
                     Err(e) => return ApiError(e).into_response(),
                 };
-                body.push(detail(&state.view, l, &security));
+                body.push(detail(&view, l, &security));
             }
             let mut res = (StatusCode::CREATED, Json(&body)).into_response();
             if let Some(first) = body.first() {
@@ -602,7 +606,7 @@ async fn receive(state: &AppState, req: Request, form: bool) -> Result<Vec<Loade
     if files.iter().map(|(_, f)| f.len()).sum::<usize>() > limit {
         return Err(Error::TooLarge);
     }
-    let (archive, view) = (state.archive().clone(), state.view.clone());
+    let (archive, view) = (state.archive().clone(), state.unscoped().clone());
     blocking(move || {
         let mut out = Vec::new();
         for (name, f) in files {
@@ -632,11 +636,10 @@ fn too_large_or_bad(status: StatusCode, text: String) -> Error {
         (status = 403, description = "Sent by a page of another site", body = Problem, content_type = "application/problem+json"),
         (status = 405, description = "A mounted message: read-only", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn delete_message(State(state): State<AppState>, Ids(id, _): Ids<String>) -> Result<StatusCode, ApiError> {
-    let archive = state.archive().clone();
+pub async fn delete_message(Viewer(view, _): Viewer, Ids(id, _): Ids<String>) -> Result<StatusCode, ApiError> {
     blocking(move || {
-        let entry = archive.find(&id).ok_or(Error::MessageNotFound)?;
-        archive.delete_upload(entry)
+        let entry = view.find(&id).ok_or(Error::MessageNotFound)?;
+        view.archive().delete_upload(entry)
     })
     .await?;
     Ok(StatusCode::NO_CONTENT)

@@ -16,7 +16,7 @@ use tower_http::trace::TraceLayer;
 use super::error::{ApiError, PageError};
 use super::guard::{self, Guard};
 use super::state::AppState;
-use super::{api, assets, export, openapi, pages, parts, print, thumbs};
+use super::{api, assets, export, gate, openapi, pages, parts, print, record, signin, thumbs};
 use crate::error::Error;
 
 /// Builds the router. Tests drive it with `tower::ServiceExt::oneshot`.
@@ -54,8 +54,18 @@ pub fn app(state: AppState) -> Router {
         // Taking mail out: exports of a search, the print view and its PDF.
         .route("/api/export", get(export::export))
         .route("/message/{mid}/print", get(print::print))
+        // Signing in and out (see `signin`; `gate` decides who reads, `record` keeps the audit log).
+        .route(
+            "/login",
+            get(signin::login_page).post(signin::login).layer(DefaultBodyLimit::max(crate::limits::MAX_SIGN_IN_FORM)),
+        )
+        .route("/logout", get(signin::logout_page).post(signin::logout))
+        .route("/login/oidc", get(signin::oidc_start))
+        .route("/login/oidc/callback", get(signin::oidc_callback))
         .fallback(not_found)
         .layer(compress)
+        .layer(middleware::from_fn_with_state(state.clone(), record::record))
+        .layer(middleware::from_fn_with_state(state.clone(), gate::gate))
         .layer(cors)
         .layer(middleware::from_fn_with_state(state.clone(), guard::database_away))
         .layer(middleware::from_fn_with_state(guard, guard::guard))

@@ -86,6 +86,12 @@ impl IntoResponse for ApiError {
         if matches!(self.0, Error::ReadOnly) {
             res.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
         }
+        if matches!(self.0, Error::Unauthorized) {
+            res.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Basic realm=\"mailshelf\", charset=\"UTF-8\""),
+            );
+        }
         retry_later(&self.0, &mut res);
         res
     }
@@ -109,6 +115,9 @@ const RETRY_AFTER_SECONDS: &str = "2";
 fn retry_later(e: &Error, res: &mut Response) {
     if matches!(e, Error::StoreUnavailable) {
         res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECONDS));
+    }
+    if let Error::TooManyAttempts(seconds) = e {
+        res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(*seconds));
     }
 }
 

@@ -8,7 +8,6 @@
 use std::io::Write;
 
 use axum::body::{Body, Bytes};
-use axum::extract::State;
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -18,7 +17,7 @@ use super::csp::content_csp;
 use super::error::{ApiError, Problem};
 use super::extract::Params;
 use super::file::content_disposition;
-use super::state::AppState;
+use super::gate::Viewer;
 use crate::error::Error;
 use crate::export::{self, Format};
 use crate::view::blocking;
@@ -66,19 +65,20 @@ pub struct ExportQuery {
             )),
         (status = 400, description = "Unknown format, a query that does not parse, or a query while search is turned off", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn export(State(state): State<AppState>, Params(q, _): Params<ExportQuery>) -> Result<Response, ApiError> {
+pub async fn export(Viewer(view, _): Viewer, Params(q, _): Params<ExportQuery>) -> Result<Response, ApiError> {
     let format_name = q.format.as_deref().unwrap_or("mbox");
     let format = Format::parse(format_name)
         .ok_or_else(|| Error::BadRequest(format!("unknown export format {format_name:?}; use mbox, zip or csv")))?;
     let query = q.q.unwrap_or_default();
-    let archive = state.archive().clone();
+    let archive = view.archive().clone();
     let qs = query.clone();
     // Run the search before answering, so a bad query is a 400 and not a broken download.
     let scope = Scope::named(q.folder, q.label);
-    let ids = blocking(move || export::matching_ids(&archive, &scope, &qs)).await?;
+    let access = view.access().clone();
+    let ids = blocking(move || export::matching_ids(&archive, &access, &scope, &qs)).await?;
     let count = ids.len();
     let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(IN_FLIGHT);
-    let archive = state.archive().clone();
+    let archive = view.archive().clone();
     tokio::task::spawn_blocking(move || {
         let out = ChannelWriter { tx: tx.clone(), buf: Vec::with_capacity(CHUNK) };
         let written =

@@ -60,8 +60,14 @@ impl Guard {
     fn cross_site(&self, headers: &HeaderMap) -> bool {
         let origin = headers.get(header::ORIGIN).map(|o| o.to_str().unwrap_or("null"));
         if let Some(origin) = origin {
-            // An origin the user allowed to call the API may write, from whichever site it is.
-            if self.cors_origins.iter().any(|o| o == "*" || o.eq_ignore_ascii_case(origin)) {
+            // An origin the user allowed to call the API may write, from whichever site it is,
+            // without credentials. A browser attaches the session cookie, or Basic credentials
+            // typed into its own dialog, to another site's form by itself (a script of another
+            // origin cannot set `Authorization`: CORS does not allow that header), so a write
+            // carrying either is held to the same rule as any other page's: else a site allowed
+            // by `--cors-origin` could act as whoever is signed in.
+            let allowed = self.cors_origins.iter().any(|o| o == "*" || o.eq_ignore_ascii_case(origin));
+            if allowed && !carries_credentials(headers) {
                 return false;
             }
         }
@@ -81,6 +87,28 @@ impl Guard {
         });
         !ours
     }
+}
+
+/// The session cookie's name: with the `__Host-` prefix when cookies are `Secure` (the browser
+/// then takes it only from HTTPS, for this host alone, for every path).
+pub fn cookie_name(secure: bool) -> &'static str {
+    if secure {
+        "__Host-mailshelf"
+    } else {
+        "mailshelf"
+    }
+}
+
+/// Whether a request carries credentials a browser may have attached by itself: HTTP
+/// authorization, or a session cookie (of either name).
+fn carries_credentials(headers: &HeaderMap) -> bool {
+    headers.contains_key(header::AUTHORIZATION)
+        || headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).any(|v| {
+            v.split(';').filter_map(|c| c.split_once('=')).any(|(name, _)| {
+                let name = name.trim();
+                name == cookie_name(false) || name == cookie_name(true)
+            })
+        })
 }
 
 /// The host part of a `Host` header: the name, or the address without brackets; `None` when it
@@ -235,6 +263,25 @@ mod tests {
             (&[("host", "127.0.0.1:8025"), ("origin", "https://tools.example")], false),
             (&[("origin", "http://127.0.0.1:8025")], true),
             (&[("sec-fetch-site", "cross-site"), ("origin", "https://tools.example")], false),
+            // An allowed origin writes without credentials, never on a reader's session.
+            (&[("sec-fetch-site", "same-site"), ("origin", "https://tools.example"), ("cookie", "mailshelf=x")], true),
+            (
+                &[
+                    ("sec-fetch-site", "cross-site"),
+                    ("origin", "https://tools.example"),
+                    ("authorization", "Basic eDp5"),
+                ],
+                true,
+            ),
+            (
+                &[
+                    ("sec-fetch-site", "cross-site"),
+                    ("origin", "https://tools.example"),
+                    ("cookie", "a=1; __Host-mailshelf=x"),
+                ],
+                true,
+            ),
+            (&[("sec-fetch-site", "cross-site"), ("origin", "https://tools.example"), ("cookie", "other=1")], false),
         ];
         for (pairs, want) in cases {
             assert_eq!(g.cross_site(&headers(pairs)), *want, "{pairs:?}");

@@ -5,14 +5,16 @@
 //!    (bytes answered with file semantics), [`assets`] (static files embedded in the binary),
 //!    [`error`] (errors as problem+json or pages), [`extract`] (ids and switches), [`state`], and
 //!    and [`guard`] (who may address the server and write to it, and the headers every answer
-//!    carries);
+//!    carries); [`gate`] (who reads: the reader of each request, signed in or not, and the view
+//!    made for them), [`record`] (the audit log's lines);
 //! 2. handlers, one room for each thing served: [`pages`] for people, [`api`] for scripts (with
 //!    [`seals`], the JSON of signatures and encryption),
 //!    [`parts`] for a message's parts and source, [`thumbs`] for pictures of image attachments;
 //!    [`export`] for searches taken out as mbox, zip or CSV; [`print`](mod@print) for a message laid out for paper;
+//!    [`signin`] for signing in and out;
 //! 3. [`openapi`], the document that describes the handlers;
 //! 4. [`app`](mod@app), the router, and [`server`], the accept loop that serves it (header deadlines,
-//!    a cap on open connections, graceful shutdown).
+//!    a cap on open connections, graceful shutdown, HTTPS with [`tls`]).
 //!
 //! What a message looks like when viewed (rewritten bodies, search results, threads) is not HTTP
 //! and lives one stage down, in [`crate::view`].
@@ -25,15 +27,19 @@ pub mod error;
 pub mod export;
 pub mod extract;
 pub mod file;
+pub mod gate;
 pub mod guard;
 pub mod openapi;
 pub mod pages;
 pub mod parts;
 pub mod print;
+pub mod record;
 pub mod seals;
 pub mod server;
+pub mod signin;
 pub mod state;
 pub mod thumbs;
+pub mod tls;
 
 pub use app::app;
 pub use state::AppState;

@@ -2,8 +2,9 @@
 //! HTML and CSS rewritten to mailshelf's URLs and the sandboxing policy on everything; a
 //! document's text with `?text=1`.
 
+use std::sync::Arc;
+
 use axum::body::Bytes;
-use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -11,7 +12,7 @@ use serde::Deserialize;
 use super::error::{ApiError, Problem};
 use super::extract::{flag, Ids, Params};
 use super::file::{cache, content_disposition, FileResponse};
-use super::state::AppState;
+use super::gate::Viewer;
 use crate::error::Error;
 use crate::model::{Body as PartBody, Part};
 use crate::route;
@@ -65,12 +66,12 @@ pub struct PartQuery {
         (status = 422, description = "With `text=1`: a part that is no document mailshelf reads, or one it could not read (the detail says why)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn part(
-    State(state): State<AppState>,
+    Viewer(view, _): Viewer,
     Ids((mid, cid), _): Ids<(String, String)>,
     Params(q, _): Params<PartQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let loaded = state.view.load(&mid).await?;
+    let loaded = view.load(&mid).await?;
     let msg = loaded.message();
     let idx = route::find_part(msg, &cid).ok_or(Error::PartNotFound)?;
     let part = &msg.parts[idx];
@@ -83,7 +84,7 @@ pub async fn part(
         };
     }
     if flag(&q.text) {
-        return document_text(&state, &loaded, idx, &headers).await;
+        return document_text(&view, &loaded, idx, &headers).await;
     }
     let remote = flag(&q.remote);
     let disposition = disposition(part, flag(&q.download));
@@ -98,7 +99,7 @@ pub async fn part(
     let content_type = served_type(part);
     let res = if is_document(part, &content_type) {
         let fold = flag(&q.fold) && content_type != "text/css";
-        let rendered = state.view.rendered_as(&loaded, idx, remote, fold).await?;
+        let rendered = view.rendered_as(&loaded, idx, remote, fold).await?;
         FileResponse::new(rendered.bytes, with_charset(part, &content_type)).etag(rendered.etag)
     } else {
         let bytes = match &part.body {
@@ -120,12 +121,12 @@ pub async fn part(
 
 /// `?text=1`: a document's text, with what stopped its reading said first.
 async fn document_text(
-    state: &AppState,
+    view: &Arc<crate::view::View>,
     loaded: &crate::archive::Loaded,
     idx: crate::model::PartIdx,
     headers: &HeaderMap,
 ) -> Result<Response, ApiError> {
-    let (view, for_view) = (state.view.clone(), loaded.clone());
+    let (view, for_view) = (Arc::clone(view), loaded.clone());
     let read = blocking(move || view.document_text(&for_view, idx)).await?;
     let mut body = String::with_capacity(read.text.len() + 256);
     for notice in &read.notices {
@@ -173,12 +174,12 @@ fn see_other(url: &str) -> Response {
         (status = 416, description = "The range is beyond the message"),
     ))]
 pub async fn raw(
-    State(state): State<AppState>,
+    Viewer(view, _): Viewer,
     Ids(mid, _): Ids<String>,
     Params(q, _): Params<PartQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let loaded = state.view.load(&mid).await?;
+    let loaded = view.load(&mid).await?;
     let msg = loaded.message();
     let kind = if flag(&q.download) { "attachment" } else { "inline" };
     let given = msg.given();

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use askama::Template;
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::middleware;
 use axum::response::{Html, IntoResponse, Response};
@@ -28,9 +28,11 @@ use tower::ServiceExt;
 use super::error::{ApiError, PageError, Problem};
 use super::extract::{flag, Ids, Params};
 use super::file::content_disposition;
+use super::gate::Viewer;
 use super::state::AppState;
 use super::{assets, guard, parts};
 use crate::archive::Loaded;
+use crate::auth::Reader;
 use crate::dates::long_date;
 use crate::error::Error;
 use crate::export::pdf::{self, Fetched, PdfMeta};
@@ -97,14 +99,13 @@ pub struct PrintPage {
         (status = 404, description = "No such message", content_type = "text/html"),
     ))]
 pub async fn print(
-    State(state): State<AppState>,
+    Viewer(view, _): Viewer,
     Ids(mid, _): Ids<String, PageError>,
     Params(q, _): Params<PrintQuery, PageError>,
 ) -> Result<Response, PageError> {
     let remote = flag(&q.remote);
     let want_text = q.view.as_deref() == Some("text");
-    let loaded = state.view.load(&mid).await?;
-    let view = state.view.clone();
+    let loaded = view.load(&mid).await?;
     let page = blocking(move || Ok(print_page(&view, &loaded, remote, want_text))).await?;
     let html = page.render().map_err(|e| PageError(Error::internal("template", e)))?;
     let mut res = Html(html).into_response();
@@ -130,13 +131,12 @@ fn print_page(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> Pr
         (None, text) => text.map(text_block),
     };
     sections.push(PrintSection { nested: None, body });
-    let archive = view.archive();
     for (_, m) in msg.nested() {
         // An enclosed message is an entry of its own: its body is rewritten as its page does.
         let body = match body_of(m, false) {
-            (Some(_), _) => archive
+            (Some(_), _) => view
                 .find(&view.enclosed_key(m))
-                .and_then(|id| archive.load(id).ok())
+                .and_then(|id| view.archive().load(id).ok())
                 .and_then(|l| Some(printed(&l, l.message().html_body?))),
             (None, text) => text.map(text_block),
         };
@@ -209,8 +209,16 @@ fn text_block(html: String) -> String {
         (status = 501, description = "This server has no PDF renderer (Chromium); a page, or problem+json when asked for JSON", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "The PDF renderer could not be started; worth a retry, and the print view works", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn pdf(state: &AppState, mid: &str, remote: bool, want_text: bool, headers: &HeaderMap) -> Response {
-    match make_pdf(state, mid, remote, want_text).await {
+pub async fn pdf(
+    state: &AppState,
+    view: &Arc<View>,
+    reader: Reader,
+    mid: &str,
+    remote: bool,
+    want_text: bool,
+    headers: &HeaderMap,
+) -> Response {
+    match make_pdf(state, view, reader, mid, remote, want_text).await {
         Ok(res) => res,
         // Scripts that ask for JSON get problem+json; a person who followed the link, a page.
         Err(e) if wants_json(headers) => ApiError(e).into_response(),
@@ -222,9 +230,16 @@ fn wants_json(headers: &HeaderMap) -> bool {
     headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("json"))
 }
 
-async fn make_pdf(state: &AppState, mid: &str, remote: bool, want_text: bool) -> Result<Response, Error> {
+async fn make_pdf(
+    state: &AppState,
+    view: &Arc<View>,
+    reader: Reader,
+    mid: &str,
+    remote: bool,
+    want_text: bool,
+) -> Result<Response, Error> {
     let chromium = state.config.chromium.clone().ok_or(Error::NoRenderer)?;
-    let loaded = state.view.load(mid).await?;
+    let loaded = view.load(mid).await?;
     let query = if remote {
         "?remote=1"
     } else if want_text {
@@ -233,7 +248,8 @@ async fn make_pdf(state: &AppState, mid: &str, remote: bool, want_text: bool) ->
         ""
     };
     let path = format!("{}/print{query}", route::message_url(&loaded.entry.key));
-    let (printed, blocked) = pdf::render(&chromium, &path, fetcher(state.clone(), path.clone()), remote).await?;
+    let (printed, blocked) =
+        pdf::render(&chromium, &path, fetcher(state.clone(), reader, path.clone()), remote).await?;
     if !blocked.is_empty() {
         tracing::info!(blocked = blocked.len(), "requests refused while printing a message");
     }
@@ -276,21 +292,24 @@ fn printer(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// Answers the browser's requests under [`pdf::ORIGIN`] with [`printer`], in-process. Of the print
-/// views, only the one at `page` is there.
-fn fetcher(state: AppState, page: String) -> pdf::Fetcher {
+/// Answers the browser's requests under [`pdf::ORIGIN`] with [`printer`], in-process, as `reader`
+/// (what the PDF shows is what they may read). Of the print views, only the one at `page` is there.
+fn fetcher(state: AppState, reader: Reader, page: String) -> pdf::Fetcher {
     let router = printer(state);
     Arc::new(move |path: String| {
         let router = router.clone();
+        let reader = reader.clone();
         let allowed = path == page || path.starts_with("/part/") || path.starts_with("/static/");
         Box::pin(async move {
             let failed = |status: u16| Fetched { status, headers: Vec::new(), body: Vec::new() };
             if !allowed {
                 return failed(404);
             }
-            let Ok(req) = Request::get(&path).header(header::HOST, "mailshelf.localhost").body(Body::empty()) else {
+            let Ok(mut req) = Request::get(&path).header(header::HOST, "mailshelf.localhost").body(Body::empty())
+            else {
                 return failed(400);
             };
+            req.extensions_mut().insert(reader);
             let Ok(res) = router.oneshot(req).await;
             let status = res.status().as_u16();
             let headers = res

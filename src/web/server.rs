@@ -19,6 +19,11 @@
 //! freed; its one merit, a fast refusal, does not help a client that wants an answer. (Past the
 //! listen queue's length, 1024, the kernel drops new handshakes and clients retry them later.)
 //!
+//! On HTTPS ([`super::tls`]) the handshake runs in the connection's task, under its slot, and must
+//! end within the header timeout too; a client that never finishes it is dropped like one that
+//! never sends its headers. Every request carries the connection's peer address (axum's
+//! `ConnectInfo`), for the client address the sign-in limits and the audit log use.
+//!
 //! What the header timeout does not cover is a client that sends its headers and then trickles the
 //! body, or stops reading the response: such a connection holds its slot until the client goes
 //! away. The cap still bounds how many there can be.
@@ -28,6 +33,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use axum::extract::{ConnectInfo, Request};
 use axum::Router;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -60,6 +66,17 @@ impl From<&crate::Config> for Limits {
 /// Serves `router` on `listener` until `shutdown` completes; then stops accepting, lets requests in
 /// flight finish (for up to [`SHUTDOWN_GRACE`]) and returns.
 pub async fn serve(listener: TcpListener, router: Router, limits: Limits, shutdown: impl Future<Output = ()>) {
+    serve_with(listener, router, limits, None, shutdown).await;
+}
+
+/// [`serve`], over HTTPS with `tls`.
+pub async fn serve_with(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    tls: Option<Arc<super::tls::Certificates>>,
+    shutdown: impl Future<Output = ()>,
+) {
     let slots = Arc::new(Semaphore::new(limits.max_connections.clamp(1, Semaphore::MAX_PERMITS)));
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout).keep_alive(true);
@@ -87,9 +104,9 @@ pub async fn serve(listener: TcpListener, router: Router, limits: Limits, shutdo
                 }
             }
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     if !is_connection_error(&e) {
                         // Most likely out of file descriptors: wait for some to close.
@@ -104,14 +121,39 @@ pub async fn serve(listener: TcpListener, router: Router, limits: Limits, shutdo
             },
             () = &mut shutdown => break,
         };
-        let conn = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(router.clone()));
-        let conn = graceful.watch(conn);
-        tokio::spawn(async move {
-            if let Err(e) = conn.await {
-                tracing::debug!(error = %e, "connection ended");
-            }
-            drop(permit);
+        let service = tower::ServiceExt::map_request(router.clone(), move |mut req: Request<hyper::body::Incoming>| {
+            req.extensions_mut().insert(ConnectInfo(peer));
+            req
         });
+        let service = TowerToHyperService::new(service);
+        match &tls {
+            None => {
+                let conn = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+                tokio::spawn(async move {
+                    if let Err(e) = conn.await {
+                        tracing::debug!(error = %e, "connection ended");
+                    }
+                    drop(permit);
+                });
+            }
+            Some(certs) => {
+                let (acceptor, watcher, http) = (certs.acceptor(), graceful.watcher(), http.clone());
+                let deadline = limits.header_timeout;
+                tokio::spawn(async move {
+                    match tokio::time::timeout(deadline, acceptor.accept(stream)).await {
+                        Ok(Ok(tls)) => {
+                            let conn = watcher.watch(http.serve_connection(TokioIo::new(tls), service));
+                            if let Err(e) = conn.await {
+                                tracing::debug!(error = %e, "connection ended");
+                            }
+                        }
+                        Ok(Err(e)) => tracing::debug!(error = %e, %peer, "TLS handshake failed"),
+                        Err(_) => tracing::debug!(%peer, "TLS handshake not finished in time"),
+                    }
+                    drop(permit);
+                });
+            }
+        }
     }
 
     // New connections are refused from here on; open ones finish what they are doing.

@@ -12,6 +12,7 @@ use super::assets::FILE_ICON;
 use super::error::{ApiError, Problem};
 use super::extract::Ids;
 use super::file::{cache, FileResponse};
+use super::gate::Viewer;
 use super::state::AppState;
 use crate::error::Error;
 use crate::model::Body as PartBody;
@@ -40,10 +41,11 @@ const THUMBNAIL_HEADER: &str = "x-thumbnail";
     ))]
 pub async fn thumb(
     State(state): State<AppState>,
+    Viewer(view, _): Viewer,
     Ids((mid, cid), _): Ids<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let loaded = state.view.load(&mid).await?;
+    let loaded = view.load(&mid).await?;
     let msg = loaded.message();
     let idx = route::find_part(msg, &cid).ok_or(Error::PartNotFound)?;
     let part = &msg.parts[idx];

@@ -36,6 +36,8 @@ pub struct TestApp {
     pub data_dir: tempfile::TempDir,
     /// The database this app keeps its index in, when it runs on PostgreSQL.
     pub database_url: Option<String>,
+    /// Its state, for what tests look into (accounts, the audit log).
+    pub state: AppState,
 }
 
 pub fn config_for(paths: &[PathBuf], data_dir: &Path) -> Config {
@@ -56,6 +58,8 @@ pub fn config_for(paths: &[PathBuf], data_dir: &Path) -> Config {
         database_url: None,
         keys: Default::default(),
         index_decrypted: false,
+        accounts: Default::default(),
+        tls: None,
     }
 }
 
@@ -94,7 +98,13 @@ impl TestApp {
         Self::open_with(paths, data_dir, database_url, set)
     }
 
-    fn open_with(
+    /// An app over `paths` as `configure` sets it up (accounts, the audit log), on the backend the
+    /// tests run on.
+    pub fn configured(paths: &[PathBuf], configure: impl FnOnce(&mut Config)) -> TestApp {
+        Self::with_config(paths, configure)
+    }
+
+    pub fn open_with(
         paths: &[PathBuf],
         data_dir: tempfile::TempDir,
         database_url: Option<String>,
@@ -117,14 +127,16 @@ impl TestApp {
             archive.index_decrypted(config.keys.clone());
         }
         archive.ingest_paths(&archive.roots(paths));
-        let router = app(AppState::new(archive.clone(), Arc::new(config)));
-        TestApp { router, archive, data_dir, database_url }
+        let state = AppState::open(archive.clone(), Arc::new(config)).expect("state");
+        let router = app(state.clone());
+        TestApp { router, archive, data_dir, database_url, state }
     }
 
     /// Stops this server's state and starts a new one over the same paths and data folder.
     pub fn restart(self, paths: &[PathBuf]) -> TestApp {
-        let TestApp { router, archive, data_dir, database_url } = self;
+        let TestApp { router, archive, data_dir, database_url, state } = self;
         drop(router);
+        drop(state);
         // A watcher thread may still hold the archive for a moment after its watcher was dropped.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         while Arc::strong_count(&archive) > 1 {

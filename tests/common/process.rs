@@ -31,6 +31,7 @@ impl Served {
         let addr = line
             .trim()
             .strip_prefix("mailshelf serving on http://")
+            .or_else(|| line.trim().strip_prefix("mailshelf serving on https://"))
             .and_then(|s| s.trim_end_matches('/').parse().ok())
             .unwrap_or_else(|| panic!("no address in {line:?}"));
         Served { child, addr }

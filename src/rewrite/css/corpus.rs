@@ -15,6 +15,7 @@ use lol_html::{element, text, HtmlRewriter, Settings};
 use super::super::{decode_entities, rewrite_html};
 use super::tests::{compare, run};
 use super::{oracle, rewrite_css, scan};
+use crate::index::Access;
 use crate::ingest::{pst, sniff_file, Claim, Kind, MboxReader};
 use crate::model::{Body, Message};
 use crate::rewrite::Options;
@@ -133,7 +134,7 @@ fn collect(msg: &Message, at: &str, corpus: &mut Corpus) {
         if !crate::view::is_document(part, &served) {
             continue;
         }
-        let resolver = Resolver { archive: None, key: "k", msg, part: idx, remote: false };
+        let resolver = Resolver { archive: None, access: &Access::EVERYTHING, key: "k", msg, part: idx, remote: false };
         if served == "text/css" {
             let rewritten = rewrite_css(text, &part.base, &resolver, Options::default()).output;
             corpus.sheets.push(Sheet { at, place: Place::Part, saved: text.clone(), served: rewritten });

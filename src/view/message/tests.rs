@@ -56,7 +56,7 @@ fn neighbours_are_the_messages_around_it_in_the_list() {
     // A table that no longer matches the list (the list sorted anew) is made again.
     let generation = fx.view.archive.index().generation();
     let listed: Vec<EntryId> = fx.view.archive.index().listed().iter().rev().copied().collect();
-    fx.view.positions.insert(generation, Arc::new(crate::view::positions(&listed)));
+    fx.view.caches.positions.insert(generation, Arc::new(crate::view::positions(&listed)));
     check(&fx);
 }
 

@@ -1,7 +1,6 @@
 //! A whole conversation on one page (`/thread/<mid>`).
 
 use askama::Template;
-use axum::extract::State;
 use axum::response::Html;
 
 use super::render;
@@ -10,7 +9,7 @@ use crate::view::conversation::ConversationView;
 use crate::web::assets::AssetUrls;
 use crate::web::error::PageError;
 use crate::web::extract::Ids;
-use crate::web::state::AppState;
+use crate::web::gate::Viewer;
 
 #[derive(Template)]
 #[template(path = "conversation.html")]
@@ -29,10 +28,9 @@ pub struct ConversationPage {
         (status = 404, description = "No such message", content_type = "text/html"),
     ))]
 pub async fn conversation(
-    State(state): State<AppState>,
+    Viewer(view, _): Viewer,
     Ids(mid, _): Ids<String, PageError>,
 ) -> Result<Html<String>, PageError> {
-    let view = state.view.clone();
     let conversation = blocking(move || ConversationView::build(&view, &mid)).await?;
     render(&ConversationPage { assets: AssetUrls::get(), q: String::new(), conversation })
 }

@@ -13,9 +13,11 @@ use super::render;
 use crate::view::blocking;
 use crate::view::browse::Scope;
 use crate::view::list::ListView;
+use crate::view::View;
 use crate::web::assets::AssetUrls;
 use crate::web::error::PageError;
 use crate::web::extract::{flag, Ids, Params};
+use crate::web::gate::Viewer;
 use crate::web::state::AppState;
 
 #[derive(Template)]
@@ -59,9 +61,10 @@ pub struct ListQuery {
     ))]
 pub async fn list(
     State(state): State<AppState>,
+    Viewer(view, _): Viewer,
     Params(q, _): Params<ListQuery, PageError>,
 ) -> Result<Response, PageError> {
-    list_of(state, Scope::All, q).await
+    list_of(state, view, Scope::All, q).await
 }
 
 /// One folder's own messages (not its subfolders'), as the list page shows them.
@@ -75,10 +78,11 @@ pub async fn list(
     responses((status = 200, description = "An HTML page", content_type = "text/html")))]
 pub async fn folder(
     State(state): State<AppState>,
+    Viewer(view, _): Viewer,
     Ids(path, _): Ids<String, PageError>,
     Params(q, _): Params<ListQuery, PageError>,
 ) -> Result<Response, PageError> {
-    list_of(state, Scope::Folder(path), q).await
+    list_of(state, view, Scope::Folder(path), q).await
 }
 
 /// The messages carrying one label, as the list page shows them.
@@ -92,26 +96,35 @@ pub async fn folder(
     responses((status = 200, description = "An HTML page", content_type = "text/html")))]
 pub async fn label(
     State(state): State<AppState>,
+    Viewer(view, _): Viewer,
     Ids(name, _): Ids<String, PageError>,
     Params(q, _): Params<ListQuery, PageError>,
 ) -> Result<Response, PageError> {
-    list_of(state, Scope::Label(name), q).await
+    list_of(state, view, Scope::Label(name), q).await
 }
 
-async fn list_of(state: AppState, scope: Scope, q: ListQuery) -> Result<Response, PageError> {
+async fn list_of(
+    state: AppState,
+    view: std::sync::Arc<View>,
+    scope: Scope,
+    q: ListQuery,
+) -> Result<Response, PageError> {
     let query = q.q.unwrap_or_default();
-    let (view, asked) = (state.view.clone(), query.clone());
+    let asked = query.clone();
+    // Files read and found are the whole archive's: a reader of some folders is not told them.
+    let whole = view.access().is_everything();
     let (page, threads) = (q.page.unwrap_or(1), flag(&q.threads));
     let list = blocking(move || ListView::build(&view, &scope, &asked, page, threads)).await?;
     let status = if list.query_error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
     let progress = &state.archive().progress;
+    let count = |n: &std::sync::atomic::AtomicUsize| if whole { n.load(Ordering::Relaxed) } else { 0 };
     let html = render(&ListPage {
         assets: AssetUrls::get(),
         q: query,
         list,
         ready: progress.ready.load(Ordering::Acquire),
-        indexed: progress.indexed.load(Ordering::Relaxed),
-        found: progress.total.load(Ordering::Relaxed),
+        indexed: count(&progress.indexed),
+        found: count(&progress.total),
         upload_accept: UPLOAD_ACCEPT,
     })?;
     Ok((status, html).into_response())

@@ -14,6 +14,7 @@ use crate::view::message::MessageView;
 use crate::web::assets::AssetUrls;
 use crate::web::error::PageError;
 use crate::web::extract::{flag, Ids, Params};
+use crate::web::gate::Viewer;
 use crate::web::print;
 use crate::web::state::AppState;
 
@@ -50,21 +51,21 @@ pub struct MessageQuery {
     ))]
 pub async fn message(
     State(state): State<AppState>,
+    Viewer(view, reader): Viewer,
     Ids(mid, _): Ids<String, PageError>,
     Params(q, _): Params<MessageQuery, PageError>,
     headers: HeaderMap,
 ) -> Response {
     let remote = flag(&q.remote);
     let want_text = q.view.as_deref() == Some("text");
-    let loaded = match state.view.load(&mid).await {
+    let loaded = match view.load(&mid).await {
         Ok(loaded) => loaded,
         Err(Error::MessageNotFound) => match mid.strip_suffix(".pdf") {
-            Some(pdf_of) => return print::pdf(&state, pdf_of, remote, want_text, &headers).await,
+            Some(pdf_of) => return print::pdf(&state, &view, reader, pdf_of, remote, want_text, &headers).await,
             None => return PageError(Error::MessageNotFound).into_response(),
         },
         Err(e) => return PageError(e).into_response(),
     };
-    let view = state.view.clone();
     let page = async {
         let msg = blocking(move || Ok(MessageView::build(&view, &loaded, remote, want_text))).await?;
         render(&MessagePage { assets: AssetUrls::get(), q: String::new(), msg })

@@ -1,7 +1,6 @@
 //! The overview (`/overview`): what is in the archive, a folder, a label or a search, in pictures.
 
 use askama::Template;
-use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -13,7 +12,7 @@ use crate::view::overview::OverviewView;
 use crate::web::assets::AssetUrls;
 use crate::web::error::PageError;
 use crate::web::extract::Params;
-use crate::web::state::AppState;
+use crate::web::gate::Viewer;
 
 #[derive(Debug, Default, Deserialize)]
 pub struct OverviewQuery {
@@ -44,12 +43,12 @@ pub struct OverviewPage {
         (status = 400, description = "The page, saying why the query could not run", content_type = "text/html"),
     ))]
 pub async fn overview(
-    State(state): State<AppState>,
+    Viewer(view, _): Viewer,
     Params(q, _): Params<OverviewQuery, PageError>,
 ) -> Result<Response, PageError> {
     let scope = Scope::named(q.folder, q.label);
     let query = q.q.unwrap_or_default();
-    let (view, asked) = (state.view.clone(), query.clone());
+    let asked = query.clone();
     let overview = blocking(move || OverviewView::build(&view, &scope, &asked)).await?;
     let status = if overview.query_error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
     Ok((status, render(&OverviewPage { assets: AssetUrls::get(), q: query, overview })?).into_response())

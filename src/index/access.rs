@@ -1,0 +1,215 @@
+//! Who may read what: a reader's [`Access`], the folders of the archive they may read (subfolders
+//! included), or everything. The view and the archive take it with every call that reads, so that
+//! a reader limited to some folders learns nothing of the others by any route; this file only
+//! answers the one question, "may this reader see this folder, this message?", against the index.
+//!
+//! Folders are compared as parsed paths, by [`folders::key`] (case, quotes, white space and empty
+//! segments do not count), one whole segment at a time: `Work` covers `Work` and `Work/Legal`,
+//! never `Workshop`. Nothing a request says is compared: the folders come from the users file and
+//! the index, and a message's folder is the one the index filed it in. A message enclosed in
+//! another is read with the message it is enclosed in; one in no folder (a loose file at the top
+//! of a PATH) only by a reader who may read everything.
+
+use std::sync::Arc;
+
+use super::{folders, EntryId, FolderId, Index, Location, NO_FOLDER};
+use crate::limits::MAX_NESTED_WALK;
+
+/// The folders a reader may read, or everything. Cheap to clone; compared and hashed by its
+/// folders, so that what is kept for one reader (a rewritten body, a count) is kept for all
+/// readers with the same folders.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Access(Option<Arc<[String]>>);
+
+impl Access {
+    /// Everything: the single-person default, and users without a `folders` list.
+    pub const EVERYTHING: Access = Access(None);
+
+    pub fn everything() -> Access {
+        Access::EVERYTHING
+    }
+
+    /// Nothing at all (a signed-in name the users file does not know, with no default folders).
+    pub fn nothing() -> Access {
+        Access(Some(Arc::from(Vec::new())))
+    }
+
+    /// These folders and those below them, each as `/api/folders` names it. Paths whose
+    /// [`folders::key`] is empty (`""`, `"/"`) name no folder and are left out.
+    pub fn folders<S: AsRef<str>>(paths: impl IntoIterator<Item = S>) -> Access {
+        let mut keys: Vec<String> =
+            paths.into_iter().map(|p| folders::key(p.as_ref())).filter(|k| !k.is_empty()).collect();
+        keys.sort();
+        keys.dedup();
+        // A folder below another one given adds nothing.
+        let all = keys.clone();
+        keys.retain(|k| !all.iter().any(|other| other != k && below(k, other)));
+        Access(Some(Arc::from(keys)))
+    }
+
+    pub fn is_everything(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// The keys of the folders this access covers (`None`: everything).
+    pub fn folder_keys(&self) -> Option<&[String]> {
+        self.0.as_deref()
+    }
+
+    /// Whether a folder path (`""`: in no folder) is covered.
+    pub fn covers(&self, path: &str) -> bool {
+        match &self.0 {
+            None => true,
+            Some(keys) => {
+                let key = folders::key(path);
+                keys.iter().any(|k| covers_key(k, &key))
+            }
+        }
+    }
+
+    /// Which of the index's folders this access covers, worked out once for a request.
+    pub fn table(&self, index: &Index) -> FolderTable {
+        let Some(keys) = &self.0 else { return FolderTable(None) };
+        let mut allowed = vec![false; index.folders.len()];
+        for (key, &id) in &index.folder_ids {
+            if keys.iter().any(|k| covers_key(k, key)) {
+                if let Some(slot) = allowed.get_mut(id as usize) {
+                    *slot = true;
+                }
+            }
+        }
+        // Other numbers of the same folder (see `numbering`) stand for the first.
+        for i in 0..allowed.len() {
+            let c = index.canonical(i as FolderId) as usize;
+            if c != i {
+                allowed[i] = allowed.get(c).copied().unwrap_or(false);
+            }
+        }
+        FolderTable(Some(allowed))
+    }
+
+    /// Whether the message with entry `id` may be read: the folder of the message it is, or is
+    /// enclosed in, is covered. `false` for an entry that does not exist.
+    pub fn permits(&self, index: &Index, id: EntryId) -> bool {
+        self.permits_with(index, &self.table(index), id)
+    }
+
+    /// [`Access::permits`] with the table worked out already.
+    pub fn permits_with(&self, index: &Index, table: &FolderTable, id: EntryId) -> bool {
+        let mut at = id;
+        for _ in 0..=MAX_NESTED_WALK {
+            let Some(entry) = index.get(at) else { return false };
+            match entry.location {
+                Location::Nested { parent, .. } => at = parent,
+                Location::Top { .. } => return table.allows(index.canonical(entry.folder)),
+            }
+        }
+        false
+    }
+}
+
+/// Whether folder key `key` is `over` or a folder below it.
+fn covers_key(over: &str, key: &str) -> bool {
+    key == over || below(key, over)
+}
+
+/// Whether `key` is strictly below `over`, by whole segments.
+fn below(key: &str, over: &str) -> bool {
+    key.len() > over.len() && key.starts_with(over) && key.as_bytes().get(over.len()) == Some(&b'/')
+}
+
+/// The folders of the index an [`Access`] covers, by folder number.
+#[derive(Debug, Clone)]
+pub struct FolderTable(Option<Vec<bool>>);
+
+impl FolderTable {
+    /// Whether messages filed in `folder` may be read ([`NO_FOLDER`]: only with everything).
+    pub fn allows(&self, folder: FolderId) -> bool {
+        match &self.0 {
+            None => true,
+            Some(_) if folder == NO_FOLDER => false,
+            Some(allowed) => allowed.get(folder as usize).copied().unwrap_or(false),
+        }
+    }
+
+    /// Whether every folder is allowed (no test needed).
+    pub fn is_everything(&self) -> bool {
+        self.0.is_none()
+    }
+}
+
+impl Index {
+    /// The listed messages in folders `table` allows, in list order: the `limit` from `offset`,
+    /// and how many there are (one pass over the list in memory, as a folder's page is).
+    pub fn page_within(&self, table: &FolderTable, offset: usize, limit: usize) -> (Vec<EntryId>, usize) {
+        let mut total = 0;
+        let mut page = Vec::new();
+        for &id in &self.listed {
+            // A message taken out of the list has no folder until the next sort.
+            if table.allows(self.folder_of(id)) && self.folder_of(id) != NO_FOLDER {
+                if total >= offset && page.len() < limit {
+                    page.push(id);
+                }
+                total += 1;
+            }
+        }
+        (page, total)
+    }
+
+    /// How many listed messages are in folders `table` allows.
+    pub fn count_within(&self, table: &FolderTable) -> usize {
+        if table.is_everything() {
+            return self.listed_count();
+        }
+        self.folder_counts.iter().enumerate().filter(|&(f, _)| table.allows(f as FolderId)).map(|(_, &n)| n).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folders_cover_themselves_and_what_is_below_by_whole_segments() {
+        let access = Access::folders(["Work", "Private/Taxes/"]);
+        let cases = [
+            ("Work", true),
+            ("work", true),
+            ("WORK/Legal", true),
+            (" Work / Legal ", true),
+            ("Workshop", false),
+            ("Work2", false),
+            ("Private", false),
+            ("Private/Taxes", true),
+            ("Private/Taxes/2024", true),
+            ("Private/Taxesx", false),
+            ("", false),
+            ("Legal/Work", false),
+        ];
+        for (path, want) in cases {
+            assert_eq!(access.covers(path), want, "{path}");
+        }
+        assert!(Access::everything().covers("") && Access::everything().covers("anything"));
+        assert!(!Access::nothing().covers("Work"));
+    }
+
+    #[test]
+    fn directory_style_folder_names_are_folders_like_any_other() {
+        // `..` and `.` are no way up or across: they are segments, compared whole, and no folder
+        // the index files mail in is named so (names come from path components and Outlook's
+        // folder names); empty paths name nothing.
+        let access = Access::folders(["Work/../Legal", "./Work", "/", "", "//"]);
+        assert_eq!(access.folder_keys().map(<[String]>::to_vec), Some(vec!["./work".into(), "work/../legal".into()]));
+        for path in ["Legal", "Work", "Work/Legal", "", "work/.."] {
+            assert!(!access.covers(path), "{path}");
+        }
+        assert!(access.covers("Work/../Legal/sub"));
+    }
+
+    #[test]
+    fn a_folder_below_another_given_adds_nothing() {
+        let access = Access::folders(["Work/Legal", "work", "Work"]);
+        assert_eq!(access.folder_keys().map(<[String]>::to_vec), Some(vec!["work".into()]));
+        assert_eq!(access, Access::folders(["WORK"]));
+    }
+}

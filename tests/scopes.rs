@@ -1,0 +1,337 @@
+//! A reader limited to some folders learns nothing of the others, by any route: every route of the
+//! router (read from `src/web/app.rs` itself, so a route added later is walked too) is asked,
+//! with every id, folder and label of the archive put in its parameters and the searches, counts
+//! and groupings a query can ask for, by a user who may read only `Open`. The archive holds a
+//! folder `Vaultroom` (with a subfolder) full of words, ids, Content-IDs and labels of its own,
+//! a loose file in no folder, and a folder `Openish` (whose name starts like `Open`); no answer,
+//! body or header, may hold any of their words, and every id out of reach answers exactly as one
+//! that does not exist.
+
+use std::path::{Path, PathBuf};
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+
+use crate::common::{Reply, TestApp};
+
+/// Words found only in messages the scoped user may not read (compared ignoring case).
+const SECRETS: &[&str] = &["zebracorn", "quokka", "mallory", "vaultroom", "toplevelword", "prefixword", "openish"];
+
+/// Ids of messages out of reach, and one of no message at all.
+const HIDDEN_IDS: &[&str] =
+    &["hidden-1@far.example", "hidden-2@far.example", "loose@top.example", "openish-1@x.example"];
+const NO_SUCH_ID: &str = "nobody-at-all@nowhere.example";
+const OPEN_IDS: &[&str] = &["open-1@example.org", "open-2@example.org"];
+
+fn png() -> String {
+    use base64::Engine;
+    let mut out = Vec::new();
+    image::DynamicImage::ImageRgb8(image::RgbImage::from_pixel(4, 4, image::Rgb([9, 9, 9])))
+        .write_to(std::io::Cursor::new(&mut out), image::ImageFormat::Png)
+        .unwrap();
+    base64::engine::general_purpose::STANDARD.encode(out)
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text.replace('\n', "\r\n")).unwrap();
+}
+
+/// The archive: `Open` (readable), `Vaultroom` and `Vaultroom/deeper` (not), `Openish` (not), and a
+/// loose file (not). The readable messages refer into the hidden ones by `cid:` and `mid:`, and
+/// a conversation runs from `Open` through `Vaultroom` back to `Open`.
+pub fn archive() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let mail = dir.path().join("mail");
+    let png = png();
+    write(
+        &mail,
+        "Open/o1.eml",
+        "From: Ann <ann@example.org>\nTo: Bob <bob@example.org>\nSubject: Plans\n\
+        Date: Mon, 01 Jan 2024 10:00:00 +0000\nMessage-ID: <open-1@example.org>\nX-Keywords: Shared\n\
+        MIME-Version: 1.0\nContent-Type: text/html; charset=utf-8\n\n\
+        <p>See <img src=\"cid:hidden-logo@far.example\"> and <a href=\"mid:hidden-1@far.example\">this</a>,\n\
+        <a href=\"mid:hidden-1@far.example/hidden-logo@far.example\">that</a>.</p>\n",
+    );
+    write(
+        &mail,
+        "Open/sub/o2.eml",
+        &format!(
+            "From: Ann <ann@example.org>\nTo: Bob <bob@example.org>\n\
+        Subject: Re: Plans\nDate: Wed, 03 Jan 2024 10:00:00 +0000\nMessage-ID: <open-2@example.org>\n\
+        In-Reply-To: <hidden-1@far.example>\nReferences: <open-1@example.org> <hidden-1@far.example>\n\
+        X-Keywords: Shared\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"B\"\n\n--B\n\
+        Content-Type: text/plain\n\nAgreed.\n--B\nContent-Type: image/png; name=\"dot.png\"\n\
+        Content-ID: <open-logo@example.org>\nContent-Disposition: attachment; filename=\"dot.png\"\n\
+        Content-Transfer-Encoding: base64\n\n{png}\n--B--\n"
+        ),
+    );
+    write(
+        &mail,
+        "Vaultroom/k1.eml",
+        &format!(
+            "From: Mallory <mallory@deep.example>\nTo: Bob <bob@example.org>\n\
+        Subject: Zebracorn quarterly\nDate: Tue, 02 Jan 2024 10:00:00 +0000\nMessage-ID: <hidden-1@far.example>\n\
+        In-Reply-To: <open-1@example.org>\nX-Keywords: Quokka\nMIME-Version: 1.0\n\
+        Content-Type: multipart/mixed; boundary=\"K\"\n\n--K\nContent-Type: multipart/related; boundary=\"R\"\n\n\
+        --R\nContent-Type: text/html\n\n<p>zebracorn numbers <img src=\"cid:hidden-logo@far.example\"></p>\n\
+        --R\nContent-Type: image/png\nContent-ID: <hidden-logo@far.example>\nContent-Transfer-Encoding: base64\n\n\
+        {png}\n--R--\n--K\nContent-Type: application/pdf; name=\"quokka-plans.pdf\"\n\
+        Content-Disposition: attachment; filename=\"quokka-plans.pdf\"\n\n%PDF-1.4 zebracorn\n--K--\n"
+        ),
+    );
+    write(
+        &mail,
+        "Vaultroom/deeper/k2.eml",
+        "From: Mallory <mallory@deep.example>\nSubject: Zebracorn again\n\
+        Date: Thu, 04 Jan 2024 10:00:00 +0000\nMessage-ID: <hidden-2@far.example>\nX-Keywords: Quokka\n\n\
+        zebracorn zebracorn\n",
+    );
+    write(
+        &mail,
+        "loose.eml",
+        "From: Mallory <mallory@deep.example>\nSubject: toplevelword\n\
+        Date: Fri, 05 Jan 2024 10:00:00 +0000\nMessage-ID: <loose@top.example>\n\ntoplevelword\n",
+    );
+    write(
+        &mail,
+        "Openish/p.eml",
+        "From: Mallory <mallory@deep.example>\nSubject: prefixword\n\
+        Date: Sat, 06 Jan 2024 10:00:00 +0000\nMessage-ID: <openish-1@x.example>\nX-Keywords: Quokka\n\n\
+        prefixword\n",
+    );
+    (dir, mail)
+}
+
+/// A users file: `scoped` reads `Open` only; `boss` reads everything and is an admin. Cheap hashes.
+pub fn users_file(dir: &Path) -> PathBuf {
+    let hash = |pw: &str| {
+        mailshelf::auth::password::hash_with(pw.as_bytes(), mailshelf::auth::password::test_params()).unwrap()
+    };
+    let path = dir.join("users.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[[user]]\nname = \"scoped\"\npassword = \"{}\"\nfolders = [\"Open\"]\n\n\
+             [[user]]\nname = \"boss\"\npassword = \"{}\"\nadmin = true\n",
+            hash("scoped-pw"),
+            hash("boss-pw")
+        ),
+    )
+    .unwrap();
+    path
+}
+
+pub fn basic(name: &str, password: &str) -> String {
+    use base64::Engine;
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{name}:{password}")))
+}
+
+/// Every route of the router, as written in `src/web/app.rs`.
+fn routes() -> Vec<String> {
+    let source = include_str!("../src/web/app.rs");
+    let routes: Vec<String> = source
+        .split(".route(\n")
+        .flat_map(|s| s.split(".route("))
+        .skip(1)
+        .filter_map(|s| s.trim_start().strip_prefix('"')?.split('"').next().map(str::to_string))
+        .collect();
+    assert!(routes.len() >= 20, "{routes:?}");
+    routes
+}
+
+/// The values each path parameter is walked with.
+fn values(param: &str) -> Vec<String> {
+    let ids = || HIDDEN_IDS.iter().chain(OPEN_IDS).chain([&NO_SUCH_ID]).map(|s| s.to_string());
+    match param {
+        "mid" | "id" => ids().collect(),
+        "cid" => {
+            ["hidden-logo@far.example", "open-logo@example.org", "~1", "~2", "~1.2", "~0"].map(String::from).to_vec()
+        }
+        "*path" => ["Open", "Vaultroom", "vaultroom", "Vaultroom/deeper", "Open/../Vaultroom", "Openish", "Open/sub"]
+            .map(String::from)
+            .to_vec(),
+        "name" => ["Quokka", "quokka", "Shared"].map(String::from).to_vec(),
+        "file" => vec!["style.css".into()],
+        other => panic!("a route parameter the walk does not know: {other}"),
+    }
+}
+
+/// Queries each route is asked with besides none.
+const QUERIES: &[&str] = &[
+    "q=zebracorn",
+    "q=folder%3AVaultroom",
+    "q=label%3AQuokka",
+    "q=message-id%3Ahidden-1%40far.example",
+    "q=plans",
+    "q=from%3Amallory",
+    "threads=1",
+    "folder=Vaultroom",
+    "folder=Open",
+    "label=Quokka",
+    "label=Shared",
+    "format=csv",
+    "format=mbox&q=zebracorn",
+    "remote=1",
+    "view=text",
+    "raw=1",
+    "download=1",
+];
+
+fn fill(route: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    for segment in route.trim_start_matches('/').split('/') {
+        let options: Vec<String> = match segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+            Some(param) => values(param)
+                .into_iter()
+                .map(|v| {
+                    if param == "*path" {
+                        v.split('/').map(mailshelf::ids::encode_segment).collect::<Vec<_>>().join("/")
+                    } else {
+                        mailshelf::ids::encode_segment(&v)
+                    }
+                })
+                .collect(),
+            None => vec![segment.to_string()],
+        };
+        out = out.iter().flat_map(|prefix| options.iter().map(move |o| format!("{prefix}/{o}"))).collect();
+    }
+    out
+}
+
+fn leaks(reply: &Reply, asked: &str) -> Vec<String> {
+    let asked = asked.to_lowercase();
+    let mut text = String::from_utf8_lossy(&reply.body).to_lowercase();
+    for (k, v) in &reply.headers {
+        text.push_str(&format!("\n{k}: {}", String::from_utf8_lossy(v.as_bytes()).to_lowercase()));
+    }
+    SECRETS.iter().filter(|s| !asked.contains(*s) && text.contains(*s)).map(|s| s.to_string()).collect()
+}
+
+async fn as_user(app: &TestApp, method: &str, uri: &str, who: &str) -> Reply {
+    let req = Request::builder().method(method).uri(uri).header("authorization", who).body(Body::empty()).unwrap();
+    app.request(req).await
+}
+
+#[tokio::test]
+async fn a_reader_of_some_folders_learns_nothing_of_the_others_by_any_route() {
+    let (dir, mail) = archive();
+    let users = users_file(dir.path());
+    let app = TestApp::configured(&[mail], |c| {
+        c.accounts.users = Some(users);
+        // The PDF route answers without rendering here (a renderer adds nothing to what is read).
+        c.chromium = None;
+    });
+    let scoped = basic("scoped", "scoped-pw");
+    // The archive holds what the walk looks for.
+    let boss = basic("boss", "boss-pw");
+    let all = as_user(&app, "GET", "/api/messages?q=zebracorn", &boss).await;
+    assert_eq!(all.status, StatusCode::OK);
+    assert_eq!(serde_json::from_slice::<serde_json::Value>(&all.body).unwrap()["total"], 2);
+
+    let mut asked = 0;
+    let mut failures = Vec::new();
+    for route in routes() {
+        for path in fill(&route) {
+            for query in std::iter::once("").chain(QUERIES.iter().copied()) {
+                let uri = if query.is_empty() { path.clone() } else { format!("{path}?{query}") };
+                let mut methods = vec!["GET"];
+                if route == "/api/messages" {
+                    methods.push("POST");
+                }
+                if route == "/api/messages/{id}" {
+                    methods.push("DELETE");
+                }
+                if route == "/message/{mid}" {
+                    // The PDF of a message is asked at its own address.
+                    let pdf = format!("{path}.pdf");
+                    let r = as_user(&app, "GET", &pdf, &scoped).await;
+                    asked += 1;
+                    let found = leaks(&r, &pdf);
+                    if !found.is_empty() {
+                        failures.push(format!("GET {pdf}: {found:?}"));
+                    }
+                }
+                for method in methods {
+                    let r = as_user(&app, method, &uri, &scoped).await;
+                    asked += 1;
+                    let found = leaks(&r, &uri);
+                    if !found.is_empty() {
+                        failures.push(format!("{method} {uri} ({}): {found:?}", r.status));
+                    }
+                    if method != "GET" {
+                        assert_eq!(
+                            r.status,
+                            StatusCode::FORBIDDEN,
+                            "{method} {uri}: uploads and deletes need an admin"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} of {asked} answers leak:\n{}", failures.len(), failures.join("\n"));
+    assert!(asked > 1000, "{asked} requests");
+    drop(dir);
+}
+
+#[tokio::test]
+async fn what_is_out_of_reach_answers_as_what_does_not_exist() {
+    let (dir, mail) = archive();
+    let users = users_file(dir.path());
+    let app = TestApp::configured(&[mail], |c| c.accounts.users = Some(users));
+    let scoped = basic("scoped", "scoped-pw");
+    let templates = [
+        "/message/{}",
+        "/message/{}/print",
+        "/raw/{}",
+        "/part/{}/~1",
+        "/part/{}/hidden-logo@far.example",
+        "/thumb/{}/~1",
+        "/api/messages/{}",
+        "/thread/{}",
+    ];
+    for t in templates {
+        let absent = as_user(&app, "GET", &t.replace("{}", NO_SUCH_ID), &scoped).await;
+        assert_eq!(absent.status, StatusCode::NOT_FOUND, "{t}");
+        for id in HIDDEN_IDS {
+            let hidden = as_user(&app, "GET", &t.replace("{}", id), &scoped).await;
+            assert_eq!(hidden.status, absent.status, "{t} {id}");
+            assert_eq!(hidden.text().replace(id, "X"), absent.text().replace(NO_SUCH_ID, "X"), "{t} {id}");
+        }
+        let open = as_user(&app, "GET", &t.replace("{}", OPEN_IDS[0]), &scoped).await;
+        assert!(open.status != StatusCode::FORBIDDEN, "{t}: never 403");
+    }
+    // References from a readable message into a hidden one resolve to nothing.
+    let body = as_user(&app, "GET", "/part/open-1@example.org/~1", &scoped).await;
+    assert_eq!(body.status, StatusCode::OK);
+    let text = body.text();
+    assert!(!text.contains("/part/hidden") && !text.contains("/message/hidden"), "{text}");
+    let boss = basic("boss", "boss-pw");
+    let seen_by_boss = as_user(&app, "GET", "/part/open-1@example.org/~1", &boss).await.text();
+    assert!(seen_by_boss.contains("/part/hidden-1@far.example/hidden-logo@far.example"), "{seen_by_boss}");
+    assert!(seen_by_boss.contains("/message/hidden-1@far.example"), "{seen_by_boss}");
+    // Counts and totals are of the readable messages.
+    let json = |r: Reply| serde_json::from_slice::<serde_json::Value>(&r.body).unwrap();
+    let list = json(as_user(&app, "GET", "/api/messages", &scoped).await);
+    assert_eq!(list["total"], 2);
+    let status = json(as_user(&app, "GET", "/api/status", &scoped).await);
+    assert_eq!((status["messages"].as_u64(), status["total"].as_u64()), (Some(2), Some(0)));
+    let stats = json(as_user(&app, "GET", "/api/stats", &scoped).await);
+    assert_eq!(stats["messages"], 2);
+    let folders = json(as_user(&app, "GET", "/api/folders", &scoped).await);
+    assert_eq!(folders["top"], 0);
+    assert_eq!(folders["folders"][0]["path"], "Open");
+    assert_eq!(folders["folders"].as_array().unwrap().len(), 1);
+    let labels = json(as_user(&app, "GET", "/api/labels", &scoped).await);
+    assert_eq!(labels["labels"], serde_json::json!([{ "name": "Shared", "messages": 2 }]));
+    let thread = json(as_user(&app, "GET", "/api/messages/open-2@example.org", &scoped).await);
+    let in_thread: Vec<&str> = thread["thread"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(in_thread, ["open-1@example.org", "open-2@example.org"]);
+    let threads = json(as_user(&app, "GET", "/api/messages?threads=1", &scoped).await);
+    assert_eq!((threads["total"].as_u64(), threads["threads"][0]["messages"].as_u64()), (Some(1), Some(2)));
+    let export = as_user(&app, "GET", "/api/export?format=csv", &scoped).await;
+    assert_eq!((export.header("x-mailshelf-messages"), export.text().lines().count()), ("2", 3));
+    drop(dir);
+}
