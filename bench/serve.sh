@@ -21,6 +21,7 @@
 #   WORKDIR=DIR        where messages, data dir, docroot and logs go (default: a fresh mktemp -d)
 #   KEEP=1             keep WORKDIR afterwards (default: removed unless WORKDIR was given)
 #   SKIP_BUILD=1       use target/release/mailshelf as it is
+#   MAILSHELF=PATH     serve with this binary instead (implies SKIP_BUILD=1): a before/after pair
 #   TIMEOUT=120        longest wait, in seconds, for mailshelf to listen and finish indexing
 #
 # Prints Markdown tables on stdout (progress goes to stderr) and leaves results.json and results.md
@@ -101,11 +102,11 @@ free_port() {
 }
 
 # ---- build ----------------------------------------------------------------------------------
-if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
+if [[ -z "${MAILSHELF:-}" && "${SKIP_BUILD:-0}" != 1 ]]; then
     say "building mailshelf (release)"
     (cd "$ROOT" && cargo build --release --quiet) >&2
 fi
-MAILSHELF="$ROOT/target/release/mailshelf"
+MAILSHELF="${MAILSHELF:-$ROOT/target/release/mailshelf}"
 [[ -x "$MAILSHELF" ]] || { say "missing $MAILSHELF"; exit 1; }
 
 # ---- messages -------------------------------------------------------------------------------
