@@ -8,6 +8,7 @@ use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use tower::ServiceBuilder;
 use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
@@ -29,7 +30,7 @@ pub fn app(state: AppState) -> Router {
             !headers.contains_key(header::CONTENT_RANGE)
         },
     ));
-    Router::new()
+    let routes = Router::new()
         .route("/", get(pages::list::list))
         .route("/folder/{*path}", get(pages::list::folder))
         .route("/label/{name}", get(pages::list::label))
@@ -63,15 +64,21 @@ pub fn app(state: AppState) -> Router {
         .route("/login/oidc", get(signin::oidc_start))
         .route("/login/oidc/callback", get(signin::oidc_callback))
         .fallback(not_found)
-        .layer(compress)
-        .layer(middleware::from_fn_with_state(state.clone(), record::record))
-        .layer(middleware::from_fn_with_state(state.clone(), gate::gate))
-        .layer(cors)
-        .layer(middleware::from_fn_with_state(state.clone(), guard::database_away))
-        .layer(middleware::from_fn_with_state(guard, guard::guard))
-        .layer(middleware::from_fn(guard::security_headers))
+        .with_state(state.clone());
+    // The layers wrap the router once, outermost first. (`Router::layer` would wrap every route
+    // in each of them, boxed one inside the other: nine boxed services cloned and freed per
+    // request.)
+    let layered = ServiceBuilder::new()
         .layer(TraceLayer::new_for_http())
-        .with_state(state)
+        .layer(middleware::from_fn(guard::security_headers))
+        .layer(middleware::from_fn_with_state(guard, guard::guard))
+        .layer(middleware::from_fn_with_state(state.clone(), guard::database_away))
+        .layer(cors)
+        .layer(middleware::from_fn_with_state(state.clone(), gate::gate))
+        .layer(middleware::from_fn_with_state(state, record::record))
+        .layer(compress)
+        .service(routes);
+    Router::new().fallback_service(layered)
 }
 
 fn cors_layer(origins: &[String]) -> CorsLayer {
