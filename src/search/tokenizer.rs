@@ -34,7 +34,10 @@ impl Default for MailTokenizer {
     fn default() -> Self {
         MailTokenizer {
             token: Token::default(),
-            unicode: TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser).filter(AsciiFoldingFilter).build(),
+            unicode: TextAnalyzer::builder(RawTokenizer::default())
+                .filter(LowerCaser)
+                .filter(AsciiFoldingFilter)
+                .build(),
         }
     }
 }
@@ -158,7 +161,8 @@ mod tests {
 
     /// What tantivy's filters make of each word, as the analyzer had them before they were fused.
     fn unfused(text: &str) -> Vec<(String, usize)> {
-        let mut chain = TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser).filter(AsciiFoldingFilter).build();
+        let mut chain =
+            TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser).filter(AsciiFoldingFilter).build();
         let mut tokenizer = MailTokenizer::default();
         let mut stream = tokenizer.token_stream(text);
         let mut out = Vec::new();
