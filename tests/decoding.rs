@@ -367,6 +367,13 @@ const EXCEPTIONS: &[Exception] = &[
         applies: |c| c.ours.is_some_and(|o| o.content_type == "message/external-body"),
     },
     Exception {
+        name: "encrypted layer",
+        why: "RFC 8551 §3.3: an S/MIME enveloped-data object is an encrypted layer, not an attachment; \
+              mailshelf shows, in its place, the part saying it is encrypted and for whom (and the \
+              message inside once a key opens it); Python gives the object as the one part it is",
+        applies: |c| find(c.raw, b"enveloped-data").is_some() || find(c.raw, b"x-pkcs7-mime").is_some(),
+    },
+    Exception {
         name: "message fragment",
         why: "RFC 2046 §5.2.2: a message/partial is a fragment of a message, shown as the bytes it \
               is until its fragments are put together; Python reads the fragment as a message",
