@@ -6,7 +6,7 @@
 use tantivy::tokenizer::{AsciiFoldingFilter, LowerCaser, RawTokenizer, TextAnalyzer, Token, TokenStream, Tokenizer};
 
 /// The whole chain, for the index and for queries alike.
-pub fn analyzer() -> TextAnalyzer {
+pub(super) fn analyzer() -> TextAnalyzer {
     TextAnalyzer::from(MailTokenizer::default())
 }
 
@@ -24,7 +24,7 @@ const LONGEST_WORD: usize = 48;
 /// filter and a folding one; any other word goes through tantivy's own two filters, so every word
 /// becomes exactly the term those filters make of it.
 #[derive(Clone)]
-pub struct MailTokenizer {
+pub(super) struct MailTokenizer {
     token: Token,
     /// Lower-cases and folds one non-ASCII word at a time.
     unicode: TextAnalyzer,
@@ -34,12 +34,15 @@ impl Default for MailTokenizer {
     fn default() -> Self {
         MailTokenizer {
             token: Token::default(),
-            unicode: TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser).filter(AsciiFoldingFilter).build(),
+            unicode: TextAnalyzer::builder(RawTokenizer::default())
+                .filter(LowerCaser)
+                .filter(AsciiFoldingFilter)
+                .build(),
         }
     }
 }
 
-pub struct MailTokens<'a> {
+pub(super) struct MailTokens<'a> {
     text: &'a str,
     /// Byte offset where the next word is looked for.
     at: usize,
@@ -158,7 +161,8 @@ mod tests {
 
     /// What tantivy's filters make of each word, as the analyzer had them before they were fused.
     fn unfused(text: &str) -> Vec<(String, usize)> {
-        let mut chain = TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser).filter(AsciiFoldingFilter).build();
+        let mut chain =
+            TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser).filter(AsciiFoldingFilter).build();
         let mut tokenizer = MailTokenizer::default();
         let mut stream = tokenizer.token_stream(text);
         let mut out = Vec::new();
