@@ -2,7 +2,7 @@
 //! up every source file).
 
 /// Threads worth starting: the cores there are, within reason.
-pub fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8)
 }
 
@@ -11,7 +11,7 @@ const SMALL: usize = 256;
 
 /// Runs `f` over `items` split into one slice per core and joins the results in order. A panic in
 /// a slice is passed on, never turned into missing results.
-pub fn map_slices<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> Vec<R> + Sync) -> Vec<R> {
+pub(crate) fn map_slices<T: Sync, R: Send>(items: &[T], f: impl Fn(&[T]) -> Vec<R> + Sync) -> Vec<R> {
     let threads = cores();
     if threads < 2 || items.len() < SMALL {
         return f(items);

@@ -6,11 +6,11 @@
 use url::Url;
 
 /// The base of last resort (RFC 2557 §5 e).
-pub const THIS_MESSAGE: &str = "thismessage:/";
+pub(crate) const THIS_MESSAGE: &str = "thismessage:/";
 
 /// Resolves `reference` against `base`; `None` when either is not a URI we can read.
 /// Percent-encoding in the reference is kept as written (no decoding, §8.2).
-pub fn resolve(base: &str, reference: &str) -> Option<String> {
+pub(crate) fn resolve(base: &str, reference: &str) -> Option<String> {
     let reference = clean_reference(reference);
     if reference.is_empty() {
         return None;
@@ -21,14 +21,14 @@ pub fn resolve(base: &str, reference: &str) -> Option<String> {
 
 /// Removes the white space that header folding or HTML attribute wrapping leaves inside a URI
 /// (RFC 2557 §4.4, RFC 2017 §3: it is not part of the URI).
-pub fn clean_reference(reference: &str) -> String {
+pub(crate) fn clean_reference(reference: &str) -> String {
     let t = reference.trim();
     let t = t.strip_prefix('"').and_then(|s| s.strip_suffix('"')).unwrap_or(t);
     t.chars().filter(|c| !matches!(c, '\r' | '\n' | '\t')).collect::<String>().trim().to_string()
 }
 
 /// The scheme of a URI in lower case, if it has one.
-pub fn scheme_of(uri: &str) -> Option<String> {
+pub(crate) fn scheme_of(uri: &str) -> Option<String> {
     let (scheme, _) = uri.split_once(':')?;
     let mut chars = scheme.chars();
     let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
@@ -38,7 +38,7 @@ pub fn scheme_of(uri: &str) -> Option<String> {
 
 /// True for references that would leave the machine: `http:`, `https:`, `ftp:` and
 /// protocol-relative `//host` references (which inherit the viewer's scheme).
-pub fn is_network(resolved_or_raw: &str) -> bool {
+pub(crate) fn is_network(resolved_or_raw: &str) -> bool {
     let t = resolved_or_raw.trim_start();
     if t.starts_with("//") || t.starts_with("\\\\") {
         return true;

@@ -139,7 +139,7 @@ fn attachment_text(msg: &Message, room: usize) -> String {
 
 /// One document's text for reading and for search results: on a budget of its own (the index's
 /// whole text bound, its own time and decompression).
-pub fn document_text(msg: &Message, at: &DocumentAt) -> Option<extract::Extracted> {
+pub(super) fn document_text(msg: &Message, at: &DocumentAt) -> Option<extract::Extracted> {
     let part = message_at(msg, &at.path)?.parts.get(at.idx)?;
     Budget::new(visible_text, MAX_INDEXED_TEXT).read(part)
 }

@@ -11,19 +11,19 @@ use crate::dates::asctime;
 /// separator (as mailshelf's does) gets every message back byte for byte, including one that does
 /// not end with a newline (its `From ` line then follows a line of its own text and is told apart
 /// by the header field after it).
-pub struct MboxWriter<W: Write> {
+pub(crate) struct MboxWriter<W: Write> {
     out: W,
     first: bool,
 }
 
 impl<W: Write> MboxWriter<W> {
-    pub fn new(out: W) -> Self {
+    pub(crate) fn new(out: W) -> Self {
         MboxWriter { out, first: true }
     }
 
     /// Adds one message: the Internet message's bytes (for a file in another format, the message
     /// made of it), from `sender` at `timestamp` (seconds since the epoch).
-    pub fn add(&mut self, sender: &str, timestamp: Option<i64>, raw: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn add(&mut self, sender: &str, timestamp: Option<i64>, raw: &[u8]) -> std::io::Result<()> {
         if !self.first {
             self.out.write_all(b"\n")?;
         }
@@ -39,14 +39,14 @@ impl<W: Write> MboxWriter<W> {
         Ok(())
     }
 
-    pub fn into_inner(self) -> W {
+    pub(crate) fn into_inner(self) -> W {
         self.out
     }
 }
 
 /// The address for a `From ` line: the sender's address, else `MAILER-DAEMON`; never with white
 /// space, which would end the field.
-pub fn mbox_sender(from: Option<&str>) -> String {
+pub(crate) fn mbox_sender(from: Option<&str>) -> String {
     let from = from.unwrap_or("");
     let first = from.split(", ").next().unwrap_or("");
     let addr = match (first.rfind('<'), first.rfind('>')) {

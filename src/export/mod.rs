@@ -9,11 +9,11 @@
 
 mod csv;
 mod mbox;
-pub mod pdf;
+pub(crate) mod pdf;
 mod zip;
 
-pub use mbox::{mbox_sender, MboxWriter};
-pub use zip::{safe_file_stem, zip_name, ZipExport};
+pub(crate) use mbox::{mbox_sender, MboxWriter};
+pub(crate) use zip::{safe_file_stem, ZipExport};
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -28,7 +28,7 @@ use crate::view::browse::Scope;
 
 /// What an export is written as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// One mboxrd file (`From ` separator lines, `>From ` escaping).
     Mbox,
     /// A zip of one file per message with its exact bytes.
@@ -38,7 +38,7 @@ pub enum Format {
 }
 
 impl Format {
-    pub fn parse(s: &str) -> Option<Format> {
+    pub(crate) fn parse(s: &str) -> Option<Format> {
         match s.to_ascii_lowercase().as_str() {
             "mbox" => Some(Format::Mbox),
             "zip" => Some(Format::Zip),
@@ -47,7 +47,7 @@ impl Format {
         }
     }
 
-    pub fn extension(self) -> &'static str {
+    pub(crate) fn extension(self) -> &'static str {
         match self {
             Format::Mbox => "mbox",
             Format::Zip => "zip",
@@ -55,7 +55,7 @@ impl Format {
         }
     }
 
-    pub fn content_type(self) -> &'static str {
+    pub(crate) fn content_type(self) -> &'static str {
         match self {
             Format::Mbox => "application/mbox",
             Format::Zip => "application/zip",
@@ -70,7 +70,12 @@ impl Format {
 /// All the ids are taken at once, as a snapshot: four bytes a message, and an export then never
 /// pages deep into the search index (which costs the whole depth on every page) nor sees the list
 /// shift under it while indexing goes on.
-pub fn matching_ids(archive: &Archive, access: &Access, scope: &Scope, query: &str) -> Result<Vec<EntryId>, Error> {
+pub(crate) fn matching_ids(
+    archive: &Archive,
+    access: &Access,
+    scope: &Scope,
+    query: &str,
+) -> Result<Vec<EntryId>, Error> {
     let matched: Option<HashSet<EntryId>> =
         if query.trim().is_empty() { None } else { Some(archive.search_ids_within(access, query)?) };
     let index = archive.index();
@@ -85,7 +90,7 @@ pub fn matching_ids(archive: &Archive, access: &Access, scope: &Scope, query: &s
 
 /// A message read for export: its index entry, its bytes as given, and the message parsed from
 /// them when the format needs it.
-pub struct Exported {
+pub(crate) struct Exported {
     pub entry: Arc<Entry>,
     /// The folder it is filed in.
     pub folder: String,
@@ -97,12 +102,12 @@ pub struct Exported {
 
 impl Exported {
     /// The bytes `/raw/` serves.
-    pub fn given(&self) -> &[u8] {
+    pub(crate) fn given(&self) -> &[u8] {
         &self.given
     }
 
     /// The Internet message: the bytes given, or for a file in another format the one made of it.
-    pub fn internet_message(&self) -> &[u8] {
+    pub(crate) fn internet_message(&self) -> &[u8] {
         self.message.as_ref().map_or(&self.given, |m| &m.raw)
     }
 }
@@ -110,7 +115,7 @@ impl Exported {
 /// Reads a listed message from its source, bypassing the archive's cache, and parses it when
 /// `format` needs more than its bytes (CSV, or a file in another format). `None` for an id that is
 /// gone or not listed (removed while the export ran).
-pub fn read(archive: &Archive, id: EntryId, format: Format) -> Result<Option<Exported>, Error> {
+pub(crate) fn read(archive: &Archive, id: EntryId, format: Format) -> Result<Option<Exported>, Error> {
     let (entry, folder) = {
         let index = archive.index();
         let Some(entry) = index.get(id) else { return Ok(None) };
@@ -134,7 +139,7 @@ pub fn read(archive: &Archive, id: EntryId, format: Format) -> Result<Option<Exp
 /// Writes every message of `ids` in `format` to `out`, reading each with `read`. A message that
 /// can no longer be read (its source gone or changed) is left out and logged; a write error (the
 /// client went away) ends the export.
-pub fn write_all<W: Write>(
+pub(crate) fn write_all<W: Write>(
     format: Format,
     ids: &[EntryId],
     mut read: impl FnMut(EntryId) -> Result<Option<Exported>, Error>,
@@ -152,14 +157,14 @@ pub fn write_all<W: Write>(
 }
 
 /// One export being written.
-pub enum Writer<W: Write> {
+pub(crate) enum Writer<W: Write> {
     Mbox(MboxWriter<W>),
     Zip(Box<ZipExport<W>>),
     Csv(Box<::csv::Writer<W>>),
 }
 
 impl<W: Write> Writer<W> {
-    pub fn new(format: Format, out: W) -> std::io::Result<Writer<W>> {
+    pub(crate) fn new(format: Format, out: W) -> std::io::Result<Writer<W>> {
         Ok(match format {
             Format::Mbox => Writer::Mbox(MboxWriter::new(out)),
             Format::Zip => Writer::Zip(Box::new(ZipExport::new(out))),
@@ -167,7 +172,7 @@ impl<W: Write> Writer<W> {
         })
     }
 
-    pub fn add(&mut self, m: &Exported) -> std::io::Result<()> {
+    pub(crate) fn add(&mut self, m: &Exported) -> std::io::Result<()> {
         match self {
             Writer::Mbox(w) => {
                 w.add(&mbox_sender(m.entry.summary.from.as_deref()), m.entry.summary.timestamp, m.internet_message())
@@ -177,7 +182,7 @@ impl<W: Write> Writer<W> {
         }
     }
 
-    pub fn finish(self) -> std::io::Result<W> {
+    pub(crate) fn finish(self) -> std::io::Result<W> {
         match self {
             Writer::Mbox(w) => Ok(w.into_inner()),
             Writer::Zip(w) => w.finish(),
@@ -188,7 +193,7 @@ impl<W: Write> Writer<W> {
 
 /// The file name an export of `query` is offered under: `mailshelf-<query>.<ext>`, the query made
 /// safe as a file name (`mailshelf-all` for an empty one).
-pub fn download_name(query: &str, format: Format) -> String {
+pub(crate) fn download_name(query: &str, format: Format) -> String {
     let q = safe_file_stem(query.trim()).replace(' ', "_");
     let q: String = q.chars().take(60).collect();
     let q = if q.is_empty() { "all".to_string() } else { q };

@@ -13,13 +13,13 @@ use crate::model::Message;
 /// cost no CPU to write), streamed with data descriptors so nothing is seeked or held. The zip's
 /// central directory, written last, needs each file's name and offsets: about a hundred bytes a
 /// message are kept until then (the names, to make them unique, are part of that).
-pub struct ZipExport<W: Write> {
+pub(crate) struct ZipExport<W: Write> {
     zip: zip::ZipWriter<zip::write::StreamWriter<W>>,
     names: HashSet<String>,
 }
 
 impl<W: Write> ZipExport<W> {
-    pub fn new(out: W) -> Self {
+    pub(crate) fn new(out: W) -> Self {
         ZipExport { zip: zip::ZipWriter::new_stream(out), names: HashSet::new() }
     }
 
@@ -56,7 +56,7 @@ impl<W: Write> ZipExport<W> {
 
 /// `<date>-<subject>.<ext>`: the date the message was written (its own zone), the subject made
 /// safe as a file name on every common system, and the extension of what `/raw/` gives.
-pub fn zip_name(entry: &Entry, msg: Option<&Message>) -> String {
+pub(crate) fn zip_name(entry: &Entry, msg: Option<&Message>) -> String {
     let date = entry.summary.date().and_then(|d| d.get(..10).map(str::to_string)).unwrap_or_else(|| "undated".into());
     let subject = safe_file_stem(entry.summary.subject.as_deref().unwrap_or(""));
     let subject = if subject.is_empty() { "no subject".to_string() } else { subject };
@@ -85,7 +85,7 @@ fn raw_extension(entry: &Entry, msg: Option<&Message>) -> String {
 /// characters Windows reserves (`<>:"|?*`), no control characters, no trailing dot or space, runs
 /// of white space as one space; at most 80 characters. (The date before it means it is never a
 /// name Windows reserves, such as `CON`.)
-pub fn safe_file_stem(s: &str) -> String {
+pub(crate) fn safe_file_stem(s: &str) -> String {
     let mut out = String::new();
     for c in s.chars() {
         let c = if c.is_control() || matches!(c, '/' | '\\' | '<' | '>' | ':' | '"' | '|' | '?' | '*') {

@@ -14,15 +14,15 @@ use super::Location;
 use crate::ingest::Source;
 
 /// The folder of uploaded messages.
-pub const UPLOADS: &str = "Uploads";
+pub(crate) const UPLOADS: &str = "Uploads";
 
 /// The folder of messages found directly in a Maildir given as PATH (Maildir++ calls it so).
-pub const INBOX: &str = "INBOX";
+pub(crate) const INBOX: &str = "INBOX";
 
 /// The folder a listed message is filed in, from where it is (`None` for a message enclosed in
 /// another): an upload under [`UPLOADS`], anything else by its path relative to the PATH it was
 /// found under ([`folder_of`], [`pst_folder`]).
-pub fn of_location(location: &Location) -> Option<String> {
+pub(crate) fn of_location(location: &Location) -> Option<String> {
     let Location::Top { source, rel, uploaded, .. } = location else { return None };
     Some(match source {
         Source::Stored { folder, .. } => under_uploads(folder),
@@ -44,7 +44,7 @@ pub fn of_location(location: &Location) -> Option<String> {
 
 /// The folder, below [`UPLOADS`], of an item of an uploaded Outlook data file named `file_name`,
 /// filed in `inner` there: the file's tree under its name (`Uploads/backup/Inbox`).
-pub fn uploaded_item(file_name: &str, inner: &str) -> String {
+pub(crate) fn uploaded_item(file_name: &str, inner: &str) -> String {
     pst_folder(Path::new(file_name), inner)
 }
 
@@ -60,7 +60,7 @@ fn under_uploads(folder: &str) -> String {
 /// The folder a message belongs to, from its path relative to the PATH it was found under
 /// (`Archives.sbd/2017`, `.Lists.rust/cur/123:2,S`, `Work.mbox/…/Messages/1.emlx`); `mbox` when the
 /// file is an mbox (then the file itself is a folder). Empty for a loose file at the top of a PATH.
-pub fn folder_of(rel: &Path, mbox: bool) -> String {
+pub(crate) fn folder_of(rel: &Path, mbox: bool) -> String {
     let names: Vec<String> = rel
         .components()
         .filter_map(|c| match c {
@@ -106,7 +106,7 @@ pub fn folder_of(rel: &Path, mbox: bool) -> String {
 /// under), filed in `inner` there: the data file is a folder named as the file without its
 /// extension (Outlook shows the store, not its "Top of Personal Folders" folder), and Outlook's
 /// folders are below it (`backup/2019/Inbox` for `Inbox` of `backup/2019.pst`).
-pub fn pst_folder(rel: &Path, inner: &str) -> String {
+pub(crate) fn pst_folder(rel: &Path, inner: &str) -> String {
     let mut out = folder_of(rel, false);
     let stem = rel.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     for part in std::iter::once(stem.as_str()).chain(inner.split('/')).filter(|s| !s.is_empty()) {
@@ -123,7 +123,7 @@ pub fn pst_folder(rel: &Path, inner: &str) -> String {
 /// so are one folder (a Maildir's `INBOX` and a mail client's `Inbox` in two trees served together,
 /// as IMAP has it), and a folder is found whether it is typed as the tree shows it or in lower
 /// case, quoted or not.
-pub fn key(path: &str) -> String {
+pub(crate) fn key(path: &str) -> String {
     let segments: Vec<String> =
         path.split('/').map(|s| s.replace('"', "").trim().to_lowercase()).filter(|s| !s.is_empty()).collect();
     segments.join("/")
@@ -131,7 +131,7 @@ pub fn key(path: &str) -> String {
 
 /// The search terms a folder is found by: the [`key`] of itself and of each folder above it, so
 /// that `folder:archives` finds `Archives/2017`.
-pub fn folder_terms(folder: &str) -> Vec<String> {
+pub(crate) fn folder_terms(folder: &str) -> Vec<String> {
     let key = key(folder);
     let mut out: Vec<String> = key.match_indices('/').map(|(i, _)| key[..i].to_string()).collect();
     if !key.is_empty() {
@@ -144,13 +144,13 @@ pub fn folder_terms(folder: &str) -> Vec<String> {
 /// spelling met of each folder and of each folder above it, so that `Archives/2017` and
 /// `archives/2018` show as `Archives` holding both.
 #[derive(Debug, Default)]
-pub struct Spellings {
+pub(crate) struct Spellings {
     first: std::collections::HashMap<String, String>,
 }
 
 impl Spellings {
     /// `path` as the folders it lies in were first spelled (itself too, when it is new).
-    pub fn spell(&mut self, path: &str) -> String {
+    pub(crate) fn spell(&mut self, path: &str) -> String {
         let segments: Vec<&str> = path.split('/').collect();
         let mut out = String::new();
         for (i, seg) in segments.iter().enumerate() {
@@ -182,7 +182,7 @@ pub struct FolderNode {
 /// Builds the folder tree from each folder's own count. Folders that hold no message but lie
 /// above one that does are in the tree with 0; names sort as a person expects (`INBOX` first,
 /// then case-insensitively).
-pub fn tree(counts: impl IntoIterator<Item = (String, usize)>) -> Vec<FolderNode> {
+pub(crate) fn tree(counts: impl IntoIterator<Item = (String, usize)>) -> Vec<FolderNode> {
     let mut roots: Vec<FolderNode> = Vec::new();
     for (path, n) in counts {
         if path.is_empty() {

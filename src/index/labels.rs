@@ -18,11 +18,11 @@ use crate::parse::labels::{key, terms};
 /// Starts the name under which the count of a label's messages with those below it is kept. A
 /// label never holds a control character ([`crate::parse::labels::tidy_labels`] takes them out),
 /// so no label is ever taken for one of these.
-pub const BELOW: char = '\u{1}';
+pub(crate) const BELOW: char = '\u{1}';
 
 /// The names under which one message is counted: each label it carries as spelled, and, once
 /// each, the key of each label it carries and of every label above one ([`BELOW`]).
-pub fn counted(labels: &[String]) -> Vec<String> {
+pub(crate) fn counted(labels: &[String]) -> Vec<String> {
     let mut out: Vec<String> = labels.to_vec();
     let mut below: Vec<String> = labels.iter().flat_map(|l| terms(l)).collect();
     below.sort_unstable();
@@ -53,7 +53,7 @@ pub struct LabelNode {
 /// and the totals by key (see [`counted`]). A label that only has labels below it is in the tree;
 /// each name is spelled as first met (in byte order of the labels), so that `clients/beta` shows
 /// below `Clients`; names sort case-insensitively.
-pub fn tree(own: &[(String, usize)], totals: &HashMap<String, usize>) -> Vec<LabelNode> {
+pub(crate) fn tree(own: &[(String, usize)], totals: &HashMap<String, usize>) -> Vec<LabelNode> {
     // Every label and every label above one, by key: its spelling and its own count; and the
     // labels directly below each (by key, "" for the top).
     let mut nodes: HashMap<String, (String, usize)> = HashMap::new();

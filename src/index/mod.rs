@@ -14,9 +14,9 @@
 //! a message. The records
 //! themselves are the store's ([`crate::store::entry`]), re-exported here.
 
-pub mod access;
-pub mod folders;
-pub mod labels;
+pub(crate) mod access;
+pub(crate) mod folders;
+pub(crate) mod labels;
 
 mod feed;
 mod lookup;

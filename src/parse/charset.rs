@@ -13,7 +13,7 @@ use encoding_rs::{Encoding, UTF_16BE, UTF_16LE, UTF_8, WINDOWS_1252, X_USER_DEFI
 const PRESCAN_BYTES: usize = 1024;
 
 /// Decodes an HTML document that declared no charset.
-pub fn decode_html(bytes: &[u8]) -> String {
+pub(super) fn decode_html(bytes: &[u8]) -> String {
     let encoding = Encoding::for_bom(bytes)
         .map(|(e, _)| e)
         .or_else(|| prescan(&bytes[..bytes.len().min(PRESCAN_BYTES)]))
@@ -22,7 +22,7 @@ pub fn decode_html(bytes: &[u8]) -> String {
 }
 
 /// Decodes a stylesheet that declared no charset.
-pub fn decode_css(bytes: &[u8]) -> String {
+pub(super) fn decode_css(bytes: &[u8]) -> String {
     let encoding =
         Encoding::for_bom(bytes).map(|(e, _)| e).or_else(|| css_charset(bytes)).unwrap_or_else(|| fallback(bytes));
     decode(encoding, bytes)
@@ -31,7 +31,7 @@ pub fn decode_css(bytes: &[u8]) -> String {
 /// Decodes a text part that declared no charset: as UTF-8 when its bytes are UTF-8, else in the
 /// legacy encoding they most likely are, as mail clients read unlabelled 8-bit mail (their
 /// fallback encoding, or a detector), rather than replacing every byte that is not US-ASCII.
-pub fn decode_unlabelled(bytes: &[u8]) -> String {
+pub(super) fn decode_unlabelled(bytes: &[u8]) -> String {
     match std::str::from_utf8(bytes) {
         Ok(text) => text.to_string(),
         Err(_) => decode(fallback(bytes), bytes),
@@ -39,7 +39,7 @@ pub fn decode_unlabelled(bytes: &[u8]) -> String {
 }
 
 /// Whether a charset label names US-ASCII, which no 8-bit byte can be in.
-pub fn is_ascii_label(label: &str) -> bool {
+pub(super) fn is_ascii_label(label: &str) -> bool {
     let label = label.trim().trim_matches('"');
     ["us-ascii", "ascii", "ansi_x3.4-1968", "iso646-us"].iter().any(|l| label.eq_ignore_ascii_case(l))
 }
@@ -47,7 +47,7 @@ pub fn is_ascii_label(label: &str) -> bool {
 /// Decodes a part labelled US-ASCII that holds 8-bit bytes, so that the label is wrong: as UTF-8
 /// when the bytes are UTF-8 (what such mail almost always is), else as windows-1252, to which the
 /// Encoding Standard maps the label.
-pub fn decode_mislabelled_ascii(bytes: &[u8]) -> String {
+pub(super) fn decode_mislabelled_ascii(bytes: &[u8]) -> String {
     match std::str::from_utf8(bytes) {
         Ok(text) => text.to_string(),
         Err(_) => WINDOWS_1252.decode_without_bom_handling(bytes).0.into_owned(),
@@ -57,7 +57,7 @@ pub fn decode_mislabelled_ascii(bytes: &[u8]) -> String {
 /// Decodes a plain text file that declared no charset (an attached `.txt` or `.csv` sent as
 /// `application/octet-stream`): a byte order mark, else UTF-8 when the bytes are UTF-8, else the
 /// same fallback as for HTML.
-pub fn decode_text(bytes: &[u8]) -> String {
+pub(super) fn decode_text(bytes: &[u8]) -> String {
     let encoding = Encoding::for_bom(bytes).map(|(e, _)| e).unwrap_or_else(|| fallback(bytes));
     decode(encoding, bytes)
 }
@@ -95,7 +95,7 @@ fn is_space(b: u8) -> bool {
 
 /// "Prescan a byte stream to determine its encoding", step for step; `None` when the bytes run out
 /// before a `<meta>` declares one.
-pub fn prescan(b: &[u8]) -> Option<&'static Encoding> {
+pub(super) fn prescan(b: &[u8]) -> Option<&'static Encoding> {
     let mut pos = 0;
     while pos < b.len() {
         let rest = &b[pos..];

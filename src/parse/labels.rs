@@ -17,7 +17,7 @@ use std::path::Path;
 /// message (folded, encoded-words undecoded: mail-parser's raw value of a field it does not
 /// know). `X-Gmail-Labels`, `Keywords`, `X-Keywords`: a comma-separated list, quoted labels and
 /// encoded-words as Gmail writes them (see above); `X-Mozilla-Keys`: space-separated.
-pub fn header_labels(name: &str, value: &str, out: &mut Vec<String>) {
+pub(crate) fn header_labels(name: &str, value: &str, out: &mut Vec<String>) {
     let mut end = value.len().min(crate::limits::MAX_LABEL_FIELD);
     while !value.is_char_boundary(end) {
         end -= 1;
@@ -33,7 +33,7 @@ pub fn header_labels(name: &str, value: &str, out: &mut Vec<String>) {
 }
 
 /// Whether labels are read from a header field of this name.
-pub fn is_label_field(name: &str) -> bool {
+pub(crate) fn is_label_field(name: &str) -> bool {
     ["x-gmail-labels", "keywords", "x-keywords", "x-mozilla-keys"].iter().any(|n| name.eq_ignore_ascii_case(n))
 }
 
@@ -70,7 +70,7 @@ fn split_list(value: &str) -> Vec<String> {
 /// What a label is known by, in the label tree, on its page, in its counts and in `label:`
 /// alike: its path in lower case, without quotes, white space around its names or empty names
 /// (`Clients / Acme` and `clients/acme` are one label), as a folder's path is known.
-pub fn key(label: &str) -> String {
+pub(crate) fn key(label: &str) -> String {
     let names: Vec<String> =
         label.split('/').map(|s| s.replace('"', "").trim().to_lowercase()).filter(|s| !s.is_empty()).collect();
     names.join("/")
@@ -79,7 +79,7 @@ pub fn key(label: &str) -> String {
 /// The keys a label is found by: its own and those of the labels above it (`clients`,
 /// `clients/acme` and `clients/acme/invoices` for `Clients/Acme/Invoices`), so that `label:clients`
 /// finds every message filed below `Clients`.
-pub fn terms(label: &str) -> Vec<String> {
+pub(crate) fn terms(label: &str) -> Vec<String> {
     let key = key(label);
     let mut out: Vec<String> = key.match_indices('/').map(|(i, _)| key[..i].to_string()).collect();
     if !key.is_empty() {
@@ -91,7 +91,7 @@ pub fn terms(label: &str) -> Vec<String> {
 /// Tidies a message's labels: control characters out, at most [`crate::limits::MAX_LABELS`] of
 /// them, each at most 100 characters, no two with one [`key`], none whose key is empty (`/`), in
 /// the order given.
-pub fn tidy_labels(labels: &mut Vec<String>) {
+pub(crate) fn tidy_labels(labels: &mut Vec<String>) {
     let mut seen = std::collections::HashSet::new();
     labels.retain_mut(|l| {
         *l = l.chars().filter(|c| !c.is_control()).take(100).collect::<String>().trim().to_string();
@@ -104,7 +104,7 @@ pub fn tidy_labels(labels: &mut Vec<String>) {
 /// The keyword labels of a Maildir message: the lower-case letters of its flags (`:2,Sab`), named
 /// by the `dovecot-keywords` file of its Maildir (`0 $Work` names `a`). Letters the file does not
 /// name are left out: a bare letter means nothing to a reader.
-pub fn maildir_keywords(path: &Path, flags: &str, names: &dyn Fn(&Path) -> Vec<String>) -> Vec<String> {
+pub(crate) fn maildir_keywords(path: &Path, flags: &str, names: &dyn Fn(&Path) -> Vec<String>) -> Vec<String> {
     let letters: Vec<usize> = flags.bytes().filter(u8::is_ascii_lowercase).map(|b| usize::from(b - b'a')).collect();
     if letters.is_empty() {
         return Vec::new();
@@ -115,7 +115,7 @@ pub fn maildir_keywords(path: &Path, flags: &str, names: &dyn Fn(&Path) -> Vec<S
 }
 
 /// Reads a Maildir's `dovecot-keywords` (`<number> <name>` per line) into names by number.
-pub fn read_keyword_names(maildir: &Path) -> Vec<String> {
+pub(crate) fn read_keyword_names(maildir: &Path) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(maildir.join("dovecot-keywords")) else { return Vec::new() };
     let mut names = Vec::new();
     for line in text.lines().take(26) {

@@ -27,7 +27,7 @@
 //! [`crate::limits::MAX_DEPTH`].
 
 pub mod extract;
-pub mod labels;
+pub(crate) mod labels;
 pub mod secure;
 
 mod boundary;

@@ -10,7 +10,7 @@
 
 /// `raw` unfolded (line breaks out, the white space after them kept) and with its encoded-words
 /// decoded.
-pub fn decode_header_text(raw: &str) -> String {
+pub(super) fn decode_header_text(raw: &str) -> String {
     let unfolded: String = raw.chars().filter(|&c| c != '\r' && c != '\n').collect();
     let mut out = String::with_capacity(unfolded.len());
     // Adjacent words in one charset: the charset, and their bytes so far.

@@ -8,7 +8,7 @@ use super::{failed, Database};
 use crate::error::Error;
 
 /// A session's row: user name, credential tag, expiry, and more data.
-pub type SessionRow = (String, String, i64, Option<String>);
+pub(super) type SessionRow = (String, String, i64, Option<String>);
 
 pub struct PgSessions {
     db: Arc<Database>,

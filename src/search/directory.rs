@@ -14,13 +14,13 @@ use tantivy::directory::{
 };
 
 #[derive(Clone, Debug)]
-pub struct ReleasableDirectory {
+pub(super) struct ReleasableDirectory {
     root: PathBuf,
     inner: MmapDirectory,
 }
 
 impl ReleasableDirectory {
-    pub fn open(root: &Path) -> Result<ReleasableDirectory, OpenDirectoryError> {
+    pub(super) fn open(root: &Path) -> Result<ReleasableDirectory, OpenDirectoryError> {
         Ok(ReleasableDirectory { root: root.to_path_buf(), inner: MmapDirectory::open(root)? })
     }
 }

@@ -6,7 +6,7 @@
 use tantivy::tokenizer::{AsciiFoldingFilter, LowerCaser, RawTokenizer, TextAnalyzer, Token, TokenStream, Tokenizer};
 
 /// The whole chain, for the index and for queries alike.
-pub fn analyzer() -> TextAnalyzer {
+pub(super) fn analyzer() -> TextAnalyzer {
     TextAnalyzer::from(MailTokenizer::default())
 }
 
@@ -24,7 +24,7 @@ const LONGEST_WORD: usize = 48;
 /// filter and a folding one; any other word goes through tantivy's own two filters, so every word
 /// becomes exactly the term those filters make of it.
 #[derive(Clone)]
-pub struct MailTokenizer {
+pub(super) struct MailTokenizer {
     token: Token,
     /// Lower-cases and folds one non-ASCII word at a time.
     unicode: TextAnalyzer,
@@ -42,7 +42,7 @@ impl Default for MailTokenizer {
     }
 }
 
-pub struct MailTokens<'a> {
+pub(super) struct MailTokens<'a> {
     text: &'a str,
     /// Byte offset where the next word is looked for.
     at: usize,

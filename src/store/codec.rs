@@ -16,7 +16,7 @@ const ZSTD_DICT: u8 = 1;
 
 /// Entries to learn from before a dictionary is worth making; smaller commits (an upload, a few
 /// new messages) are stored as they are.
-pub const TRAIN_MIN: usize = 1_000;
+pub(super) const TRAIN_MIN: usize = 1_000;
 /// At most this many entries are learned from.
 const TRAIN_MAX: usize = 20_000;
 /// The dictionary's size: what the entries of an archive share fits in it.
@@ -28,7 +28,7 @@ const MAX_ENTRY: usize = 16 << 20;
 
 /// Compresses and decompresses entries; shared by every thread reading the store.
 #[derive(Default)]
-pub struct Codec {
+pub(super) struct Codec {
     dict: Option<Vec<u8>>,
     compressor: Mutex<Option<zstd::bulk::Compressor<'static>>>,
     /// Decompression contexts ready for use (each holds the loaded dictionary).
@@ -37,7 +37,7 @@ pub struct Codec {
 
 impl Codec {
     /// A codec with the dictionary stored beside the entries, or none yet.
-    pub fn new(dict: Option<Vec<u8>>) -> Codec {
+    pub(super) fn new(dict: Option<Vec<u8>>) -> Codec {
         let compressor = dict.as_deref().and_then(|d| zstd::bulk::Compressor::with_dictionary(LEVEL, d).ok());
         // A dictionary zstd refuses leaves the codec without one: entries stored with it become
         // unreadable, and are read again from their sources.
@@ -46,7 +46,7 @@ impl Codec {
     }
 
     /// A dictionary learned from `samples` (encoded entries), when there are enough of them.
-    pub fn train(samples: &[&[u8]]) -> Option<Vec<u8>> {
+    pub(super) fn train(samples: &[&[u8]]) -> Option<Vec<u8>> {
         if samples.len() < TRAIN_MIN {
             return None;
         }
@@ -55,16 +55,16 @@ impl Codec {
         zstd::dict::from_samples(&picked, DICT_BYTES).ok()
     }
 
-    pub fn has_dictionary(&self) -> bool {
+    pub(super) fn has_dictionary(&self) -> bool {
         self.dict.is_some()
     }
 
-    pub fn dictionary(&self) -> Option<&[u8]> {
+    pub(super) fn dictionary(&self) -> Option<&[u8]> {
         self.dict.as_deref()
     }
 
     /// The stored form of an entry's bytes.
-    pub fn pack(&self, bytes: &[u8]) -> Vec<u8> {
+    pub(super) fn pack(&self, bytes: &[u8]) -> Vec<u8> {
         let mut compressor = self.compressor.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(c) = compressor.as_mut() {
             if let Ok(packed) = c.compress(bytes) {
@@ -81,7 +81,7 @@ impl Codec {
     }
 
     /// An entry's bytes from their stored form; `None` when they cannot be read back.
-    pub fn unpack<R>(&self, stored: &[u8], f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+    pub(super) fn unpack<R>(&self, stored: &[u8], f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         let (&tag, rest) = stored.split_first()?;
         match tag {
             RAW => Some(f(rest)),

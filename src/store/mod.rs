@@ -12,8 +12,8 @@
 //! themselves are in [`entry`].
 
 mod codec;
-pub mod entry;
-pub mod redb;
+pub(crate) mod entry;
+pub(crate) mod redb;
 
 use std::sync::Arc;
 
@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use self::entry::{ContentHash, Entry, EntryId, FolderId, Location};
 use crate::error::Error;
 
-pub use self::redb::RedbStore;
+pub(crate) use self::redb::RedbStore;
 
 /// What the index asks of storage. Reads see the last commit; [`Store::commit`] applies a batch
 /// atomically (all of it or none, also across a crash).
@@ -174,13 +174,13 @@ impl Batch {
 }
 
 /// The place of a listed message in the list: newest first, undated last.
-pub fn rank(timestamp: Option<i64>) -> u64 {
+pub(crate) fn rank(timestamp: Option<i64>) -> u64 {
     // Order-preserving map of i64 onto u64, then reversed.
     !((timestamp.unwrap_or(i64::MIN) as u64) ^ (1 << 63))
 }
 
 /// The link rows of an entry (see [`Link`]).
-pub fn links_of(e: &Entry, hash: &NameHasher) -> Vec<(Link, u64)> {
+pub(crate) fn links_of(e: &Entry, hash: &NameHasher) -> Vec<(Link, u64)> {
     let mut out = vec![(Link::Name, hash.of(&e.key))];
     if let Some(mid) = e.message_id().filter(|m| *m != e.key) {
         out.push((Link::Name, hash.of(mid)));

@@ -45,7 +45,7 @@ const ORDER_SNAPSHOT: &str = "order";
 /// index of another version is rebuilt from sources.
 const SCHEMA: u64 = 11;
 
-pub struct RedbStore {
+pub(crate) struct RedbStore {
     /// Read and write transactions share the database; [`Store::compact`] needs it alone, and
     /// [`Store::close`] takes it away (`None`).
     db: std::sync::RwLock<Option<Database>>,
@@ -101,7 +101,7 @@ macro_rules! read_table {
 
 impl RedbStore {
     /// Opens (or creates) the store in `dir`. A store of another schema is emptied, to be rebuilt.
-    pub fn open(dir: &Path) -> Result<RedbStore, Error> {
+    pub(crate) fn open(dir: &Path) -> Result<RedbStore, Error> {
         std::fs::create_dir_all(dir)?;
         let path = dir.join("index.redb");
         let db = Database::builder().set_cache_size(CACHE_BYTES).create(&path).map_err(|e| match e {

@@ -90,11 +90,11 @@ pub struct Conversation {
 }
 
 /// Names a conversation row shows at most.
-pub const PARTICIPANTS: usize = 4;
+pub(crate) const PARTICIPANTS: usize = 4;
 
 /// A page of the messages in `scope`, newest first, and how many there are: the whole list is
 /// paged directly, a folder by one pass over the list in memory, a label by one over the store.
-pub fn page(index: &Index, scope: &Scope, offset: usize, limit: usize) -> (Vec<(EntryId, Arc<Entry>)>, usize) {
+pub(crate) fn page(index: &Index, scope: &Scope, offset: usize, limit: usize) -> (Vec<(EntryId, Arc<Entry>)>, usize) {
     match scope {
         Scope::All => (index.page(offset, limit), index.listed_count()),
         Scope::Folder(path) => match index.folder_id(path.trim_matches('/')) {
@@ -109,7 +109,7 @@ pub fn page(index: &Index, scope: &Scope, offset: usize, limit: usize) -> (Vec<(
 }
 
 /// The folder tree, and the messages at the top of a PATH (in no folder).
-pub fn folder_tree(index: &Index) -> (Vec<FolderNode>, usize) {
+pub(crate) fn folder_tree(index: &Index) -> (Vec<FolderNode>, usize) {
     let mut top = 0;
     let counts: Vec<(String, usize)> = index
         .folder_counts()
@@ -127,7 +127,7 @@ pub fn folder_tree(index: &Index) -> (Vec<FolderNode>, usize) {
 
 /// Every label with how many listed messages carry it, spellings of one label (its
 /// [`crate::parse::labels::key`]) counted together.
-pub fn labels(index: &Index) -> Vec<(String, usize)> {
+pub(crate) fn labels(index: &Index) -> Vec<(String, usize)> {
     let mut merged: HashMap<String, (String, usize)> = HashMap::new();
     for (name, n) in index.label_counts() {
         let slot = merged.entry(crate::parse::labels::key(name)).or_insert_with(|| (name.to_string(), 0));
@@ -140,7 +140,7 @@ pub fn labels(index: &Index) -> Vec<(String, usize)> {
 
 /// The labels as a tree, nested labels below the labels they are in, each with the messages
 /// carrying it and those carrying it or a label below it (see [`crate::index::labels`]).
-pub fn label_tree(index: &Index) -> Vec<LabelNode> {
+pub(crate) fn label_tree(index: &Index) -> Vec<LabelNode> {
     let own: Vec<(String, usize)> = index.label_counts().map(|(l, n)| (l.to_string(), n)).collect();
     let totals: HashMap<String, usize> = index.label_totals().map(|(k, n)| (k.to_string(), n)).collect();
     crate::index::labels::tree(&own, &totals)
@@ -152,7 +152,7 @@ pub fn label_tree(index: &Index) -> Vec<LabelNode> {
 ///
 /// `listed` is the list (newest first), `bound` one more than its largest id, `keep` the scope's
 /// test: taken from the index, which need not be held while this runs.
-pub fn group(pass: &EntryPass, listed: &[EntryId], bound: usize, keep: impl Fn(&Entry) -> bool) -> Threads {
+pub(crate) fn group(pass: &EntryPass, listed: &[EntryId], bound: usize, keep: impl Fn(&Entry) -> bool) -> Threads {
     // The first entry with each Message-ID, and each entry's parent by the hash of its Message-ID:
     // the lookups a walk up a conversation needs, in memory only while grouping.
     // Sized for every entry at once: growing it would hold the old table and the new together.
@@ -265,30 +265,26 @@ fn thread_root(id: EntryId, parent: &impl Fn(EntryId) -> Option<EntryId>, memo: 
 /// conversation cost some 60 bytes more each, at a million messages tens of MB for one cached
 /// grouping).
 #[derive(Debug, Clone, Default)]
-pub struct Threads {
+pub(crate) struct Threads {
     starts: Vec<u32>,
     members: Vec<EntryId>,
 }
 
 impl Threads {
     /// How many conversations there are.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.starts.len().saturating_sub(1)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The messages of conversation `i`, newest first.
-    pub fn get(&self, i: usize) -> Option<&[EntryId]> {
+    pub(crate) fn get(&self, i: usize) -> Option<&[EntryId]> {
         let (&from, &to) = (self.starts.get(i)?, self.starts.get(i + 1)?);
         self.members.get(from as usize..to as usize)
     }
 }
 
 /// A page of conversations as rows: subjects, participants, counts, dates.
-pub fn conversations(index: &Index, threads: &Threads, offset: usize, limit: usize) -> Vec<Conversation> {
+pub(crate) fn conversations(index: &Index, threads: &Threads, offset: usize, limit: usize) -> Vec<Conversation> {
     (offset..offset.saturating_add(limit))
         .map_while(|i| threads.get(i))
         .filter_map(|members| {
@@ -311,7 +307,7 @@ pub fn conversations(index: &Index, threads: &Threads, offset: usize, limit: usi
 }
 
 /// `"Ann Example" <ann@example.org>` → `Ann Example`; a bare address stays as it is.
-pub fn display_name(from: &str) -> String {
+pub(crate) fn display_name(from: &str) -> String {
     let name = match from.find('<') {
         Some(i) if i > 0 => from[..i].trim().trim_matches('"').trim(),
         _ => from.trim().trim_start_matches('<').trim_end_matches('>'),

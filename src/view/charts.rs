@@ -11,7 +11,7 @@
 use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
 
 /// One bar: what it counts, how many, and where its messages are listed.
-pub struct Bar {
+pub(crate) struct Bar {
     pub label: String,
     pub value: u64,
     /// Shown instead of the bare number (`3 files, 2.1 MB`).
@@ -23,7 +23,7 @@ const WIDTH: f64 = 960.0;
 
 /// Vertical bars along a time axis (messages per month or year), with a label every few bars so
 /// they never overlap, and the largest value on the axis.
-pub fn columns(bars: &[Bar], title: &str) -> String {
+pub(crate) fn columns(bars: &[Bar], title: &str) -> String {
     if bars.is_empty() {
         return String::new();
     }
@@ -69,7 +69,7 @@ pub fn columns(bars: &[Bar], title: &str) -> String {
 }
 
 /// Horizontal bars, one per row, the label and the number beside each (top senders, lists, types).
-pub fn rows(bars: &[Bar], title: &str) -> String {
+pub(crate) fn rows(bars: &[Bar], title: &str) -> String {
     if bars.is_empty() {
         return String::new();
     }

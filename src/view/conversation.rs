@@ -10,10 +10,10 @@ use crate::error::Error;
 use crate::route;
 
 /// Messages a conversation page shows; a longer thread is listed on each message's page.
-pub const CONVERSATION_MAX: usize = 100;
+pub(crate) const CONVERSATION_MAX: usize = 100;
 
 /// One message of a conversation.
-pub struct ConversationMessage {
+pub(crate) struct ConversationMessage {
     pub subject: String,
     pub from: Option<String>,
     pub to: Option<String>,
@@ -34,7 +34,7 @@ pub struct ConversationMessage {
 }
 
 /// A conversation's page.
-pub struct ConversationView {
+pub(crate) struct ConversationView {
     /// Its first message's subject.
     pub subject: String,
     pub messages: Vec<ConversationMessage>,
@@ -45,7 +45,7 @@ pub struct ConversationView {
 impl ConversationView {
     /// The conversation of the message with URL id `key`, read in full. Blocking. A message of it
     /// that cannot be read is left out.
-    pub fn build(view: &View, key: &str) -> Result<ConversationView, Error> {
+    pub(crate) fn build(view: &View, key: &str) -> Result<ConversationView, Error> {
         let opened = view.find(key).ok_or(Error::MessageNotFound)?;
         let thread = view.thread(opened);
         let more = thread.len().saturating_sub(CONVERSATION_MAX);

@@ -10,14 +10,14 @@ use crate::archive::Archive;
 use crate::index::EntryId;
 
 /// A view of an archive of files, and the folder they live in (removed when dropped).
-pub struct Fixture {
+pub(super) struct Fixture {
     pub view: View,
     pub dir: TempDir,
 }
 
 impl Fixture {
     /// An archive of `files` (path under the mail folder, contents), with search.
-    pub fn of(files: &[(&str, String)]) -> Fixture {
+    pub(super) fn of(files: &[(&str, String)]) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let mail = dir.path().join("mail");
         write_all(&mail, files);
@@ -27,7 +27,7 @@ impl Fixture {
     }
 
     /// Adds `files` and indexes the folder again.
-    pub fn add(&self, files: &[(&str, String)]) {
+    pub(super) fn add(&self, files: &[(&str, String)]) {
         let mail = self.dir.path().join("mail");
         write_all(&mail, files);
         let archive = self.view.archive();
@@ -35,12 +35,12 @@ impl Fixture {
     }
 
     /// The entry of a URL id.
-    pub fn id(&self, key: &str) -> EntryId {
+    pub(super) fn id(&self, key: &str) -> EntryId {
         self.view.archive().find(key).unwrap_or_else(|| panic!("{key} is indexed"))
     }
 
     /// The listed messages' URL ids, newest first.
-    pub fn listed(&self) -> Vec<String> {
+    pub(super) fn listed(&self) -> Vec<String> {
         let index = self.view.archive().index();
         index.listed().iter().map(|&id| index.get(id).unwrap().key.clone()).collect()
     }
@@ -56,7 +56,7 @@ fn write_all(root: &Path, files: &[(&str, String)]) {
 
 /// A plain message: its Message-ID (without brackets), subject, day of January 2024, more header
 /// lines (each ending in a newline), and body.
-pub fn mail(mid: &str, subject: &str, day: u32, headers: &str, body: &str) -> String {
+pub(super) fn mail(mid: &str, subject: &str, day: u32, headers: &str, body: &str) -> String {
     format!(
         "From: Ann <ann@example.org>\nTo: Bob <bob@example.org>\nSubject: {subject}\n\
          Date: Mon, {day} Jan 2024 10:00:00 +0100\nMessage-ID: <{mid}>\n{headers}\n{body}\n"

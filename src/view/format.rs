@@ -2,12 +2,12 @@
 //! string. (Dates are written by [`crate::dates`], the one place for date layouts.)
 
 /// A subject as the pages show it: an empty or missing one says so.
-pub fn shown_subject(subject: Option<&str>) -> String {
+pub(crate) fn shown_subject(subject: Option<&str>) -> String {
     subject.filter(|s| !s.is_empty()).unwrap_or("(no subject)").to_string()
 }
 
 /// A size in bytes for people: `512 B`, `1.5 KB`, `20 MB` (units of 1024).
-pub fn human_size(n: u64) -> String {
+pub(crate) fn human_size(n: u64) -> String {
     const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
     if n < 1024 {
         return format!("{n} B");
@@ -26,7 +26,7 @@ pub fn human_size(n: u64) -> String {
 }
 
 /// A value for a query string (`?q=…`, `&folder=…`), every byte but letters and digits encoded.
-pub fn query_value(s: &str) -> String {
+pub(crate) fn query_value(s: &str) -> String {
     percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
 }
 

@@ -13,7 +13,7 @@ use crate::rewrite::visible_text;
 
 /// The starting height of a body's frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FrameHeight {
+pub(crate) enum FrameHeight {
     /// A few lines: about 12 lines of text.
     Short,
     /// Some paragraphs, or a picture: about half a screen.
@@ -24,7 +24,7 @@ pub enum FrameHeight {
 
 impl FrameHeight {
     /// The class `style.css` sizes the frame by.
-    pub fn class(self) -> &'static str {
+    pub(crate) fn class(self) -> &'static str {
         match self {
             FrameHeight::Short => "h-short",
             FrameHeight::Medium => "h-medium",
@@ -45,7 +45,7 @@ const SHORT_PX: usize = 200;
 const MEDIUM_PX: usize = 480;
 
 /// Guesses the starting height for an HTML body.
-pub fn estimate(html: &str) -> FrameHeight {
+pub(crate) fn estimate(html: &str) -> FrameHeight {
     // Past a size no body is short, and counting would only cost.
     if html.len() > 256 * 1024 {
         return FrameHeight::Tall;

@@ -13,7 +13,7 @@ use crate::index::{Entry, Location};
 use crate::route;
 
 /// Messages (or conversations) per list page.
-pub const PAGE_SIZE: usize = 50;
+pub(crate) const PAGE_SIZE: usize = 50;
 
 /// Folders the list page shows beside the list; a larger tree is whole in `/api/folders`.
 const SIDEBAR_FOLDERS: usize = 2000;
@@ -25,7 +25,7 @@ const SIDEBAR_LABELS: usize = 200;
 const MAX_DEPTH: usize = 12;
 
 /// One message of a list.
-pub struct Row {
+pub(crate) struct Row {
     pub url: String,
     /// The search's highlighted excerpt (HTML, escaped but for the marks).
     pub snippet: Option<String>,
@@ -42,7 +42,7 @@ pub struct Row {
 }
 
 /// One conversation of a list grouped into conversations.
-pub struct ConversationRow {
+pub(crate) struct ConversationRow {
     pub url: String,
     pub subject: String,
     pub participants: String,
@@ -53,13 +53,13 @@ pub struct ConversationRow {
 }
 
 /// A label or folder, and its list.
-pub struct LabelLink {
+pub(crate) struct LabelLink {
     pub name: String,
     pub url: String,
 }
 
 /// The folder tree and labels beside the list, the one being shown marked.
-pub struct Sidebar {
+pub(crate) struct Sidebar {
     /// Messages in all.
     pub all: usize,
     pub all_current: bool,
@@ -68,7 +68,7 @@ pub struct Sidebar {
     pub labels: Vec<LabelRow>,
 }
 
-pub struct FolderRow {
+pub(crate) struct FolderRow {
     pub name: String,
     pub path: String,
     pub url: String,
@@ -79,7 +79,7 @@ pub struct FolderRow {
 }
 
 /// A label in the sidebar's label tree.
-pub struct LabelRow {
+pub(crate) struct LabelRow {
     /// Its own name (the last of its path).
     pub name: String,
     /// The whole label, `Parent/Child`.
@@ -93,7 +93,7 @@ pub struct LabelRow {
 
 /// A list page: the messages of a scope, newest first, or those matching a search, best first, or
 /// the scope's conversations.
-pub struct ListView {
+pub(crate) struct ListView {
     /// What is listed, when not everything: "Folder Archives/2017", "Label Work".
     pub heading: Option<String>,
     /// Why the search could not run, if it could not.
@@ -121,7 +121,13 @@ impl ListView {
     /// Page `page` (from 1) of `scope`: its messages, or with a `query` those matching it, or with
     /// `threads` (and no query) its conversations. Blocking. A search that cannot run is a list
     /// that says why; other failures are errors.
-    pub fn build(view: &View, scope: &Scope, query: &str, page: usize, threads: bool) -> Result<ListView, Error> {
+    pub(crate) fn build(
+        view: &View,
+        scope: &Scope,
+        query: &str,
+        page: usize,
+        threads: bool,
+    ) -> Result<ListView, Error> {
         let page = page.max(1);
         let offset = (page - 1).saturating_mul(PAGE_SIZE);
         let threads = threads && query.trim().is_empty();
@@ -198,7 +204,7 @@ impl ListView {
 }
 
 /// Where a scope's list lives.
-pub fn list_url(scope: &Scope) -> String {
+pub(crate) fn list_url(scope: &Scope) -> String {
     match scope {
         Scope::All => "/".into(),
         Scope::Folder(p) => route::folder_url(p),
@@ -207,7 +213,7 @@ pub fn list_url(scope: &Scope) -> String {
 }
 
 /// Links to the lists of these labels.
-pub fn label_links(labels: &[String]) -> Vec<LabelLink> {
+pub(crate) fn label_links(labels: &[String]) -> Vec<LabelLink> {
     labels.iter().map(|l| LabelLink { name: l.clone(), url: route::label_url(l) }).collect()
 }
 

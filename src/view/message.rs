@@ -17,7 +17,7 @@ use crate::route;
 const MAX_DEPTH: usize = 12;
 
 /// A file a reader would call an attachment.
-pub struct Attachment {
+pub(crate) struct Attachment {
     pub name: String,
     pub content_type: String,
     pub size: String,
@@ -30,7 +30,7 @@ pub struct Attachment {
 }
 
 /// An external body as the page lists it: what the data is, and where.
-pub struct ExternalRow {
+pub(crate) struct ExternalRow {
     pub label: String,
     pub content_type: String,
     pub size: Option<String>,
@@ -48,7 +48,7 @@ pub struct ExternalRow {
 }
 
 /// A message enclosed in this one, shown inline.
-pub struct Nested {
+pub(crate) struct Nested {
     pub subject: String,
     pub from: Option<String>,
     pub date: Option<String>,
@@ -60,7 +60,7 @@ pub struct Nested {
 }
 
 /// A row of the table of every part.
-pub struct PartRow {
+pub(crate) struct PartRow {
     /// The section number, indented by its depth.
     pub section: String,
     pub content_type: String,
@@ -70,13 +70,13 @@ pub struct PartRow {
     pub url: Option<String>,
 }
 
-pub struct Link {
+pub(crate) struct Link {
     pub url: String,
     pub label: String,
 }
 
 /// A message of the thread.
-pub struct ThreadRow {
+pub(crate) struct ThreadRow {
     /// Indentation in em, for the reply depth.
     pub indent: usize,
     pub subject: String,
@@ -87,7 +87,7 @@ pub struct ThreadRow {
 }
 
 /// A message's page.
-pub struct MessageView {
+pub(crate) struct MessageView {
     pub subject: String,
     pub from: Option<String>,
     pub to: Option<String>,
@@ -146,7 +146,7 @@ impl MessageView {
     /// The page of a loaded message; with `remote`, its remote content allowed; with `want_text`,
     /// its text alternative shown rather than its HTML. Blocking (it rewrites the body to count
     /// what it blocks, and reads the thread).
-    pub fn build(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> MessageView {
+    pub(crate) fn build(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> MessageView {
         let msg = loaded.message();
         let key = &loaded.entry.key;
         let self_url = route::message_url(key);
@@ -235,7 +235,7 @@ impl MessageView {
 
 /// The files a reader would call attachments, with links to open and download each. The message
 /// is addressed by `key`.
-pub fn attachments(key: &str, msg: &Message) -> Vec<Attachment> {
+pub(crate) fn attachments(key: &str, msg: &Message) -> Vec<Attachment> {
     msg.attachment_indices()
         // Enclosed messages are shown in full below the body, not listed.
         .filter(|&i| !matches!(msg.parts[i].body, Body::Message(_)))
@@ -259,12 +259,12 @@ pub fn attachments(key: &str, msg: &Message) -> Vec<Attachment> {
 
 /// A text part rendered for the page (empty for a part that is not text); with `fold`, each
 /// quoted passage folded away behind a “Quoted text” switch.
-pub fn text_of(msg: &Message, idx: PartIdx, fold: bool) -> String {
+pub(crate) fn text_of(msg: &Message, idx: PartIdx, fold: bool) -> String {
     text::render_part(msg, idx, fold).unwrap_or_default()
 }
 
 /// The starting height of the frame for a message's HTML body, guessed from it.
-pub fn frame_class(msg: &Message) -> &'static str {
+pub(crate) fn frame_class(msg: &Message) -> &'static str {
     let html = msg.html_body.and_then(|i| match &msg.parts[i].body {
         Body::Text(t) => Some(t.as_str()),
         _ => None,

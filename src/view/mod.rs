@@ -16,22 +16,22 @@
 //! `access.rs`), so that every page and API call built on it shows a reader limited to some
 //! folders nothing of the others, and nothing above this layer has to remember to.
 
-pub mod charts;
-pub mod format;
-pub mod frame;
+pub(crate) mod charts;
+pub(crate) mod format;
+pub(crate) mod frame;
 pub mod text;
-pub mod thumb;
+pub(crate) mod thumb;
 
-pub mod browse;
+pub(crate) mod browse;
 pub mod security;
-pub mod stats;
+pub(crate) mod stats;
 
 mod access;
 
-pub mod conversation;
-pub mod list;
-pub mod message;
-pub mod overview;
+pub(crate) mod conversation;
+pub(crate) mod list;
+pub(crate) mod message;
+pub(crate) mod overview;
 
 #[cfg(test)]
 mod fixtures;

@@ -13,7 +13,7 @@ use super::View;
 use crate::error::Error;
 
 /// An overview's page. The pictures are SVG, drawn on the server.
-pub struct OverviewView {
+pub(crate) struct OverviewView {
     pub heading: String,
     /// Why the search could not run, if it could not.
     pub query_error: Option<String>,
@@ -38,7 +38,7 @@ pub struct OverviewView {
 impl OverviewView {
     /// The overview of `scope`, or of its messages matching `query`. Blocking. A search that
     /// cannot run is an overview that says why; other failures are errors.
-    pub fn build(view: &View, scope: &Scope, query: &str) -> Result<OverviewView, Error> {
+    pub(crate) fn build(view: &View, scope: &Scope, query: &str) -> Result<OverviewView, Error> {
         match view.stats(scope, query) {
             Ok(stats) => Ok(Self::of(scope, query, &stats, None)),
             Err(Error::BadQuery(why)) => Ok(Self::of(scope, query, &Arc::default(), Some(why))),

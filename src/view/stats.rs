@@ -12,7 +12,7 @@ use crate::dates::{month_label, month_number, year_label};
 use crate::index::Entry;
 
 /// Rows kept of each ranking (senders, lists, attachment types).
-pub const TOP: usize = 10;
+pub(crate) const TOP: usize = 10;
 
 /// Months shown one bar each; a longer span is shown one bar a year.
 const MAX_MONTH_BARS: usize = 120;
@@ -74,7 +74,8 @@ const SIZE_BUCKETS: [(u64, &str); 5] = [
 ];
 
 /// Counts the entries given.
-pub fn stats<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Stats {
+#[cfg(test)]
+fn stats<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Stats {
     let mut t = Tally::default();
     for e in entries {
         t.add(e);
@@ -85,7 +86,7 @@ pub fn stats<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Stats {
 /// Counts entries one at a time (as a pass over the store hands them over): each sender, list and
 /// type is allocated once, when first seen; spellings that differ only in case are merged at the end.
 #[derive(Default)]
-pub struct Tally {
+pub(crate) struct Tally {
     s: Stats,
     months: HashMap<i64, usize>,
     senders: HashMap<String, (String, usize)>,
@@ -103,7 +104,7 @@ fn bump<V: Default>(map: &mut HashMap<String, V>, key: &str, update: impl FnOnce
 }
 
 impl Tally {
-    pub fn add(&mut self, e: &Entry) {
+    pub(crate) fn add(&mut self, e: &Entry) {
         let s = &mut self.s;
         s.messages += 1;
         match e.summary.timestamp {
@@ -133,7 +134,7 @@ impl Tally {
         }
     }
 
-    pub fn finish(self) -> Stats {
+    pub(crate) fn finish(self) -> Stats {
         let Tally { mut s, months, senders, lists, types, sizes } = self;
         (s.period, s.periods) = periods(&months);
         // The name shown is that of the most frequent spelling (then the first in order): stable.

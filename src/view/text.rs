@@ -18,7 +18,7 @@ pub fn render(text: &str, flowed: bool, delsp: bool) -> String {
 
 /// A text part of a message rendered as its Content-Type says (`format=flowed`, `delsp=yes`), with
 /// `fold` as in [`render_with`]; `None` for a part that is not text.
-pub fn render_part(msg: &Message, idx: PartIdx, fold: bool) -> Option<String> {
+pub(crate) fn render_part(msg: &Message, idx: PartIdx, fold: bool) -> Option<String> {
     let p = msg.parts.get(idx)?;
     let Body::Text(t) = &p.body else { return None };
     let flowed = p.param("format").is_some_and(|f| f.eq_ignore_ascii_case("flowed"));
@@ -28,7 +28,7 @@ pub fn render_part(msg: &Message, idx: PartIdx, fold: bool) -> Option<String> {
 
 /// As [`render`]; with `fold`, each quoted passage is folded away in a `<details>` (no script
 /// needed to open it), as a conversation view shows replies.
-pub fn render_with(text: &str, flowed: bool, delsp: bool, fold: bool) -> String {
+pub(crate) fn render_with(text: &str, flowed: bool, delsp: bool, fold: bool) -> String {
     let lines = if flowed { unflow(text, delsp) } else { plain_lines(text) };
     let mut out = String::with_capacity(text.len() + text.len() / 4);
     let mut depth = 0;

@@ -101,7 +101,7 @@ fn served_as(format: ImageFormat) -> Option<&'static str> {
 
 /// Whether a served Content-Type is one a thumbnail may be made of (the page shows an icon for the
 /// rest without asking).
-pub fn is_thumbnailable(content_type: &str) -> bool {
+pub(crate) fn is_thumbnailable(content_type: &str) -> bool {
     matches!(
         content_type,
         "image/png"
@@ -130,7 +130,7 @@ fn reader(bytes: &[u8]) -> Option<ImageReader<Cursor<&[u8]>>> {
 }
 
 /// Makes the thumbnail of `bytes`. Blocking: call it on the blocking pool.
-pub fn make(bytes: &[u8]) -> Option<Thumb> {
+pub(crate) fn make(bytes: &[u8]) -> Option<Thumb> {
     let reader = reader(bytes)?;
     let format = reader.format()?;
     let content_type = served_as(format)?;

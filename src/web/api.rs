@@ -28,7 +28,7 @@ use crate::view::stats::Stats;
 use crate::view::{blocking, now, Found, View};
 
 #[derive(Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
-pub struct Status {
+pub(crate) struct Status {
     /// True once what `ready_means` names holds: a load balancer may send users here.
     pub ready: bool,
     /// `indexed`: every given path is indexed (a data folder's server, or the replica that
@@ -60,7 +60,7 @@ pub struct Status {
 /// count of the archive's files.
 #[utoipa::path(get, path = "/api/status", tag = "status",
     responses((status = 200, description = "Progress of indexing", body = Status)))]
-pub async fn status(State(state): State<AppState>, req: axum::extract::Request) -> Response {
+pub(crate) async fn status(State(state): State<AppState>, req: axum::extract::Request) -> Response {
     let p = &state.archive().progress;
     let ready = p.ready.load(Ordering::Acquire);
     let Some(reader) = req.extensions().get::<crate::auth::Reader>() else {
@@ -85,7 +85,7 @@ pub async fn status(State(state): State<AppState>, req: axum::extract::Request) 
 }
 
 #[derive(Debug, Serialize, Deserialize, Clone, PartialEq, utoipa::ToSchema)]
-pub struct MessageSummary {
+pub(crate) struct MessageSummary {
     /// The message's path segment: `/message/<id>`, `/api/messages/<id>`.
     pub id: String,
     pub message_id: Option<String>,
@@ -105,7 +105,7 @@ pub struct MessageSummary {
 }
 
 impl MessageSummary {
-    pub fn of(e: &Entry) -> Self {
+    pub(crate) fn of(e: &Entry) -> Self {
         MessageSummary {
             id: encode_segment(&e.key),
             message_id: e.message_id().map(str::to_string),
@@ -120,7 +120,7 @@ impl MessageSummary {
 }
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct MessageList {
+pub(crate) struct MessageList {
     /// Messages (or, with `threads=1`, conversations) in all.
     pub total: usize,
     /// The page of messages; empty with `threads=1`.
@@ -132,7 +132,7 @@ pub struct MessageList {
 
 /// One conversation: the messages of one thread in the list asked for.
 #[derive(Debug, Serialize, Deserialize, Clone, PartialEq, utoipa::ToSchema)]
-pub struct ConversationSummary {
+pub(crate) struct ConversationSummary {
     /// Its first message (the oldest listed), whose subject names it and whose id opens it:
     /// `/thread/<id>`.
     pub first: MessageSummary,
@@ -148,7 +148,7 @@ pub struct ConversationSummary {
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct ListQuery {
+pub(crate) struct ListQuery {
     /// A search in mailshelf's query language (`from:` `to:` `cc:` `subject:` `body:`
     /// `filename:` `attachment:` `message-id:` `folder:` `label:` `list:` `has:attachment` `before:` `after:`
     /// `larger:` `smaller:`, quoted phrases, `-` negation, `OR`, parentheses); results best first.
@@ -173,7 +173,7 @@ pub struct ListQuery {
         (status = 200, description = "A page of the list or of the results", body = MessageList),
         (status = 400, description = "A query that does not parse", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn list_messages(
+pub(crate) async fn list_messages(
     Viewer(view, _): Viewer,
     Params(q, _): Params<ListQuery>,
 ) -> Result<Json<MessageList>, ApiError> {
@@ -217,7 +217,7 @@ pub async fn list_messages(
 }
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct FolderList {
+pub(crate) struct FolderList {
     /// Each PATH's folders (the trees of several PATHs merge where their paths meet), then `Uploads`.
     pub folders: Vec<FolderNode>,
     /// Messages found at the top of a PATH, in no folder (a file given on its own, the files
@@ -229,13 +229,13 @@ pub struct FolderList {
 /// each mbox file, and `Uploads`, with how many messages each holds itself.
 #[utoipa::path(get, path = "/api/folders", tag = "messages",
     responses((status = 200, description = "The folder tree", body = FolderList)))]
-pub async fn folders(Viewer(view, _): Viewer) -> Json<FolderList> {
+pub(crate) async fn folders(Viewer(view, _): Viewer) -> Json<FolderList> {
     let (folders, top) = view.folder_tree();
     Json(FolderList { folders, top })
 }
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct LabelList {
+pub(crate) struct LabelList {
     /// Every label carried, each once (spellings that differ only by case are one label), by name.
     pub labels: Vec<LabelCount>,
     /// The same labels as a tree, as Gmail shows nested labels: `Parent/Child` below `Parent`
@@ -244,7 +244,7 @@ pub struct LabelList {
 }
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct LabelCount {
+pub(crate) struct LabelCount {
     /// The whole label, `Parent/Child` for a nested one.
     pub name: String,
     /// Messages carrying this label itself.
@@ -256,7 +256,7 @@ pub struct LabelCount {
 /// messages carry it or a label below it (what `label:` and `/label/<name>` find).
 #[utoipa::path(get, path = "/api/labels", tag = "messages",
     responses((status = 200, description = "The labels", body = LabelList)))]
-pub async fn labels(Viewer(view, _): Viewer) -> Result<Json<LabelList>, ApiError> {
+pub(crate) async fn labels(Viewer(view, _): Viewer) -> Result<Json<LabelList>, ApiError> {
     let (labels, tree) = blocking(move || Ok((view.labels(), view.label_tree()))).await?;
     let labels = labels.into_iter().map(|(name, messages)| LabelCount { name, messages }).collect();
     Ok(Json(LabelList { labels, tree }))
@@ -264,7 +264,7 @@ pub async fn labels(Viewer(view, _): Viewer) -> Result<Json<LabelList>, ApiError
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct StatsQuery {
+pub(crate) struct StatsQuery {
     /// Count only the messages matching this search.
     q: Option<String>,
     /// Count only this folder's own messages.
@@ -280,7 +280,7 @@ pub struct StatsQuery {
         (status = 200, description = "The counts", body = Stats),
         (status = 400, description = "A query that does not parse", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn stats(Viewer(view, _): Viewer, Params(q, _): Params<StatsQuery>) -> Result<Json<Stats>, ApiError> {
+pub(crate) async fn stats(Viewer(view, _): Viewer, Params(q, _): Params<StatsQuery>) -> Result<Json<Stats>, ApiError> {
     let scope = Scope::named(q.folder, q.label);
     let query = q.q.unwrap_or_default();
     let counted = blocking(move || view.stats(&scope, &query)).await?;
@@ -288,7 +288,7 @@ pub async fn stats(Viewer(view, _): Viewer, Params(q, _): Params<StatsQuery>) ->
 }
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct PartNode {
+pub(crate) struct PartNode {
     pub content_type: String,
     pub content_id: Option<String>,
     pub content_location: Option<String>,
@@ -317,7 +317,7 @@ pub struct PartNode {
 /// Where the data of a `message/external-body` part lives (RFC 2046 §5.2.3, RFC 2017), with what
 /// the message gives; absent fields were not given (or, for `url`, could not be formed).
 #[derive(Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
-pub struct ExternalBody {
+pub(crate) struct ExternalBody {
     /// `url`, `anon-ftp`, `ftp`, `tftp`, `local-file`, `mail-server`, or another value as written,
     /// lower case.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -388,7 +388,7 @@ impl ExternalBody {
 
 /// A message enclosed in a part, with its own page and API URL.
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct EnclosedMessage {
+pub(crate) struct EnclosedMessage {
     /// Its path segment: `/message/<id>`, `/api/messages/<id>`.
     pub id: String,
     pub message_id: Option<String>,
@@ -397,7 +397,7 @@ pub struct EnclosedMessage {
 }
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct MessageDetail {
+pub(crate) struct MessageDetail {
     #[serde(flatten)]
     pub summary: MessageSummary,
     pub to: Option<String>,
@@ -426,7 +426,7 @@ pub struct MessageDetail {
 }
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct ThreadItem {
+pub(crate) struct ThreadItem {
     pub depth: usize,
     #[serde(flatten)]
     pub message: MessageSummary,
@@ -468,7 +468,7 @@ fn part_node(view: &View, key: &str, msg: &Message, idx: PartIdx, now: i64) -> P
 }
 
 /// A message's JSON; `security` is what [`View::security_of`] found of it.
-pub fn detail(view: &View, loaded: &Loaded, security: &Security) -> MessageDetail {
+pub(crate) fn detail(view: &View, loaded: &Loaded, security: &Security) -> MessageDetail {
     let msg = loaded.message();
     let e = &loaded.entry;
     let key = &e.key;
@@ -509,7 +509,10 @@ pub fn detail(view: &View, loaded: &Loaded, security: &Security) -> MessageDetai
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such message", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn get_message(Viewer(view, _): Viewer, Ids(id, _): Ids<String>) -> Result<Json<MessageDetail>, ApiError> {
+pub(crate) async fn get_message(
+    Viewer(view, _): Viewer,
+    Ids(id, _): Ids<String>,
+) -> Result<Json<MessageDetail>, ApiError> {
     let loaded = view.load(&id).await?;
     let security = view.security_of(&loaded).await?;
     Ok(Json(detail(&view, &loaded, &security)))
@@ -536,7 +539,7 @@ pub async fn get_message(Viewer(view, _): Viewer, Ids(id, _): Ids<String>) -> Re
         (status = 413, description = "Larger than --max-upload", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Not a message", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn upload(State(state): State<AppState>, Viewer(view, _): Viewer, req: Request) -> Response {
+pub(crate) async fn upload(State(state): State<AppState>, Viewer(view, _): Viewer, req: Request) -> Response {
     let html = wants_html(req.headers());
     match receive(&state, req, html).await {
         Ok(loaded) if html => {
@@ -636,7 +639,7 @@ fn too_large_or_bad(status: StatusCode, text: String) -> Error {
         (status = 403, description = "Sent by a page of another site", body = Problem, content_type = "application/problem+json"),
         (status = 405, description = "A mounted message: read-only", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn delete_message(Viewer(view, _): Viewer, Ids(id, _): Ids<String>) -> Result<StatusCode, ApiError> {
+pub(crate) async fn delete_message(Viewer(view, _): Viewer, Ids(id, _): Ids<String>) -> Result<StatusCode, ApiError> {
     blocking(move || {
         let entry = view.find(&id).ok_or(Error::MessageNotFound)?;
         view.archive().delete_upload(entry)

@@ -29,7 +29,7 @@ const ASSETS: &[Asset] = &[
 ];
 
 /// The icon an attachment shows when it has no thumbnail.
-pub const FILE_ICON: &[u8] = include_bytes!("../../static/file.svg");
+pub(crate) const FILE_ICON: &[u8] = include_bytes!("../../static/file.svg");
 
 /// Short hashes of each asset, computed once.
 static HASHES: LazyLock<Vec<String>> =
@@ -37,7 +37,7 @@ static HASHES: LazyLock<Vec<String>> =
 
 /// The URLs templates link to; the query changes whenever the asset does.
 #[derive(Debug, Clone)]
-pub struct AssetUrls {
+pub(crate) struct AssetUrls {
     pub css: String,
     pub icon: String,
     pub file_icon: String,
@@ -47,7 +47,7 @@ pub struct AssetUrls {
 }
 
 impl AssetUrls {
-    pub fn get() -> Self {
+    pub(crate) fn get() -> Self {
         AssetUrls {
             css: url("style.css"),
             icon: url("favicon.svg"),
@@ -64,7 +64,7 @@ fn url(name: &str) -> String {
 }
 
 /// `GET /static/<file>`.
-pub async fn get(Path(file): Path<String>, req: HeaderMap) -> Response {
+pub(crate) async fn get(Path(file): Path<String>, req: HeaderMap) -> Response {
     let Some(i) = ASSETS.iter().position(|a| a.name == file) else {
         return StatusCode::NOT_FOUND.into_response();
     };

@@ -10,17 +10,17 @@ use sha2::{Digest, Sha256};
 /// The pages' keyboard script. Its hash, not a source like `'self'`, is what the pages' policy
 /// allows: `/part/` URLs are same-origin too and serve whatever bytes a message carries, so
 /// `'self'` would let a message's attachment run as a script of mailshelf's pages.
-pub const KEYS_JS: &[u8] = include_bytes!("../../static/keys.js");
+pub(crate) const KEYS_JS: &[u8] = include_bytes!("../../static/keys.js");
 
 /// `sha256-…` of [`KEYS_JS`]: the `integrity` of its `<script>` element and, quoted, the only
 /// source the pages' `script-src` names. A hash source matches an external script only through
 /// its `integrity` metadata (CSP Level 3), so both carry the same value.
-pub static KEYS_JS_INTEGRITY: LazyLock<String> =
+pub(crate) static KEYS_JS_INTEGRITY: LazyLock<String> =
     LazyLock::new(|| format!("sha256-{}", base64::engine::general_purpose::STANDARD.encode(Sha256::digest(KEYS_JS))));
 
 /// The policy for mailshelf's own pages: no script but the keyboard script (by its hash), nothing
 /// from outside, never framed.
-pub static APP_CSP: LazyLock<String> = LazyLock::new(|| {
+pub(crate) static APP_CSP: LazyLock<String> = LazyLock::new(|| {
     format!(
         "default-src 'none'; script-src '{}'; style-src 'self'; img-src 'self' data:; \
          frame-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
@@ -29,14 +29,14 @@ pub static APP_CSP: LazyLock<String> = LazyLock::new(|| {
 });
 
 /// [`APP_CSP`] as a header value, made once.
-pub static APP_CSP_HEADER: LazyLock<HeaderValue> = LazyLock::new(|| {
+pub(crate) static APP_CSP_HEADER: LazyLock<HeaderValue> = LazyLock::new(|| {
     HeaderValue::from_str(&APP_CSP).unwrap_or_else(|_| HeaderValue::from_static("default-src 'none'"))
 });
 
 /// The policy for anything that comes from a message: a sandbox without scripts or same-origin
 /// access; images, styles, fonts and media only from our routes and `data:`. No `frame-ancestors`:
 /// a frame inside a sandboxed message has an opaque-origin parent that no source list can name.
-pub fn content_csp(allow_remote: bool) -> String {
+pub(crate) fn content_csp(allow_remote: bool) -> String {
     let remote = if allow_remote { " http: https:" } else { "" };
     format!(
         "sandbox allow-popups allow-popups-to-escape-sandbox allow-top-navigation-by-user-activation; \

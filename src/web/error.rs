@@ -13,7 +13,7 @@ use crate::error::Error;
 
 /// An error, as RFC 9457 describes it: the body of every problem+json answer.
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct Problem {
+pub(crate) struct Problem {
     /// A URI reference naming the kind of problem.
     #[serde(rename = "type")]
     pub kind: String,
@@ -23,7 +23,7 @@ pub struct Problem {
 }
 
 impl Problem {
-    pub fn of(e: &Error) -> Problem {
+    pub(crate) fn of(e: &Error) -> Problem {
         let (slug, title) = e.kind();
         Problem {
             kind: format!("/api/problems/{slug}"),
@@ -36,11 +36,11 @@ impl Problem {
 
 /// An error answered as `application/problem+json` (API, parts, raw messages).
 #[derive(Debug)]
-pub struct ApiError(pub Error);
+pub(crate) struct ApiError(pub Error);
 
 /// An error answered as an HTML page.
 #[derive(Debug)]
-pub struct PageError(pub Error);
+pub(crate) struct PageError(pub Error);
 
 impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
@@ -56,7 +56,7 @@ impl From<Error> for PageError {
 
 /// Whether the client asked for a page (a browser navigating or submitting a form names
 /// `text/html` in `Accept`; scripts, curl and `fetch` do not unless told to).
-pub fn wants_html(headers: &axum::http::HeaderMap) -> bool {
+pub(crate) fn wants_html(headers: &axum::http::HeaderMap) -> bool {
     headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("text/html"))
 }
 
@@ -123,7 +123,7 @@ fn retry_later(e: &Error, res: &mut Response) {
 
 #[derive(Template)]
 #[template(path = "error.html")]
-pub struct ErrorPage {
+pub(crate) struct ErrorPage {
     assets: AssetUrls,
     q: String,
     status: u16,
@@ -132,11 +132,11 @@ pub struct ErrorPage {
 }
 
 impl ErrorPage {
-    pub fn new(status: u16, title: &str, detail: &str) -> Self {
+    pub(crate) fn new(status: u16, title: &str, detail: &str) -> Self {
         ErrorPage { assets: AssetUrls::get(), q: String::new(), status, title: title.into(), detail: detail.into() }
     }
 
-    pub fn html(&self) -> Html<String> {
+    pub(crate) fn html(&self) -> Html<String> {
         Html(self.render().unwrap_or_else(|_| format!("<h1>{}</h1>", self.status)))
     }
 }

@@ -31,7 +31,7 @@ const IN_FLIGHT: usize = 8;
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct ExportQuery {
+pub(crate) struct ExportQuery {
     /// A search in the API's query language; empty or absent: every listed message.
     #[serde(default)]
     pub q: Option<String>,
@@ -65,7 +65,7 @@ pub struct ExportQuery {
             )),
         (status = 400, description = "Unknown format, a query that does not parse, or a query while search is turned off", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn export(Viewer(view, _): Viewer, Params(q, _): Params<ExportQuery>) -> Result<Response, ApiError> {
+pub(crate) async fn export(Viewer(view, _): Viewer, Params(q, _): Params<ExportQuery>) -> Result<Response, ApiError> {
     let format_name = q.format.as_deref().unwrap_or("mbox");
     let format = Format::parse(format_name)
         .ok_or_else(|| Error::BadRequest(format!("unknown export format {format_name:?}; use mbox, zip or csv")))?;

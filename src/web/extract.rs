@@ -13,10 +13,10 @@ use super::error::ApiError;
 use crate::error::Error;
 
 /// Ids from the path (`/part/{mid}/{cid}` gives a pair), percent-decoded.
-pub struct Ids<T, E = ApiError>(pub T, pub PhantomData<E>);
+pub(crate) struct Ids<T, E = ApiError>(pub T, pub PhantomData<E>);
 
 /// Parameters from the query string.
-pub struct Params<T, E = ApiError>(pub T, pub PhantomData<E>);
+pub(crate) struct Params<T, E = ApiError>(pub T, pub PhantomData<E>);
 
 impl<T, E, S> FromRequestParts<S> for Ids<T, E>
 where
@@ -51,6 +51,6 @@ where
 }
 
 /// A query switch: present and empty, `1`, `true`, `yes` or `on`.
-pub fn flag(v: &Option<String>) -> bool {
+pub(crate) fn flag(v: &Option<String>) -> bool {
     matches!(v.as_deref(), Some("1" | "true" | "yes" | "on" | ""))
 }

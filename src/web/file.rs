@@ -27,7 +27,7 @@ const ATTR_CHAR: &AsciiSet = &NON_ALPHANUMERIC
 
 /// `inline; filename="ascii"; filename*=UTF-8''…` (RFC 6266). Control characters, path separators
 /// and quotes never reach the header, so a hostile name cannot add headers or escape a folder.
-pub fn content_disposition(kind: &str, name: &str) -> String {
+pub(crate) fn content_disposition(kind: &str, name: &str) -> String {
     let clean: String = name.chars().map(|c| if c.is_control() || matches!(c, '/' | '\\') { '_' } else { c }).collect();
     let clean = clean.trim().trim_start_matches('.');
     let clean = if clean.is_empty() { "part" } else { clean };
@@ -37,7 +37,7 @@ pub fn content_disposition(kind: &str, name: &str) -> String {
 }
 
 /// Bytes in memory answered with file semantics.
-pub struct FileResponse {
+pub(crate) struct FileResponse {
     bytes: Bytes,
     etag: Option<String>,
     content_type: String,
@@ -47,45 +47,45 @@ pub struct FileResponse {
 }
 
 /// Cache lifetimes, from the most to the least shareable.
-pub mod cache {
+pub(crate) mod cache {
     /// mailshelf's own assets: the URL changes whenever the bytes do.
-    pub const PUBLIC_IMMUTABLE: &str = "public, max-age=31536000, immutable";
+    pub(crate) const PUBLIC_IMMUTABLE: &str = "public, max-age=31536000, immutable";
     /// Decoded parts and raw messages: never change at their URL, and are nobody else's.
-    pub const PRIVATE_IMMUTABLE: &str = "private, max-age=31536000, immutable";
+    pub(crate) const PRIVATE_IMMUTABLE: &str = "private, max-age=31536000, immutable";
     /// Rewritten documents: revalidated, since where a reference leads may change.
-    pub const REVALIDATE: &str = "private, no-cache";
+    pub(crate) const REVALIDATE: &str = "private, no-cache";
 }
 
 impl FileResponse {
-    pub fn new(bytes: Bytes, content_type: String) -> Self {
+    pub(crate) fn new(bytes: Bytes, content_type: String) -> Self {
         FileResponse { bytes, etag: None, content_type, disposition: None, csp: None, cache: cache::REVALIDATE }
     }
 
     /// A validator known in advance (otherwise one is computed from the bytes).
-    pub fn etag(mut self, etag: String) -> Self {
+    pub(crate) fn etag(mut self, etag: String) -> Self {
         self.etag = Some(etag);
         self
     }
 
-    pub fn disposition(mut self, d: String) -> Self {
+    pub(crate) fn disposition(mut self, d: String) -> Self {
         self.disposition = Some(d);
         self
     }
 
     /// Marks the bytes as message content: sandboxed, nothing but our own resources.
-    pub fn content_policy(mut self, allow_remote: bool) -> Self {
+    pub(crate) fn content_policy(mut self, allow_remote: bool) -> Self {
         self.csp = Some(content_csp(allow_remote));
         self
     }
 
     /// How long the bytes may be kept; one of [`cache`].
-    pub fn cache(mut self, cache_control: &'static str) -> Self {
+    pub(crate) fn cache(mut self, cache_control: &'static str) -> Self {
         self.cache = cache_control;
         self
     }
 
     /// Answers `If-None-Match` with 304 and `Range` with 206/416; otherwise 200.
-    pub fn respond(self, req: &HeaderMap) -> Response {
+    pub(crate) fn respond(self, req: &HeaderMap) -> Response {
         let etag = self.etag.clone().unwrap_or_else(|| etag_of(&self.bytes));
         let mut headers = HeaderMap::new();
         let mut set = |name: header::HeaderName, value: &str| {
@@ -135,7 +135,7 @@ impl FileResponse {
 }
 
 /// `If-None-Match` (RFC 9110 §13.1.2): `*`, or any listed tag equal to ours by the weak comparison.
-pub fn etag_matches(req: &HeaderMap, etag: &str) -> bool {
+pub(crate) fn etag_matches(req: &HeaderMap, etag: &str) -> bool {
     req.get_all(header::IF_NONE_MATCH)
         .iter()
         .filter_map(|v| v.to_str().ok())

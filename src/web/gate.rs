@@ -31,10 +31,10 @@ use crate::error::Error;
 use crate::index::Access;
 use crate::view::View;
 
-pub use super::guard::cookie_name;
+pub(crate) use super::guard::cookie_name;
 
 /// The view of the request's reader; a request that reached a handler without one reads nothing.
-pub struct Viewer(pub Arc<View>, pub Reader);
+pub(crate) struct Viewer(pub Arc<View>, pub Reader);
 
 impl FromRequestParts<AppState> for Viewer {
     type Rejection = std::convert::Infallible;
@@ -52,7 +52,11 @@ fn nobody() -> Reader {
 
 /// The client's address (see the module's notes); `None` without a connection (a test driving the
 /// router directly).
-pub fn client_address(req_headers: &HeaderMap, peer: Option<IpAddr>, accounts: Option<&Accounts>) -> Option<IpAddr> {
+pub(crate) fn client_address(
+    req_headers: &HeaderMap,
+    peer: Option<IpAddr>,
+    accounts: Option<&Accounts>,
+) -> Option<IpAddr> {
     let peer = peer?;
     let Some(accounts) = accounts.filter(|a| a.trusts(peer)) else { return Some(peer) };
     let forwarded = req_headers.get_all("x-forwarded-for").iter().filter_map(|v| v.to_str().ok()).collect::<Vec<_>>();
@@ -62,7 +66,7 @@ pub fn client_address(req_headers: &HeaderMap, peer: Option<IpAddr>, accounts: O
 }
 
 /// The connection's peer, when the server put it there.
-pub fn peer_of(req: &Request) -> Option<IpAddr> {
+pub(crate) fn peer_of(req: &Request) -> Option<IpAddr> {
     req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip())
 }
 
@@ -77,7 +81,7 @@ fn for_scripts(path: &str) -> bool {
 }
 
 /// Finds the reader of every request (see the module's notes).
-pub async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let Some(accounts) = state.accounts.clone() else {
         req.extensions_mut().insert(Reader::owner());
         return next.run(req).await;
@@ -187,7 +191,7 @@ async fn basic_sign_in(
 }
 
 /// The session id of the request's cookie, if any.
-pub fn session_cookie(headers: &HeaderMap, secure: bool) -> Option<String> {
+pub(crate) fn session_cookie(headers: &HeaderMap, secure: bool) -> Option<String> {
     let wanted = cookie_name(secure);
     headers
         .get_all(header::COOKIE)

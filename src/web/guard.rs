@@ -31,7 +31,7 @@ use crate::error::Error;
 
 /// Who may address this server and who may write to it, from the configuration.
 #[derive(Debug, Clone)]
-pub struct Guard {
+pub(crate) struct Guard {
     /// Extra host names, lower case; `*` switches the check off.
     allowed_hosts: Vec<String>,
     /// Origins allowed to call the API (`*` for any).
@@ -39,12 +39,12 @@ pub struct Guard {
 }
 
 impl Guard {
-    pub fn new(config: &Config) -> Arc<Guard> {
+    pub(crate) fn new(config: &Config) -> Arc<Guard> {
         Arc::new(Guard { allowed_hosts: config.allowed_hosts.clone(), cors_origins: config.cors_origins.clone() })
     }
 
     /// Whether a `Host` value (name or address, with or without a port) is one we answer to.
-    pub fn host_allowed(&self, host: &str) -> bool {
+    pub(crate) fn host_allowed(&self, host: &str) -> bool {
         if self.allowed_hosts.iter().any(|h| h == "*") {
             return true;
         }
@@ -91,7 +91,7 @@ impl Guard {
 
 /// The session cookie's name: with the `__Host-` prefix when cookies are `Secure` (the browser
 /// then takes it only from HTTPS, for this host alone, for every path).
-pub fn cookie_name(secure: bool) -> &'static str {
+pub(crate) fn cookie_name(secure: bool) -> &'static str {
     if secure {
         "__Host-mailshelf"
     } else {
@@ -143,7 +143,7 @@ fn refuse(req: &Request, e: Error) -> Response {
 /// Refuses requests addressed to a name this server does not answer to, and cross-site writes.
 /// A request without `Host` (HTTP/1.0, or a test driving the router directly) is not from a
 /// browser, which always sends one.
-pub async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
+pub(crate) async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
     let host = req
         .uri()
         .authority()
@@ -165,7 +165,7 @@ pub async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) ->
 /// 503 while the shared database is away (see the module's notes); a request during which it
 /// went away, or a query failed for want of it, is answered the same, whatever the handler made
 /// of its failed reads.
-pub async fn database_away(State(state): State<super::state::AppState>, req: Request, next: Next) -> Response {
+pub(crate) async fn database_away(State(state): State<super::state::AppState>, req: Request, next: Next) -> Response {
     let before = state.archive().backend();
     let path = req.uri().path();
     if !before.shared || path == "/api/status" || path.starts_with("/static/") {
@@ -187,7 +187,7 @@ pub async fn database_away(State(state): State<super::state::AppState>, req: Req
 }
 
 /// Headers every response carries; pages that do not set their own CSP get the app's.
-pub async fn security_headers(req: Request, next: Next) -> Response {
+pub(crate) async fn security_headers(req: Request, next: Next) -> Response {
     let mut res = next.run(req).await;
     let h = res.headers_mut();
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));

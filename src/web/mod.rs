@@ -19,26 +19,26 @@
 //! What a message looks like when viewed (rewritten bodies, search results, threads) is not HTTP
 //! and lives one stage down, in [`crate::view`].
 
-pub mod api;
+pub(crate) mod api;
 pub mod app;
-pub mod assets;
-pub mod csp;
-pub mod error;
-pub mod export;
-pub mod extract;
-pub mod file;
-pub mod gate;
-pub mod guard;
-pub mod openapi;
-pub mod pages;
-pub mod parts;
-pub mod print;
-pub mod record;
-pub mod seals;
+pub(crate) mod assets;
+pub(crate) mod csp;
+pub(crate) mod error;
+pub(crate) mod export;
+pub(crate) mod extract;
+pub(crate) mod file;
+pub(crate) mod gate;
+pub(crate) mod guard;
+pub(crate) mod openapi;
+pub(crate) mod pages;
+pub(crate) mod parts;
+pub(crate) mod print;
+pub(crate) mod record;
+pub(crate) mod seals;
 pub mod server;
-pub mod signin;
+pub(crate) mod signin;
 pub mod state;
-pub mod thumbs;
+pub(crate) mod thumbs;
 pub mod tls;
 
 pub use app::app;

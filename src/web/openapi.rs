@@ -80,12 +80,12 @@ use crate::error::Error;
         (name = "status", description = "Indexing progress and this document"),
     )
 )]
-pub struct ApiDoc;
+pub(crate) struct ApiDoc;
 
 /// The API described: this document.
 #[utoipa::path(get, path = "/api/openapi.json", tag = "status",
     responses((status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json")))]
-pub async fn openapi() -> Response {
+pub(crate) async fn openapi() -> Response {
     match ApiDoc::openapi().to_json() {
         Ok(json) => ([(header::CONTENT_TYPE, "application/json")], json).into_response(),
         Err(e) => ApiError(Error::internal("openapi document", e)).into_response(),

@@ -20,7 +20,7 @@ use crate::view::{blocking, external_place, is_document, part_filename, served_t
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct PartQuery {
+pub(crate) struct PartQuery {
     /// `1`: let remote images, styles, fonts and media load in this document.
     #[serde(default)]
     pub remote: Option<String>,
@@ -65,7 +65,7 @@ pub struct PartQuery {
         (status = 416, description = "The range is beyond the part"),
         (status = 422, description = "With `text=1`: a part that is no document mailshelf reads, or one it could not read (the detail says why)", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn part(
+pub(crate) async fn part(
     Viewer(view, _): Viewer,
     Ids((mid, cid), _): Ids<(String, String)>,
     Params(q, _): Params<PartQuery>,
@@ -173,7 +173,7 @@ fn see_other(url: &str) -> Response {
         (status = 404, description = "No such message", body = Problem, content_type = "application/problem+json"),
         (status = 416, description = "The range is beyond the message"),
     ))]
-pub async fn raw(
+pub(crate) async fn raw(
     Viewer(view, _): Viewer,
     Ids(mid, _): Ids<String>,
     Params(q, _): Params<PartQuery>,

@@ -43,7 +43,7 @@ use crate::{rewrite, route};
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
-pub struct PrintQuery {
+pub(crate) struct PrintQuery {
     /// `1`: load this message's remote images, styles and fonts (as on its page).
     #[serde(default)]
     pub remote: Option<String>,
@@ -53,7 +53,7 @@ pub struct PrintQuery {
 }
 
 /// An enclosed message's headers, as the print view shows them.
-pub struct PrintNested {
+pub(crate) struct PrintNested {
     subject: String,
     from: Option<String>,
     date: Option<String>,
@@ -62,14 +62,14 @@ pub struct PrintNested {
 /// A body to print, after the headers of the enclosed message it belongs to (none for the
 /// message's own). A body is either a rewritten HTML part (scripts, handlers and remote references
 /// already gone) or text escaped by [`crate::view::text::render`].
-pub struct PrintSection {
+pub(crate) struct PrintSection {
     nested: Option<PrintNested>,
     body: Option<String>,
 }
 
 #[derive(Template)]
 #[template(path = "print.html")]
-pub struct PrintPage {
+pub(crate) struct PrintPage {
     subject: String,
     from: Option<String>,
     to: Option<String>,
@@ -98,7 +98,7 @@ pub struct PrintPage {
         (status = 400, description = "Malformed id", content_type = "text/html"),
         (status = 404, description = "No such message", content_type = "text/html"),
     ))]
-pub async fn print(
+pub(crate) async fn print(
     Viewer(view, _): Viewer,
     Ids(mid, _): Ids<String, PageError>,
     Params(q, _): Params<PrintQuery, PageError>,
@@ -209,7 +209,7 @@ fn text_block(html: String) -> String {
         (status = 501, description = "This server has no PDF renderer (Chromium); a page, or problem+json when asked for JSON", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "The PDF renderer could not be started; worth a retry, and the print view works", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn pdf(
+pub(crate) async fn pdf(
     state: &AppState,
     view: &Arc<View>,
     reader: Reader,
@@ -292,7 +292,7 @@ fn printer(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// Answers the browser's requests under [`pdf::ORIGIN`] with [`printer`], in-process, as `reader`
+/// Answers the browser's requests under [`pdf::ORIGIN`](crate::export::pdf::cdp::ORIGIN) with [`printer`], in-process, as `reader`
 /// (what the PDF shows is what they may read). Of the print views, only the one at `page` is there.
 fn fetcher(state: AppState, reader: Reader, page: String) -> pdf::Fetcher {
     let router = printer(state);

@@ -22,7 +22,7 @@ use crate::error::Error;
 use crate::ids::decode_percent;
 
 /// Records the request in the audit log, when one is kept.
-pub async fn record(State(state): State<AppState>, req: Request, next: Next) -> Response {
+pub(crate) async fn record(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let Some(audit) = state.audit.clone() else { return next.run(req).await };
     let action = action_of(req.method(), req.uri().path(), req.uri().query());
     let Some((action, id)) = action else { return next.run(req).await };
@@ -41,11 +41,11 @@ pub async fn record(State(state): State<AppState>, req: Request, next: Next) -> 
 
 /// A sign-in (or a failed one) or a sign-out, recorded at once; a failure to write is in the
 /// server's log (the sign-in page has nothing to withhold).
-pub fn sign_in(state: &AppState, name: &str, success: bool, address: Option<IpAddr>) {
+pub(crate) fn sign_in(state: &AppState, name: &str, success: bool, address: Option<IpAddr>) {
     event(state, name, if success { "sign-in" } else { "sign-in-failed" }, address, if success { 303 } else { 401 });
 }
 
-pub fn event(state: &AppState, name: &str, action: &str, address: Option<IpAddr>, status: u16) {
+pub(crate) fn event(state: &AppState, name: &str, action: &str, address: Option<IpAddr>, status: u16) {
     if let Some(audit) = &state.audit {
         let _ = audit.record(&Event::now(if name.is_empty() { "-" } else { name }, action, None, address, status));
     }
@@ -57,7 +57,7 @@ fn is_pdf(res: &Response) -> bool {
 
 /// What a request does, for the log, and the id it is about: `None` for what is not recorded
 /// (static files, lists without a search, the API's own document, status).
-pub fn action_of(method: &Method, path: &str, query: Option<&str>) -> Option<(&'static str, Option<String>)> {
+pub(crate) fn action_of(method: &Method, path: &str, query: Option<&str>) -> Option<(&'static str, Option<String>)> {
     let segments: Vec<String> = path.trim_start_matches('/').split('/').map(decode_percent).collect();
     let seg = |i: usize| segments.get(i).map(String::as_str);
     let q = query.and_then(|q| {

@@ -11,7 +11,7 @@ use crate::view::security::Security;
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum PartRole {
+pub(crate) enum PartRole {
     Signature,
     Signed,
     Encrypted,
@@ -30,7 +30,7 @@ pub(super) fn part_role(msg: &Message, idx: PartIdx) -> Option<PartRole> {
 
 /// A message's signed and encrypted layers (S/MIME, OpenPGP).
 #[derive(Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
-pub struct SecurityInfo {
+pub(crate) struct SecurityInfo {
     /// Every signature over what the message shows, outermost first; empty when it is unsigned.
     pub signatures: Vec<SignatureInfo>,
     /// Its outermost encrypted layer; `null` when it is not encrypted.
@@ -39,7 +39,7 @@ pub struct SecurityInfo {
 
 /// One signature and what checking it found.
 #[derive(Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
-pub struct SignatureInfo {
+pub(crate) struct SignatureInfo {
     pub protocol: SecurityProtocol,
     pub status: SignatureStatusName,
     /// The signer's address, from its certificate or key.
@@ -62,7 +62,7 @@ pub struct SignatureInfo {
 /// `smime` (RFC 8551) or `openpgp` (RFC 3156, RFC 9580).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum SecurityProtocol {
+pub(crate) enum SecurityProtocol {
     Smime,
     Openpgp,
 }
@@ -74,7 +74,7 @@ pub enum SecurityProtocol {
 /// signer was given; `error`: it could not be read or checked (see `detail`).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum SignatureStatusName {
+pub(crate) enum SignatureStatusName {
     Valid,
     Invalid,
     Untrusted,
@@ -85,7 +85,7 @@ pub enum SignatureStatusName {
 
 /// An X.509 certificate, as a reader is shown it.
 #[derive(Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
-pub struct CertificateSummary {
+pub(crate) struct CertificateSummary {
     /// The subject's distinguished name (RFC 4514).
     pub subject: String,
     pub issuer: String,
@@ -98,7 +98,7 @@ pub struct CertificateSummary {
 
 /// A message's encryption.
 #[derive(Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
-pub struct EncryptionInfo {
+pub(crate) struct EncryptionInfo {
     pub protocol: SecurityProtocol,
     /// `decrypted` with a key given (`--key`): its content is shown (and held only in memory);
     /// `no-key`: none of the keys given opens it, and nothing of its content is shown; `failed`: a
@@ -113,14 +113,14 @@ pub struct EncryptionInfo {
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "kebab-case")]
-pub enum EncryptionStatusName {
+pub(crate) enum EncryptionStatusName {
     Decrypted,
     NoKey,
     Failed,
 }
 
 impl SecurityInfo {
-    pub fn of(s: &Security) -> SecurityInfo {
+    pub(crate) fn of(s: &Security) -> SecurityInfo {
         let protocol = |p: Protocol| match p {
             Protocol::Smime => SecurityProtocol::Smime,
             Protocol::OpenPgp => SecurityProtocol::Openpgp,

@@ -47,12 +47,12 @@ struct LoginPage {
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub struct LoginQuery {
+pub(crate) struct LoginQuery {
     next: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub struct LoginForm {
+pub(crate) struct LoginForm {
     #[serde(default)]
     name: String,
     #[serde(default)]
@@ -100,7 +100,7 @@ fn page(accounts: Option<&Accounts>, status: StatusCode, error: Option<&str>, ne
 }
 
 /// The sign-in page (a signed-in reader is sent on at once).
-pub async fn login_page(
+pub(crate) async fn login_page(
     State(state): State<AppState>,
     Params(q, _): Params<LoginQuery, PageError>,
     req: Request,
@@ -114,7 +114,7 @@ pub async fn login_page(
 }
 
 /// `POST /login`: name and password from the form.
-pub async fn login(State(state): State<AppState>, headers: HeaderMap, req: Request) -> Response {
+pub(crate) async fn login(State(state): State<AppState>, headers: HeaderMap, req: Request) -> Response {
     let Some(accounts) = state.accounts.clone() else { return see_other("/", None) };
     let address = client_address(req.headers(), peer_of(&req), Some(&accounts));
     let Ok(Form(form)) = Form::<LoginForm>::from_request(req, &state).await else {
@@ -189,13 +189,13 @@ fn see_other(to: &str, cookie: Option<String>) -> Response {
 }
 
 /// `GET /logout`: a page with the button that signs out.
-pub async fn logout_page(State(state): State<AppState>, req: Request) -> Response {
+pub(crate) async fn logout_page(State(state): State<AppState>, req: Request) -> Response {
     let signed_in = req.extensions().get::<Reader>().is_some();
     page(state.accounts.as_deref(), StatusCode::OK, None, "/", signed_in)
 }
 
 /// `POST /logout`: ends the session and forgets the cookie.
-pub async fn logout(State(state): State<AppState>, req: Request) -> Response {
+pub(crate) async fn logout(State(state): State<AppState>, req: Request) -> Response {
     let Some(accounts) = state.accounts.clone() else { return see_other("/", None) };
     let secure = accounts.settings.secure_cookies;
     let address = client_address(req.headers(), peer_of(&req), Some(&accounts));
@@ -212,7 +212,7 @@ pub async fn logout(State(state): State<AppState>, req: Request) -> Response {
 }
 
 /// `GET /login/oidc`: sends the browser to the provider, with a new sign-in under way.
-pub async fn oidc_start(State(state): State<AppState>, Params(q, _): Params<LoginQuery, PageError>) -> Response {
+pub(crate) async fn oidc_start(State(state): State<AppState>, Params(q, _): Params<LoginQuery, PageError>) -> Response {
     let Some((accounts, oidc)) = provider(&state) else { return PageError(Error::NoRoute).into_response() };
     let started = async {
         let pending = Oidc::prepare()?;
@@ -245,14 +245,14 @@ pub async fn oidc_start(State(state): State<AppState>, Params(q, _): Params<Logi
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub struct Callback {
+pub(crate) struct Callback {
     code: Option<String>,
     state: Option<String>,
     error: Option<String>,
 }
 
 /// `GET /login/oidc/callback`: the provider sends the browser back with a code.
-pub async fn oidc_callback(
+pub(crate) async fn oidc_callback(
     State(state): State<AppState>,
     Params(q, _): Params<Callback, PageError>,
     req: Request,

@@ -39,7 +39,7 @@ const THUMBNAIL_HEADER: &str = "x-thumbnail";
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such message or part", body = Problem, content_type = "application/problem+json"),
     ))]
-pub async fn thumb(
+pub(crate) async fn thumb(
     State(state): State<AppState>,
     Viewer(view, _): Viewer,
     Ids((mid, cid), _): Ids<(String, String)>,

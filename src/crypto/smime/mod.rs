@@ -82,7 +82,7 @@ pub(crate) struct ContentInfo<'a> {
 }
 
 impl<'a> ContentInfo<'a> {
-    pub fn read(ber: &'a [u8]) -> Result<ContentInfo<'a>, CryptoError> {
+    pub(crate) fn read(ber: &'a [u8]) -> Result<ContentInfo<'a>, CryptoError> {
         if ber.len() > MAX_CMS_BYTES {
             return Err(CryptoError::new(format!("it is larger than the {} MiB mailshelf reads", MAX_CMS_BYTES >> 20)));
         }
@@ -97,7 +97,7 @@ impl<'a> ContentInfo<'a> {
     }
 
     /// The content: what the `[0] EXPLICIT` holds.
-    pub fn content(&self) -> Result<Tlv<'_>, CryptoError> {
+    pub(crate) fn content(&self) -> Result<Tlv<'_>, CryptoError> {
         let top = Tlv::single(&self.der)?;
         let kids = top.children()?;
         let explicit = kids.get(1).filter(|t| t.tag == 0xa0).ok_or(CryptoError::new("it has no content"))?;

@@ -26,7 +26,7 @@ const SRGB_ICC: &[u8] = include_bytes!("srgb.icc");
 
 /// What the PDF says about itself.
 #[derive(Debug, Clone, Default)]
-pub struct PdfMeta {
+pub(crate) struct PdfMeta {
     /// The message's subject.
     pub title: String,
     /// The message's sender, as its From header reads.
@@ -43,7 +43,7 @@ fn fail(e: lopdf::Error) -> Error {
 }
 
 /// `pdf` with `original` embedded and the metadata set; the pages are left as they are.
-pub fn attach(pdf: &[u8], original: &[u8], meta: &PdfMeta) -> Result<Vec<u8>, Error> {
+pub(crate) fn attach(pdf: &[u8], original: &[u8], meta: &PdfMeta) -> Result<Vec<u8>, Error> {
     let mut doc = Document::load_mem(pdf).map_err(fail)?;
     let date = meta.date.map(|(ts, zone)| pdf_date(ts, zone));
 

@@ -37,20 +37,20 @@ use crate::error::Error;
 /// The origin the page is loaded from. Nothing ever resolves or connects to it: every request to
 /// it is answered from inside the process. A `.localhost` name, so mailshelf's host check accepts
 /// the requests as addressed to it.
-pub const ORIGIN: &str = "http://mailshelf.localhost";
+pub(crate) const ORIGIN: &str = "http://mailshelf.localhost";
 
 /// A response to a request for a URL under [`ORIGIN`].
-pub struct Fetched {
+pub(crate) struct Fetched {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
 }
 
 /// Answers a path (with its query) under [`ORIGIN`].
-pub type Fetcher = Arc<dyn Fn(String) -> BoxFuture<'static, Fetched> + Send + Sync>;
+pub(crate) type Fetcher = Arc<dyn Fn(String) -> BoxFuture<'static, Fetched> + Send + Sync>;
 
 /// The largest PDF accepted back from the browser.
-pub const MAX_PDF: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_PDF: usize = 64 * 1024 * 1024;
 
 fn fail(context: &'static str, e: impl std::fmt::Display) -> Error {
     Error::internal(context, e.to_string())
@@ -62,7 +62,7 @@ fn not_started(e: impl std::fmt::Display) -> Error {
 }
 
 /// A running browser and the WebSocket to it. Dropping it kills the browser.
-pub struct Browser {
+pub(crate) struct Browser {
     // Held for their destructors: the process is killed on drop, the profile folder removed.
     _child: tokio::process::Child,
     _profile: tempfile::TempDir,
@@ -145,7 +145,7 @@ impl Browser {
 
     /// Starts headless Chromium with its sandbox, or, where it cannot have one (a container without
     /// user namespaces), without it.
-    pub async fn launch(chromium: &Path, allow_remote: bool) -> Result<Browser, Error> {
+    pub(crate) async fn launch(chromium: &Path, allow_remote: bool) -> Result<Browser, Error> {
         static WARNED: std::sync::Once = std::sync::Once::new();
         match Self::start(chromium, allow_remote, false).await {
             Ok(b) => Ok(b),
@@ -187,7 +187,7 @@ impl Browser {
 }
 
 /// One page being printed: the browser, the rules for its requests, what it is waiting for.
-pub struct Printer {
+pub(crate) struct Printer {
     browser: Browser,
     fetch: Fetcher,
     allow_remote: bool,
@@ -200,7 +200,7 @@ pub struct Printer {
 }
 
 impl Printer {
-    pub fn new(browser: Browser, fetch: Fetcher, allow_remote: bool) -> Printer {
+    pub(crate) fn new(browser: Browser, fetch: Fetcher, allow_remote: bool) -> Printer {
         Printer {
             browser,
             fetch,
@@ -301,7 +301,7 @@ impl Printer {
     }
 
     /// Loads `path` (under [`ORIGIN`]) in a new page and prints it to PDF.
-    pub async fn print(&mut self, path: &str) -> Result<Vec<u8>, Error> {
+    pub(crate) async fn print(&mut self, path: &str) -> Result<Vec<u8>, Error> {
         let target = self.call(None, "Target.createTarget", json!({ "url": "about:blank" })).await?;
         let target_id = target.get("targetId").and_then(Value::as_str).unwrap_or("").to_string();
         let attached =
@@ -354,7 +354,7 @@ impl Printer {
 
 /// Prints `path` with a fresh browser, within `timeout`. The browser is killed when this returns,
 /// however it returns.
-pub async fn print(
+pub(crate) async fn print(
     chromium: &Path,
     path: &str,
     fetch: Fetcher,
@@ -376,7 +376,7 @@ pub async fn print(
 /// cannot reach the server's own services or its network (server-side request forgery). A public
 /// name that resolves to a private address is refused by Chromium itself: its Local Network
 /// Access checks stop a public page's requests to private addresses.
-pub fn may_go_out(url: &str) -> bool {
+pub(crate) fn may_go_out(url: &str) -> bool {
     use std::net::{Ipv4Addr, Ipv6Addr};
     let Ok(u) = url::Url::parse(url) else { return false };
     if !matches!(u.scheme(), "http" | "https") {

@@ -11,8 +11,8 @@
 //! Rendering is bounded: one at a time (a browser takes a few hundred megabytes), a deadline after
 //! which the browser is killed, and a cap on the PDF's size.
 
-pub mod attach;
-pub mod cdp;
+pub(crate) mod attach;
+pub(crate) mod cdp;
 
 use std::path::Path;
 use std::sync::LazyLock;
@@ -20,20 +20,20 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
-pub use attach::{attach, PdfMeta};
-pub use cdp::{Fetched, Fetcher, ORIGIN};
+pub(crate) use attach::{attach, PdfMeta};
+pub(crate) use cdp::{Fetched, Fetcher};
 
 use crate::error::Error;
 
 /// Longest a render may take, browser start-up included.
-pub const RENDER_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const RENDER_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One browser at a time: a second request waits for the first to finish.
 static RENDERS: LazyLock<Semaphore> = LazyLock::new(|| Semaphore::new(1));
 
-/// Prints `path` (a URL path under [`ORIGIN`], answered by `fetch`) with Chromium at `chromium`.
+/// Prints `path` (a URL path under [`ORIGIN`](cdp::ORIGIN), answered by `fetch`) with Chromium at `chromium`.
 /// Returns the PDF and the URLs that were refused.
-pub async fn render(
+pub(crate) async fn render(
     chromium: &Path,
     path: &str,
     fetch: Fetcher,

@@ -11,6 +11,8 @@ use crate::mapi::{ATTRIBUTE_HIDDEN, BODY, MESSAGE_CLASS, MESSAGE_FLAGS, SUBJECT}
 
 /// The writer of archives the integration tests use too.
 #[path = "../../../tests/pst/writer/mod.rs"]
+// Shared with the integration tests, for which its items are public.
+#[allow(unreachable_pub)]
 mod writer;
 use writer::{Archive, Layout, V};
 

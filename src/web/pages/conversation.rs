@@ -13,7 +13,7 @@ use crate::web::gate::Viewer;
 
 #[derive(Template)]
 #[template(path = "conversation.html")]
-pub struct ConversationPage {
+pub(crate) struct ConversationPage {
     assets: AssetUrls,
     q: String,
     conversation: ConversationView,
@@ -27,7 +27,7 @@ pub struct ConversationPage {
         (status = 200, description = "An HTML page", content_type = "text/html"),
         (status = 404, description = "No such message", content_type = "text/html"),
     ))]
-pub async fn conversation(
+pub(crate) async fn conversation(
     Viewer(view, _): Viewer,
     Ids(mid, _): Ids<String, PageError>,
 ) -> Result<Html<String>, PageError> {

@@ -22,7 +22,7 @@ use crate::web::state::AppState;
 
 #[derive(Template)]
 #[template(path = "list.html")]
-pub struct ListPage {
+pub(crate) struct ListPage {
     assets: AssetUrls,
     q: String,
     list: ListView,
@@ -36,11 +36,11 @@ pub struct ListPage {
 /// What the upload form's file chooser offers: every kind of file mailshelf reads, by extension
 /// and by type (mbox files often have no extension, and Maildir files none at all, so "all files"
 /// stays one click away in every browser's chooser).
-pub const UPLOAD_ACCEPT: &str = ".eml,.mht,.mhtml,.mbox,.mbx,.msg,.emlx,.webarchive,.txt,\
+pub(crate) const UPLOAD_ACCEPT: &str = ".eml,.mht,.mhtml,.mbox,.mbx,.msg,.emlx,.webarchive,.txt,\
     message/rfc822,application/mbox,multipart/related,application/vnd.ms-outlook,application/x-webarchive";
 
 #[derive(Debug, Default, Deserialize)]
-pub struct ListQuery {
+pub(crate) struct ListQuery {
     page: Option<usize>,
     q: Option<String>,
     threads: Option<String>,
@@ -59,7 +59,7 @@ pub struct ListQuery {
         (status = 200, description = "An HTML page", content_type = "text/html"),
         (status = 400, description = "The page, saying why the query could not run", content_type = "text/html"),
     ))]
-pub async fn list(
+pub(crate) async fn list(
     State(state): State<AppState>,
     Viewer(view, _): Viewer,
     Params(q, _): Params<ListQuery, PageError>,
@@ -76,7 +76,7 @@ pub async fn list(
         ("threads" = Option<String>, Query, description = "`1`: one row per conversation"),
     ),
     responses((status = 200, description = "An HTML page", content_type = "text/html")))]
-pub async fn folder(
+pub(crate) async fn folder(
     State(state): State<AppState>,
     Viewer(view, _): Viewer,
     Ids(path, _): Ids<String, PageError>,
@@ -94,7 +94,7 @@ pub async fn folder(
         ("threads" = Option<String>, Query, description = "`1`: one row per conversation"),
     ),
     responses((status = 200, description = "An HTML page", content_type = "text/html")))]
-pub async fn label(
+pub(crate) async fn label(
     State(state): State<AppState>,
     Viewer(view, _): Viewer,
     Ids(name, _): Ids<String, PageError>,

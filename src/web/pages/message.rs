@@ -20,14 +20,14 @@ use crate::web::state::AppState;
 
 #[derive(Template)]
 #[template(path = "message.html")]
-pub struct MessagePage {
+pub(crate) struct MessagePage {
     assets: AssetUrls,
     q: String,
     msg: MessageView,
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub struct MessageQuery {
+pub(crate) struct MessageQuery {
     remote: Option<String>,
     view: Option<String>,
 }
@@ -49,7 +49,7 @@ pub struct MessageQuery {
         (status = 400, description = "Malformed id", content_type = "text/html"),
         (status = 404, description = "No such message", content_type = "text/html"),
     ))]
-pub async fn message(
+pub(crate) async fn message(
     State(state): State<AppState>,
     Viewer(view, reader): Viewer,
     Ids(mid, _): Ids<String, PageError>,

@@ -3,10 +3,10 @@
 //! [`conversation`] and [`overview`]. The handlers are thin: they read the request, have
 //! [`crate::view`] build what the page shows (off the async threads), and render the template.
 
-pub mod conversation;
-pub mod list;
-pub mod message;
-pub mod overview;
+pub(crate) mod conversation;
+pub(crate) mod list;
+pub(crate) mod message;
+pub(crate) mod overview;
 
 use askama::Template;
 use axum::response::Html;

@@ -15,7 +15,7 @@ use crate::web::extract::Params;
 use crate::web::gate::Viewer;
 
 #[derive(Debug, Default, Deserialize)]
-pub struct OverviewQuery {
+pub(crate) struct OverviewQuery {
     q: Option<String>,
     folder: Option<String>,
     label: Option<String>,
@@ -23,7 +23,7 @@ pub struct OverviewQuery {
 
 #[derive(Template)]
 #[template(path = "overview.html")]
-pub struct OverviewPage {
+pub(crate) struct OverviewPage {
     assets: AssetUrls,
     q: String,
     overview: OverviewView,
@@ -42,7 +42,7 @@ pub struct OverviewPage {
         (status = 200, description = "An HTML page", content_type = "text/html"),
         (status = 400, description = "The page, saying why the query could not run", content_type = "text/html"),
     ))]
-pub async fn overview(
+pub(crate) async fn overview(
     Viewer(view, _): Viewer,
     Params(q, _): Params<OverviewQuery, PageError>,
 ) -> Result<Response, PageError> {
