@@ -192,13 +192,17 @@ async fn basic_sign_in(
 
 /// The session id of the request's cookie, if any.
 pub(crate) fn session_cookie(headers: &HeaderMap, secure: bool) -> Option<String> {
-    let wanted = cookie_name(secure);
+    cookie_value(headers, cookie_name(secure))
+}
+
+/// The value of the request's cookie `name`, if any.
+pub(crate) fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == wanted)
+        .find(|(k, _)| *k == name)
         .map(|(_, v)| v.trim().to_string())
 }

@@ -274,7 +274,7 @@ pub(crate) async fn oidc_callback(
         return fail("the provider sent no code");
     };
     // The state must be this browser's own sign-in (its cookie), and is used once.
-    let cookie = cookie_value(&headers, OIDC_COOKIE);
+    let cookie = super::gate::cookie_value(&headers, OIDC_COOKIE);
     if cookie.as_deref().map(digest) != Some(digest(&state_id)) {
         return fail("the state is not this browser's sign-in");
     }
@@ -327,17 +327,6 @@ fn provider(state: &AppState) -> Option<(std::sync::Arc<Accounts>, &Oidc)> {
     let accounts = state.accounts.as_ref()?;
     let oidc = accounts.oidc.as_ref()?;
     Some((std::sync::Arc::clone(accounts), oidc))
-}
-
-fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.trim().to_string())
 }
 
 /// Compared by digest, so the comparison takes as long whatever is wrong.
