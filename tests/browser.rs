@@ -551,11 +551,10 @@ async fn the_upload_form_lands_on_the_uploaded_message() {
 }
 
 /// Signed in through the form, a reader sees a message's pictures: the parts a message's
-/// sandboxed frame asks for must be answered, though the frame's own origin is opaque. Chromium
-/// withholds the `SameSite=Lax` session cookie from those requests (they are cross-site to it:
-/// `SchemefulSameSiteLax`), so they are answered 401 and the pictures are missing; the parts a
-/// body refers to need a credential of their own (see the README, "Accounts, sign-in and HTTPS").
-#[ignore = "known gap of issue 28: a message frame's parts get no session cookie"]
+/// sandboxed frame asks for are answered. A frame of an opaque origin makes those requests
+/// cross-site, and Chromium withholds the `SameSite=Lax` session cookie from them
+/// (`SchemefulSameSiteLax`: 401, no pictures); on a server people sign in to, the sandbox keeps the
+/// frame's origin (still without script), so the cookie goes with them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signed_in_reader_sees_the_pictures_of_a_message() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -33,16 +33,32 @@ pub(crate) static APP_CSP_HEADER: LazyLock<HeaderValue> = LazyLock::new(|| {
     HeaderValue::from_str(&APP_CSP).unwrap_or_else(|_| HeaderValue::from_static("default-src 'none'"))
 });
 
-/// The policy for anything that comes from a message: a sandbox without scripts or same-origin
-/// access; images, styles, fonts and media only from our routes and `data:`. No `frame-ancestors`:
-/// a frame inside a sandboxed message has an opaque-origin parent that no source list can name.
-pub(crate) fn content_csp(allow_remote: bool) -> String {
+/// The sandbox of anything that comes from a message, as the frame's `sandbox` attribute and the
+/// policy's `sandbox` directive: no script, no form, no plugin; links may open outside it, and the
+/// page may be left only when the reader clicks. With `same_origin` (a server people sign in to),
+/// also `allow-same-origin`, still without scripts: a document of an opaque origin makes every
+/// request for its pictures, styles and fonts cross-site, and a browser sends no `SameSite`
+/// session cookie with those, so a signed-in reader would see a body without its pictures. Without
+/// script, the origin grants the document nothing it could use.
+pub(crate) fn sandbox(same_origin: bool) -> &'static str {
+    if same_origin {
+        "allow-same-origin allow-popups allow-popups-to-escape-sandbox allow-top-navigation-by-user-activation"
+    } else {
+        "allow-popups allow-popups-to-escape-sandbox allow-top-navigation-by-user-activation"
+    }
+}
+
+/// The policy for anything that comes from a message: the [`sandbox`]; images, styles, fonts and
+/// media only from our routes and `data:`. No `frame-ancestors`: a frame inside a sandboxed
+/// message has an opaque-origin parent that no source list can name.
+pub(crate) fn content_csp(allow_remote: bool, same_origin: bool) -> String {
     let remote = if allow_remote { " http: https:" } else { "" };
     format!(
-        "sandbox allow-popups allow-popups-to-escape-sandbox allow-top-navigation-by-user-activation; \
+        "sandbox {}; \
          default-src 'none'; img-src 'self' data:{remote}; style-src 'self' 'unsafe-inline'{remote}; \
          font-src 'self' data:{remote}; media-src 'self' data:{remote}; frame-src 'self'; \
-         form-action 'none'; base-uri 'none'"
+         form-action 'none'; base-uri 'none'",
+        sandbox(same_origin)
     )
 }
 

@@ -106,7 +106,7 @@ pub(crate) async fn export(Viewer(view, _): Viewer, Params(q, _): Params<ExportQ
     if let Some(v) = set(&content_disposition("attachment", &export::download_name(&query, format))) {
         headers.insert(header::CONTENT_DISPOSITION, v);
     }
-    if let Some(v) = set(&content_csp(false)) {
+    if let Some(v) = set(&content_csp(false, false)) {
         headers.insert(header::CONTENT_SECURITY_POLICY, v);
     }
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-store"));

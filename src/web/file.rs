@@ -73,8 +73,14 @@ impl FileResponse {
     }
 
     /// Marks the bytes as message content: sandboxed, nothing but our own resources.
-    pub(crate) fn content_policy(mut self, allow_remote: bool) -> Self {
-        self.csp = Some(content_csp(allow_remote));
+    pub(crate) fn content_policy(self, allow_remote: bool) -> Self {
+        self.content_policy_as(allow_remote, false)
+    }
+
+    /// [`FileResponse::content_policy`], with the sandbox of a server people sign in to (see
+    /// [`super::csp::sandbox`]).
+    pub(crate) fn content_policy_as(mut self, allow_remote: bool, same_origin: bool) -> Self {
+        self.csp = Some(content_csp(allow_remote, same_origin));
         self
     }
 

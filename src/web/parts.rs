@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
+use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -13,6 +14,7 @@ use super::error::{ApiError, Problem};
 use super::extract::{flag, Ids, Params};
 use super::file::{cache, content_disposition, FileResponse};
 use super::gate::Viewer;
+use super::state::AppState;
 use crate::error::Error;
 use crate::model::{Body as PartBody, Part};
 use crate::route;
@@ -66,11 +68,13 @@ pub(crate) struct PartQuery {
         (status = 422, description = "With `text=1`: a part that is no document mailshelf reads, or one it could not read (the detail says why)", body = Problem, content_type = "application/problem+json"),
     ))]
 pub(crate) async fn part(
+    State(state): State<AppState>,
     Viewer(view, _): Viewer,
     Ids((mid, cid), _): Ids<(String, String)>,
     Params(q, _): Params<PartQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
+    let same_origin = state.signs_in();
     let loaded = view.load(&mid).await?;
     let msg = loaded.message();
     let idx = route::find_part(msg, &cid).ok_or(Error::PartNotFound)?;
@@ -92,7 +96,7 @@ pub(crate) async fn part(
         let bytes = Bytes::copy_from_slice(msg.raw.get(part.raw_range.clone()).unwrap_or(&[]));
         return Ok(FileResponse::new(bytes, "application/octet-stream".into())
             .disposition(disposition)
-            .content_policy(false)
+            .content_policy_as(false, same_origin)
             .cache(cache::PRIVATE_IMMUTABLE)
             .respond(&headers));
     }
@@ -110,10 +114,11 @@ pub(crate) async fn part(
         let etag = format!("\"{}-{}\"", loaded.entry.hash, part.section);
         FileResponse::new(bytes, with_charset(part, &content_type)).etag(etag).cache(cache::PRIVATE_IMMUTABLE)
     };
-    let res = res.disposition(disposition).content_policy(remote);
+    let res = res.disposition(disposition).content_policy_as(remote, same_origin);
     let mut response = res.respond(&headers);
     if is_font(&content_type) {
-        // Fonts are fetched in CORS mode, and a sandboxed message has an opaque origin.
+        // Fonts are fetched in CORS mode, and a sandboxed message has an opaque origin (unless
+        // people sign in: see `csp::sandbox`).
         response.headers_mut().insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
     }
     Ok(response)

@@ -110,7 +110,7 @@ pub(crate) async fn print(
     let html = page.render().map_err(|e| PageError(Error::internal("template", e)))?;
     let mut res = Html(html).into_response();
     let headers = res.headers_mut();
-    if let Ok(v) = HeaderValue::from_str(&super::csp::content_csp(remote)) {
+    if let Ok(v) = HeaderValue::from_str(&super::csp::content_csp(remote, false)) {
         headers.insert(header::CONTENT_SECURITY_POLICY, v);
     }
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-cache"));

@@ -47,6 +47,12 @@ impl AppState {
         Ok(AppState { accounts, audit, ..AppState::new(archive, config) })
     }
 
+    /// Whether people sign in to this server (then message content is sandboxed with its origin:
+    /// see [`super::csp::sandbox`]).
+    pub(crate) fn signs_in(&self) -> bool {
+        self.accounts.is_some()
+    }
+
     /// The view of a reader with `access`.
     pub fn view_for(&self, access: &Access) -> Arc<View> {
         Arc::new(self.view.scoped(access.clone()))

@@ -1,6 +1,7 @@
 //! A whole conversation on one page (`/thread/<mid>`).
 
 use askama::Template;
+use axum::extract::State;
 use axum::response::Html;
 
 use super::render;
@@ -10,6 +11,7 @@ use crate::web::assets::AssetUrls;
 use crate::web::error::PageError;
 use crate::web::extract::Ids;
 use crate::web::gate::Viewer;
+use crate::web::state::AppState;
 
 #[derive(Template)]
 #[template(path = "conversation.html")]
@@ -17,6 +19,8 @@ pub(crate) struct ConversationPage {
     assets: AssetUrls,
     q: String,
     conversation: ConversationView,
+    /// The body frames' `sandbox` (see [`crate::web::csp::sandbox`]).
+    sandbox: &'static str,
 }
 
 /// A whole conversation on one page: each message's headers and body in reading order (replies
@@ -28,9 +32,11 @@ pub(crate) struct ConversationPage {
         (status = 404, description = "No such message", content_type = "text/html"),
     ))]
 pub(crate) async fn conversation(
+    State(state): State<AppState>,
     Viewer(view, _): Viewer,
     Ids(mid, _): Ids<String, PageError>,
 ) -> Result<Html<String>, PageError> {
     let conversation = blocking(move || ConversationView::build(&view, &mid)).await?;
-    render(&ConversationPage { assets: AssetUrls::get(), q: String::new(), conversation })
+    let sandbox = crate::web::csp::sandbox(state.signs_in());
+    render(&ConversationPage { assets: AssetUrls::get(), q: String::new(), conversation, sandbox })
 }

@@ -24,6 +24,8 @@ pub(crate) struct MessagePage {
     assets: AssetUrls,
     q: String,
     msg: MessageView,
+    /// The body frames' `sandbox` (see [`crate::web::csp::sandbox`]).
+    sandbox: &'static str,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -66,9 +68,10 @@ pub(crate) async fn message(
         },
         Err(e) => return PageError(e).into_response(),
     };
+    let sandbox = crate::web::csp::sandbox(state.signs_in());
     let page = async {
         let msg = blocking(move || Ok(MessageView::build(&view, &loaded, remote, want_text))).await?;
-        render(&MessagePage { assets: AssetUrls::get(), q: String::new(), msg })
+        render(&MessagePage { assets: AssetUrls::get(), q: String::new(), msg, sandbox })
     };
     page.await.into_response()
 }
