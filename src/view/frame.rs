@@ -1,9 +1,9 @@
 //! How tall a message body's frame starts, guessed on the server.
 //!
-//! The body is shown in `<iframe sandbox>` without `allow-same-origin` or `allow-scripts`: its
-//! document has an opaque origin, so the page cannot read its height, and it cannot run script to
-//! report it (`postMessage` would need script inside the frame, which is exactly what the sandbox
-//! forbids). The server knows nothing of the layout either, so it guesses from the HTML: visible
+//! The body is shown in `<iframe sandbox>` without `allow-scripts` (and, unless people sign in,
+//! without `allow-same-origin`): the page runs no script of its own to measure it, and the frame
+//! cannot run script to report it (`postMessage` would need script inside the frame, which is
+//! exactly what the sandbox forbids). The server knows nothing of the layout either, so it guesses from the HTML: visible
 //! text, block elements and images, laid out in a column of about 700 pixels. The guess picks one
 //! of a few heights (classes in `style.css`, since the pages' policy forbids inline styles): a
 //! short note gets a short frame instead of three quarters of the screen of white, a newsletter
