@@ -145,7 +145,13 @@ impl Browser {
 
     fn read(&mut self) -> Value {
         loop {
-            let v: Value = match self.ws.read().expect("devtools message") {
+            let read = match self.ws.read() {
+                // A signal (a child process of the server, such as the PDF renderer's browser,
+                // ending) interrupts the blocking read; nothing was lost, so read again.
+                Err(tungstenite::Error::Io(e)) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                other => other.expect("devtools message"),
+            };
+            let v: Value = match read {
                 Message::Text(t) => serde_json::from_str(t.as_str()).expect("json"),
                 Message::Close(_) => panic!("devtools closed"),
                 _ => continue,
