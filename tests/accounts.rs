@@ -18,7 +18,7 @@ use crate::scopes::{archive, basic, users_file};
 fn app_with(configure: impl FnOnce(&mut mailshelf::Config, &std::path::Path)) -> (TestApp, tempfile::TempDir) {
     let (dir, mail) = archive();
     let root = dir.path().to_path_buf();
-    let app = TestApp::configured(&[mail], |c| configure(c, &root));
+    let app = TestApp::with_config(&[mail], |c| configure(c, &root));
     (app, dir)
 }
 
@@ -281,7 +281,7 @@ async fn the_audit_log_has_a_line_for_every_sign_in_and_read() {
     let (dir, mail) = archive();
     let users = users_file(dir.path());
     let log = dir.path().join("audit.jsonl");
-    let app = TestApp::configured(&[mail], |c| {
+    let app = TestApp::with_config(&[mail], |c| {
         c.accounts.users = Some(users);
         c.accounts.audit_log = Some(log.to_string_lossy().into_owned());
     });

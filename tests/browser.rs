@@ -559,7 +559,7 @@ async fn the_upload_form_lands_on_the_uploaded_message() {
 async fn a_signed_in_reader_sees_the_pictures_of_a_message() {
     let dir = tempfile::tempdir().expect("tempdir");
     let users = crate::scopes::users_file(dir.path());
-    let app = TestApp::configured(&[repo_path("samples")], |c| c.accounts.users = Some(users));
+    let app = TestApp::with_config(&[repo_path("samples")], |c| c.accounts.users = Some(users));
     let (base, _log) = serve(app.router.clone()).await;
     let page = "/message/newsletter-2026-10@example.com";
     let mut b = Browser::launch();

@@ -214,7 +214,7 @@ fn app(idp: &Idp, dir: &std::path::Path, mail: std::path::PathBuf) -> TestApp {
         ..Default::default()
     };
     let (accounts, _) = args.check().unwrap();
-    TestApp::configured(&[mail], |c| c.accounts = accounts)
+    TestApp::with_config(&[mail], |c| c.accounts = accounts)
 }
 
 #[tokio::test]

@@ -218,7 +218,7 @@ async fn as_user(app: &TestApp, method: &str, uri: &str, who: &str) -> Reply {
 async fn a_reader_of_some_folders_learns_nothing_of_the_others_by_any_route() {
     let (dir, mail) = archive();
     let users = users_file(dir.path());
-    let app = TestApp::configured(&[mail], |c| {
+    let app = TestApp::with_config(&[mail], |c| {
         c.accounts.users = Some(users);
         // The PDF route answers without rendering here (a renderer adds nothing to what is read).
         c.chromium = None;
@@ -280,7 +280,7 @@ async fn a_reader_of_some_folders_learns_nothing_of_the_others_by_any_route() {
 async fn what_is_out_of_reach_answers_as_what_does_not_exist() {
     let (dir, mail) = archive();
     let users = users_file(dir.path());
-    let app = TestApp::configured(&[mail], |c| c.accounts.users = Some(users));
+    let app = TestApp::with_config(&[mail], |c| c.accounts.users = Some(users));
     let scoped = basic("scoped", "scoped-pw");
     let templates = [
         "/message/{}",

@@ -82,26 +82,19 @@ impl TestApp {
     /// [`TestApp::new`] with the keys and trust given (`--key`, `--trust`), decrypted mail indexed
     /// or not (`--index-decrypted`).
     pub fn with_keys(paths: &[PathBuf], keys: mailshelf::crypto::Keyring, index_decrypted: bool) -> TestApp {
-        let data_dir = tempfile::tempdir().expect("temp dir");
-        let database_url = postgres::backend_is_postgres().then(|| postgres::Cluster::shared().database());
         let keys = Arc::new(keys);
-        Self::open_with(paths, data_dir, database_url, move |c| {
+        Self::with_config(paths, move |c| {
             c.keys = keys;
             c.index_decrypted = index_decrypted;
         })
     }
 
-    /// An app over `paths` on the backend under test, with settings changed by `set`.
+    /// An app over `paths` on the backend under test, with settings changed by `set` (accounts,
+    /// the audit log, attachment text…).
     pub fn with_config(paths: &[PathBuf], set: impl FnOnce(&mut Config)) -> TestApp {
         let data_dir = tempfile::tempdir().expect("temp dir");
         let database_url = postgres::backend_is_postgres().then(|| postgres::Cluster::shared().database());
         Self::open_with(paths, data_dir, database_url, set)
-    }
-
-    /// An app over `paths` as `configure` sets it up (accounts, the audit log), on the backend the
-    /// tests run on.
-    pub fn configured(paths: &[PathBuf], configure: impl FnOnce(&mut Config)) -> TestApp {
-        Self::with_config(paths, configure)
     }
 
     pub fn open_with(
