@@ -10,6 +10,8 @@
 #   WORKDIR=DIR      where the archive, data dirs and logs go (default: a fresh mktemp -d under $TMPDIR)
 #   KEEP=1           keep WORKDIR afterwards (default: removed unless WORKDIR was given)
 #   SKIP_BUILD=1     use the existing target/release/mailshelf (and parse_ceiling) as they are
+#   MAILSHELF=PATH   measure this binary instead of target/release/mailshelf (with SKIP_BUILD=1: a
+#                    before and an after binary measured in one session)
 #   NOTMUCH=0        skip the notmuch comparison
 #   REPEAT=1         runs of the parse ceiling and of mailshelf's cold index; the fastest is reported
 #                    (the warm restart follows the last cold run; notmuch runs once)
@@ -81,7 +83,7 @@ if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
     say "building parse_ceiling (release)"
     (cd "$BENCH/parse_ceiling" && cargo build --release --quiet) >&2
 fi
-MAILSHELF="$ROOT/target/release/mailshelf"
+MAILSHELF="${MAILSHELF:-$ROOT/target/release/mailshelf}"
 CEILING="$BENCH/parse_ceiling/target/release/parse_ceiling"
 [[ -x "$MAILSHELF" ]] || { say "missing $MAILSHELF"; exit 1; }
 [[ -x "$CEILING" ]] || { say "missing $CEILING"; exit 1; }
