@@ -161,6 +161,11 @@ pub const MAX_CHAIN_CHECKS: usize = 64;
 /// take a couple of seconds).
 pub const MAX_KDF_ITERATIONS: u32 = 2_000_000;
 
+/// Bytes of messages read from their sources and not yet indexed, while indexing: the walker
+/// reading an mbox waits for indexing to catch up rather than read further ahead (a message larger
+/// than this is read alone).
+pub const MAX_IN_FLIGHT_BYTES: u64 = 32 << 20;
+
 /// Wall-clock time one document attached to a message may take to read for its text (a PDF, an
 /// Office or OpenDocument file, a zip archive with what it holds); what was read by then is kept,
 /// and the document is said to be cut.
@@ -186,10 +191,15 @@ pub const MAX_ZIP_DIRECTORY: u64 = 1 << 20;
 /// Documents whose text is kept in memory for search results and `?text=1`, in bytes of text.
 pub const MAX_DOCUMENT_TEXT_CACHE: u64 = 32 << 20;
 
-/// PDF documents being read at once beyond the parse workers' own: a document whose reading
-/// outlasts [`MAX_DOCUMENT_TIME`] is left to finish on its own thread, and while this many are,
-/// further PDFs are not read.
-pub const MAX_PDF_STRAGGLERS: usize = 2;
+/// PDF documents being read at once, in the whole process. A PDF is read on a thread of its own,
+/// and one whose reading outlasts [`MAX_DOCUMENT_TIME`] is left to finish there, holding its
+/// document (tens of MB for a large one) until it does: it keeps its place in this count, and a
+/// further PDF waits for a place, within its message's [`MAX_MESSAGE_DOCUMENTS_TIME`] (then it is
+/// listed as not read), and its own time starts when it has one. One
+/// place: two PDFs read at once, each within its [`MAX_DOCUMENT_INFLATED`], could take 120 MB
+/// more than indexing without them; one at a time stays within 100 MB and costs document-heavy
+/// mail a seventh of its indexing speed.
+pub const MAX_PDF_READERS: usize = 1;
 
 /// Levels of PDF form XObjects inside one another followed for their text.
 pub const MAX_PDF_FORM_DEPTH: usize = 12;

@@ -427,7 +427,7 @@ impl Archive {
         let mut uncommitted: Vec<EntryId> = Vec::new();
         for outcome in out_rx {
             let src = match outcome {
-                Outcome::Parsed { src, msg, location, doc, hash } => {
+                Outcome::Parsed { src, msg, location, doc, hash, held: _held } => {
                     self.progress.parsed.fetch_add(1, Ordering::Relaxed);
                     let added = self.index_mut().add_hashed(&msg, hash, location);
                     if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
@@ -467,7 +467,7 @@ impl Archive {
                     since_commit += 1;
                     src
                 }
-                Outcome::Failed { src } => {
+                Outcome::Failed { src, held: _held } => {
                     self.progress.failed.fetch_add(1, Ordering::Relaxed);
                     if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
                         p.received += 1;

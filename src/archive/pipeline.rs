@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::doc::search_doc;
 use super::{Archive, Pending, ToRead};
@@ -14,22 +14,72 @@ use crate::crypto::Keyring;
 use crate::error::Error;
 use crate::index::{content_hash, ContentHash, Location};
 use crate::ingest::{self, Kind, MboxReader, Source};
+use crate::limits::MAX_IN_FLIGHT_BYTES;
 use crate::model::Message;
 use crate::parse::{parse_file, parse_message};
 use crate::search::Doc;
 use crate::store::{Batch, SourceState};
 
 /// Messages waiting to be parsed, and parsed ones waiting to be indexed: enough to keep every
-/// core busy, few enough that memory does not grow with a backlog.
+/// core busy, few enough that memory does not grow with a backlog. Their bytes are bounded too
+/// ([`InFlight`]).
 const IN_FLIGHT: usize = 32;
 
-/// Work for the parse workers.
+/// The bytes of messages read (or about to be) and not yet indexed, within
+/// [`MAX_IN_FLIGHT_BYTES`]: the walker takes a message's size before it hands the message on, and
+/// the collector gives it back once the message is indexed. Counting messages alone let the walker
+/// read 32 large messages ahead of workers slowed by their documents (hundreds of MB); a message
+/// larger than the whole bound goes alone.
+#[derive(Default)]
+struct InFlight {
+    bytes: Mutex<u64>,
+    freed: Condvar,
+}
+
+impl InFlight {
+    /// Waits until `size` more bytes fit (at once when nothing is in flight).
+    fn take(self: &Arc<Self>, size: u64) -> Held {
+        let mut bytes = self.bytes();
+        while !fits(*bytes, size) {
+            bytes = self.freed.wait(bytes).unwrap_or_else(|e| e.into_inner());
+        }
+        *bytes += size;
+        Held { of: Arc::clone(self), size }
+    }
+
+    fn bytes(&self) -> MutexGuard<'_, u64> {
+        self.bytes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Whether a message of `size` bytes may be read while `in_flight` bytes are.
+fn fits(in_flight: u64, size: u64) -> bool {
+    in_flight == 0 || in_flight.saturating_add(size) <= MAX_IN_FLIGHT_BYTES
+}
+
+/// A message's share of [`InFlight`], given back when dropped (by the collector, or wherever the
+/// message is dropped when indexing stops early).
+pub(super) struct Held {
+    of: Arc<InFlight>,
+    size: u64,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut bytes = self.of.bytes();
+        *bytes = bytes.saturating_sub(self.size);
+        drop(bytes);
+        self.of.freed.notify_all();
+    }
+}
+
+/// Work for the parse workers, each with its share of [`InFlight`].
 enum Job {
     /// A file that is one message.
-    File { src: usize, root: Arc<Path>, path: PathBuf },
+    File { src: usize, root: Arc<Path>, path: PathBuf, held: Held },
     /// One message of an mbox, already read.
-    Mbox { src: usize, source: Source, rel: u16, raw: Vec<u8> },
-    /// One item of an Outlook data file, read by the worker.
+    Mbox { src: usize, source: Source, rel: u16, raw: Vec<u8>, held: Held },
+    /// One item of an Outlook data file, read by the worker (of a size not known before).
     Pst { src: usize, source: Source, rel: u16 },
 }
 
@@ -43,9 +93,12 @@ pub(super) enum Outcome {
         doc: Option<Box<Doc>>,
         /// Its content hash, worked out here on every core rather than on the indexing thread.
         hash: ContentHash,
+        /// Its bytes' share of what may be in flight, given back as the collector drops it.
+        held: Option<Held>,
     },
     Failed {
         src: usize,
+        held: Option<Held>,
     },
     /// The walker finished a source: it gave `count` jobs.
     Done {
@@ -83,7 +136,8 @@ impl Archive {
         }
         std::thread::scope(|scope| {
             let walker_out = out_tx.clone();
-            scope.spawn(move || walk_sources(files, job_tx, walker_out));
+            let in_flight = Arc::new(InFlight::default());
+            scope.spawn(move || walk_sources(files, job_tx, walker_out, &in_flight));
             for _ in 0..workers {
                 let rx = Arc::clone(&job_rx);
                 let tx = out_tx.clone();
@@ -102,9 +156,14 @@ impl Archive {
 
 /// The walker: tells files from mbox files, streams mbox files into single-message jobs, and
 /// reports each source done with its job count.
-fn walk_sources(files: Vec<(ingest::Found, u64)>, jobs: SyncSender<Job>, out: SyncSender<Outcome>) {
+fn walk_sources(
+    files: Vec<(ingest::Found, u64)>,
+    jobs: SyncSender<Job>,
+    out: SyncSender<Outcome>,
+    in_flight: &Arc<InFlight>,
+) {
     for (src, (found, start)) in files.into_iter().enumerate() {
-        let (count, state) = match walk_one(&found, src, start, &jobs) {
+        let (count, state) = match walk_one(&found, src, start, &jobs, in_flight) {
             Ok(r) => r,
             Err(e) => {
                 tracing::warn!(path = %found.path.display(), error = %e, "skipped");
@@ -122,13 +181,15 @@ fn walk_one(
     src: usize,
     start: u64,
     jobs: &SyncSender<Job>,
+    in_flight: &Arc<InFlight>,
 ) -> std::io::Result<(usize, SourceState)> {
     let (size, mtime_ns) = stat(&found.path)?;
     let mut state = SourceState { size, mtime_ns, ..SourceState::default() };
     match ingest::sniff_found(found)? {
         Kind::Other => Ok((0, state)),
         Kind::Message => {
-            let job = Job::File { src, root: found.root.clone(), path: found.path.clone() };
+            let held = in_flight.take(size);
+            let job = Job::File { src, root: found.root.clone(), path: found.path.clone(), held };
             let _ = jobs.send(job);
             Ok((1, state))
         }
@@ -164,7 +225,8 @@ fn walk_one(
                     continue;
                 }
                 let source = Source::Mbox { path: found.path.clone(), offset: m.offset, len: m.len };
-                let job = Job::Mbox { src, source, rel, raw: ingest::unescape_from_lines(m.raw) };
+                let held = in_flight.take(m.raw.len() as u64);
+                let job = Job::Mbox { src, source, rel, raw: ingest::unescape_from_lines(m.raw), held };
                 if jobs.send(job).is_err() {
                     break;
                 }
@@ -200,7 +262,8 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: 
         };
         let Ok(job) = job else { return };
         let outcome = match job {
-            Job::File { src, root, path } => {
+            Job::File { src, root, path, held } => {
+                let held = Some(held);
                 let rel = relative_start(&root, &path);
                 let flags = ingest::maildir_flags(&path);
                 let source = Source::File { path };
@@ -225,11 +288,12 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: 
                                 uploaded: false,
                             },
                             msg: Box::new(msg),
+                            held,
                         }
                     }
                     Err(e) => {
                         tracing::warn!(path = %source.path().display(), error = %e, "skipped");
-                        Outcome::Failed { src }
+                        Outcome::Failed { src, held }
                     }
                 }
             }
@@ -241,24 +305,26 @@ fn parse_worker(jobs: &Mutex<Receiver<Job>>, out: &SyncSender<Outcome>, search: 
                         hash: hash(&msg),
                         msg: Box::new(msg),
                         location: Location::Top { source, rel, flags: None, uploaded: false },
+                        held: None,
                     },
                     Err(e) => {
                         tracing::warn!(path = %source.path().display(), error = %e, "skipped an item");
-                        Outcome::Failed { src }
+                        Outcome::Failed { src, held: None }
                     }
                 }
             }
-            Job::Mbox { src, source, rel, raw } => match read(parse_message(Arc::from(raw))) {
+            Job::Mbox { src, source, rel, raw, held } => match read(parse_message(Arc::from(raw))) {
                 Ok(msg) => Outcome::Parsed {
                     src,
                     doc: doc(&msg),
                     hash: hash(&msg),
                     msg: Box::new(msg),
                     location: Location::Top { source, rel, flags: None, uploaded: false },
+                    held: Some(held),
                 },
                 Err(e) => {
                     tracing::warn!(path = %source.path().display(), error = %e, "skipped");
-                    Outcome::Failed { src }
+                    Outcome::Failed { src, held: Some(held) }
                 }
             },
         };
@@ -299,4 +365,38 @@ pub(super) fn tail_hash(path: &Path, end: u64) -> std::io::Result<[u8; 16]> {
     let mut out = [0u8; 16];
     out.copy_from_slice(&blake3::hash(&buf).as_bytes()[..16]);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_read_ahead_are_bounded_by_their_bytes() {
+        const MAX: u64 = MAX_IN_FLIGHT_BYTES;
+        for (in_flight, size, fits_now) in [
+            (0, 1, true),
+            (0, MAX, true),
+            // A message larger than the bound goes alone.
+            (0, 10 * MAX, true),
+            (MAX - 10, 10, true),
+            (MAX - 10, 11, false),
+            (1, MAX, false),
+            (MAX, 0, true),
+        ] {
+            assert_eq!(fits(in_flight, size), fits_now, "{in_flight} in flight, {size} more");
+        }
+    }
+
+    #[test]
+    fn bytes_in_flight_are_given_back_when_a_message_is_dropped() {
+        let in_flight = Arc::new(InFlight::default());
+        let first = in_flight.take(MAX_IN_FLIGHT_BYTES / 2);
+        let second = in_flight.take(MAX_IN_FLIGHT_BYTES / 2);
+        assert_eq!(*in_flight.bytes(), MAX_IN_FLIGHT_BYTES);
+        drop(first);
+        assert_eq!(*in_flight.bytes(), MAX_IN_FLIGHT_BYTES / 2);
+        drop(second);
+        assert_eq!(*in_flight.bytes(), 0);
+    }
 }

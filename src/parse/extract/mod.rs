@@ -181,7 +181,7 @@ impl Budget {
         }
         let deadline = (now + MAX_DOCUMENT_TIME).min(self.deadline);
         let meter = Rc::new(Meter::new(self.inflate_left.min(MAX_DOCUMENT_INFLATED)));
-        let mut sink = Sink::new(self.html, self.text_left, deadline, Rc::clone(&meter));
+        let mut sink = Sink::new(self.html, self.text_left, deadline, self.deadline, Rc::clone(&meter));
         let result = read_format(format, input, name, &mut sink);
         self.text_left = self.text_left.saturating_sub(sink.text.len());
         self.inflate_left = self.inflate_left.saturating_sub(meter.used());

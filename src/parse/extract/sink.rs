@@ -118,6 +118,8 @@ pub(super) struct Sink {
     pub(super) text: String,
     cap: usize,
     deadline: Instant,
+    /// The message's deadline, which no document of it passes, however long it waited.
+    latest: Instant,
     ticks: u32,
     pub(super) meter: Rc<Meter>,
     pub(super) html: HtmlText,
@@ -128,8 +130,20 @@ pub(super) struct Sink {
 }
 
 impl Sink {
-    pub(super) fn new(html: HtmlText, cap: usize, deadline: Instant, meter: Rc<Meter>) -> Sink {
-        Sink { text: String::new(), cap, deadline, ticks: 0, meter, html, depth: 0, in_zip: false, notices: Vec::new() }
+    /// A sink for a document due by `deadline`, of a message due by `latest`.
+    pub(super) fn new(html: HtmlText, cap: usize, deadline: Instant, latest: Instant, meter: Rc<Meter>) -> Sink {
+        Sink {
+            text: String::new(),
+            cap,
+            deadline,
+            latest,
+            ticks: 0,
+            meter,
+            html,
+            depth: 0,
+            in_zip: false,
+            notices: Vec::new(),
+        }
     }
 
     /// Appends text, as much as fits; `Stop::Text` once it is full.
@@ -174,6 +188,17 @@ impl Sink {
 
     pub(super) fn deadline(&self) -> Instant {
         self.deadline
+    }
+
+    /// The message's deadline: how long a document may wait for a reader shared by the process.
+    pub(super) fn latest(&self) -> Instant {
+        self.latest
+    }
+
+    /// Moves the deadline on by `waited` (time spent waiting, not reading), never past the
+    /// message's.
+    pub(super) fn postpone(&mut self, waited: std::time::Duration) {
+        self.deadline = (self.deadline + waited).min(self.latest);
     }
 
     /// The text this document may still add.

@@ -17,23 +17,25 @@
 //!
 //! Steps 2–4 run on a thread of their own with a large stack. If the deadline passes and the
 //! thread has not answered (pdf-extract working through something that calls back nothing), the
-//! text of the pages it finished is kept and the thread is left to end by itself; while
-//! [`MAX_PDF_STRAGGLERS`] such threads run, further PDFs are not read.
+//! text of the pages it finished is kept and the thread is left to end by itself. At most
+//! [`MAX_PDF_READERS`] such threads live at once, stragglers included: each holds a whole
+//! document, so their number bounds the memory PDFs take; a PDF finding no place waits for one
+//! (within its message's time, the wait not counted in its own).
 
 mod actual;
 mod prepare;
 mod raw;
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex, Once};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard, Once};
 use std::time::{Duration, Instant};
 
 use lopdf::Document;
 use pdf_extract::{MediaBox, OutputDev, OutputError, Transform};
 
 use super::{unreadable, Halt, Sink, Stop};
-use crate::limits::MAX_PDF_STRAGGLERS;
+use crate::limits::MAX_PDF_READERS;
 
 /// Larger PDFs are not read: lopdf holds the whole file and its objects in memory.
 const MAX_PDF_BYTES: usize = 32 << 20;
@@ -41,8 +43,43 @@ const MAX_PDF_BYTES: usize = 32 << 20;
 /// The reading thread's stack: pdf-extract recurses into forms.
 const STACK: usize = 64 << 20;
 
-/// Reading threads still running after their caller stopped waiting.
-static STRAGGLERS: AtomicUsize = AtomicUsize::new(0);
+/// Reading threads alive, those whose caller stopped waiting included.
+static READERS: Mutex<usize> = Mutex::new(0);
+/// Signalled when a reading thread ends.
+static READER_ENDED: Condvar = Condvar::new();
+
+/// A place among the [`MAX_PDF_READERS`]: given back when dropped, by the reading thread as it ends
+/// (or by the caller when no thread could be started).
+struct Place;
+
+impl Place {
+    /// Waits for a place until `deadline`; `None` when none came free by then.
+    fn take(deadline: Instant) -> Option<Place> {
+        let mut readers = readers();
+        while *readers >= MAX_PDF_READERS {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            readers = READER_ENDED.wait_timeout(readers, left).map_or_else(|e| e.into_inner().0, |(r, _)| r);
+        }
+        *readers += 1;
+        Some(Place)
+    }
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        let mut readers = readers();
+        *readers = readers.saturating_sub(1);
+        drop(readers);
+        READER_ENDED.notify_one();
+    }
+}
+
+fn readers() -> MutexGuard<'static, usize> {
+    READERS.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 thread_local! {
     /// Set on a thread reading a PDF: a panic there is expected and not printed.
@@ -71,8 +108,8 @@ struct Shared {
     text: Mutex<String>,
     /// Set by the caller when it stops waiting: the reader stops at its next character.
     stop: AtomicBool,
-    /// Whether the caller still waits for it (else the reader counts itself out of the stragglers
-    /// when it ends).
+    /// Whether the reader has ended, and if not whether its caller still waits for it (a
+    /// reader that ends just as its caller gives up still has its report read).
     state: Mutex<State>,
 }
 
@@ -98,9 +135,11 @@ pub(super) fn read(bytes: &[u8], sink: &mut Sink) -> Result<(), Halt> {
     if bytes.len() > MAX_PDF_BYTES {
         return Err(unreadable("not read: PDF files over 32 MiB are not read"));
     }
-    if STRAGGLERS.load(Ordering::Acquire) >= MAX_PDF_STRAGGLERS {
-        return Err(unreadable("not read: earlier PDF files are still being read"));
-    }
+    let asked = Instant::now();
+    let Some(place) = Place::take(sink.latest()) else {
+        return Err(unreadable("not read: other PDF files were being read for all of its time"));
+    };
+    sink.postpone(asked.elapsed());
     quiet_panics();
     let shared = Arc::new(Shared {
         text: Mutex::new(String::new()),
@@ -111,6 +150,7 @@ pub(super) fn read(bytes: &[u8], sink: &mut Sink) -> Result<(), Halt> {
     let (tx, rx) = mpsc::channel();
     let worker = Arc::clone(&shared);
     let spawned = std::thread::Builder::new().name("pdf-text".into()).stack_size(STACK).spawn(move || {
+        let _place = place;
         QUIET.with(|q| q.set(true));
         let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(job, &worker)));
         let report = report.unwrap_or_else(|_| Report {
@@ -119,11 +159,7 @@ pub(super) fn read(bytes: &[u8], sink: &mut Sink) -> Result<(), Halt> {
             notices: Vec::new(),
             unreadable: Some("damaged: the PDF reader gave up on it".into()),
         });
-        let mut state = worker.state.lock().unwrap_or_else(|e| e.into_inner());
-        if *state == State::Abandoned {
-            STRAGGLERS.fetch_sub(1, Ordering::AcqRel);
-        }
-        *state = State::Done;
+        *worker.state.lock().unwrap_or_else(|e| e.into_inner()) = State::Done;
         let _ = tx.send(report);
     });
     if spawned.is_err() {
@@ -138,7 +174,6 @@ pub(super) fn read(bytes: &[u8], sink: &mut Sink) -> Result<(), Halt> {
             let mut state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
             if *state == State::Running {
                 *state = State::Abandoned;
-                STRAGGLERS.fetch_add(1, Ordering::AcqRel);
                 tracing::warn!("a PDF took longer than its time to read; its thread is left to finish");
                 None
             } else {
