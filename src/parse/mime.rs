@@ -527,21 +527,26 @@ fn id_list(v: &HeaderValue<'_>) -> Vec<String> {
     items.into_iter().map(|s| strip_angles(s).to_string()).filter(|s| !s.is_empty()).collect()
 }
 
-/// Control characters (CR and LF above all) never survive into a header value we show or send.
+/// Control characters (CR and LF above all) never survive into a header value we show or send:
+/// each becomes a space.
 fn clean_text(s: &str) -> String {
     let kept = s.trim_matches(|c: char| c.is_whitespace() || c.is_control());
-    if has_control(kept) {
-        let mut out = String::with_capacity(kept.len());
-        for (i, piece) in kept.split(char::is_control).enumerate() {
-            if i > 0 {
-                out.push(' ');
-            }
-            out.push_str(piece);
+    let mut out = String::with_capacity(kept.len());
+    let mut from = 0;
+    let mut at = 0;
+    while at < kept.len() {
+        let width = control_width(kept.as_bytes(), at);
+        if width == 0 {
+            at += 1;
+            continue;
         }
-        out
-    } else {
-        kept.to_string()
+        out.push_str(kept.get(from..at).unwrap_or_default());
+        out.push(' ');
+        at += width;
+        from = at;
     }
+    out.push_str(kept.get(from..).unwrap_or_default());
+    out
 }
 
 /// [`clean_text`] for a value already owned: most are clean, and are kept as they are.
@@ -554,10 +559,22 @@ fn clean_owned(s: String) -> String {
     }
 }
 
-/// Whether `s` holds a C0 or C1 control or DEL (C1 controls are U+0080..U+009F, led by 0xC2 in
-/// UTF-8); a byte scan, as nearly every header value has none.
+/// The length in bytes of the control character (`char::is_control`: C0, DEL, and C1, which is
+/// U+0080..U+009F, 0xC2 0x80..0x9F in UTF-8) starting at `at`, or 0 when there is none there. A
+/// byte test: header values are long (signatures, folded lists) and nearly all of their
+/// characters are ASCII.
+fn control_width(bytes: &[u8], at: usize) -> usize {
+    match bytes.get(at) {
+        Some(&b) if b < 0x20 || b == 0x7F => 1,
+        Some(0xC2) if matches!(bytes.get(at + 1), Some(0x80..=0x9F)) => 2,
+        _ => 0,
+    }
+}
+
+/// Whether `s` holds a C0 or C1 control or DEL.
 fn has_control(s: &str) -> bool {
-    s.bytes().any(|b| b < 0x20 || b == 0x7F || b == 0xC2) && s.chars().any(char::is_control)
+    let bytes = s.as_bytes();
+    bytes.iter().enumerate().any(|(at, &b)| (b < 0x20 || b == 0x7F || b == 0xC2) && control_width(bytes, at) > 0)
 }
 
 fn format_address(a: &Address<'_>) -> String {

@@ -18,6 +18,9 @@ fn header_text_loses_controls_and_outer_space() {
         ("caf\u{e9} \u{a0}nbsp", "caf\u{e9} \u{a0}nbsp"),
         ("", ""),
         ("\r\n", ""),
+        ("\u{e9}\u{9f}\u{85}\u{fc}", "\u{e9}  \u{fc}"),
+        ("a\u{80}b\u{ff}\tc\u{7f}", "a b\u{ff} c"),
+        ("DKIM: v=1;\r\n\tb=abc", "DKIM: v=1;   b=abc"),
     ];
     for (raw, want) in cases {
         let reference: String = raw.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
