@@ -22,7 +22,10 @@ pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
     walkdir::WalkDir::new(root)
         .follow_links(false)
         .follow_root_links(true)
-        .sort_by_file_name()
+        // By name, compared as whole paths: siblings share their folder's path, so the order is
+        // the same, and a path compares as bytes where a name is first parsed out of it (which was
+        // a hundredth of a cold index, sorting a Maildir of 20,000).
+        .sort_by(|a, b| a.path().as_os_str().cmp(b.path().as_os_str()))
         .into_iter()
         .filter_entry(|e| {
             let name = e.file_name().to_string_lossy();
