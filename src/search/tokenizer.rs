@@ -66,6 +66,22 @@ fn is_alphanumeric(c: char) -> bool {
     }
 }
 
+/// Appends `word` lower-cased when all of it is basic Cyrillic (U+0400..U+045F), as the filters
+/// would make it (folding leaves Cyrillic as it is; upper case is 0x20 or 0x50 below lower case);
+/// false, with `out` partly filled, for any other word.
+fn push_basic_cyrillic_lowercase(word: &str, out: &mut String) -> bool {
+    for c in word.chars() {
+        let lower = match c as u32 {
+            0x410..=0x42F => c as u32 + 0x20,
+            0x400..=0x40F => c as u32 + 0x50,
+            0x430..=0x45F => c as u32,
+            _ => return false,
+        };
+        out.extend(char::from_u32(lower));
+    }
+    true
+}
+
 impl Tokenizer for MailTokenizer {
     type TokenStream<'a> = MailTokens<'a>;
 
@@ -138,7 +154,8 @@ impl TokenStream for MailTokens<'_> {
             } else if word.chars().nth(1).is_none() && word.chars().next().is_some_and(is_cjk) {
                 // A CJK character is a word of its own, and has no case and nothing to fold.
                 self.token.text.push_str(word);
-            } else {
+            } else if !push_basic_cyrillic_lowercase(word, &mut self.token.text) {
+                self.token.text.clear();
                 let mut folded = self.unicode.token_stream(word);
                 if folded.advance() {
                     self.token.text.push_str(&folded.token().text);
