@@ -528,35 +528,65 @@ fn id_list(v: &HeaderValue<'_>) -> Vec<String> {
 }
 
 /// Control characters (CR and LF above all) never survive into a header value we show or send:
-/// each becomes a space.
+/// each becomes a space, and white space at either end goes.
 fn clean_text(s: &str) -> String {
-    let kept = s.trim_matches(|c: char| c.is_whitespace() || c.is_control());
-    let mut out = String::with_capacity(kept.len());
-    let mut from = 0;
-    let mut at = 0;
-    while at < kept.len() {
-        let width = control_width(kept.as_bytes(), at);
-        if width == 0 {
-            at += 1;
-            continue;
-        }
-        out.push_str(kept.get(from..at).unwrap_or_default());
-        out.push(' ');
-        at += width;
-        from = at;
-    }
-    out.push_str(kept.get(from..).unwrap_or_default());
-    out
+    let mut out = String::with_capacity(s.len());
+    push_clean(&mut out, s);
+    trimmed(out)
 }
 
 /// [`clean_text`] for a value already owned: most are clean, and are kept as they are.
 fn clean_owned(s: String) -> String {
-    let kept = s.trim_matches(|c: char| c.is_whitespace() || c.is_control());
-    if kept.len() == s.len() && !has_control(&s) {
-        s
-    } else {
+    if has_control(&s) {
         clean_text(&s)
+    } else {
+        trimmed(s)
     }
+}
+
+/// [`clean_text`] of bytes read as UTF-8 (each invalid sequence a U+FFFD, as
+/// `String::from_utf8_lossy` reads them), in one pass: the value of a header the parser keeps raw
+/// (`Received`, signatures), most of them folded over several lines.
+fn clean_bytes(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        push_clean(&mut out, chunk.valid());
+        if !chunk.invalid().is_empty() {
+            out.push(char::REPLACEMENT_CHARACTER);
+        }
+    }
+    trimmed(out)
+}
+
+/// Appends `s` with each control character as a space.
+fn push_clean(out: &mut String, s: &str) {
+    let bytes = s.as_bytes();
+    let mut from = 0;
+    let mut at = 0;
+    while let Some(found) =
+        bytes.get(at..).and_then(|rest| rest.iter().position(|&b| b < 0x20 || b == 0x7F || b == 0xC2))
+    {
+        let here = at + found;
+        let width = control_width(bytes, here);
+        if width == 0 {
+            at = here + 1;
+            continue;
+        }
+        out.push_str(s.get(from..here).unwrap_or_default());
+        out.push(' ');
+        at = here + width;
+        from = at;
+    }
+    out.push_str(s.get(from..).unwrap_or_default());
+}
+
+/// `s` without white space at either end, in place.
+fn trimmed(mut s: String) -> String {
+    let end = s.trim_end().len();
+    s.truncate(end);
+    let start = s.len() - s.trim_start().len();
+    s.drain(..start);
+    s
 }
 
 /// The length in bytes of the control character (`char::is_control`: C0, DEL, and C1, which is
@@ -608,18 +638,14 @@ fn headers(msg: &mail_parser::Message<'_>) -> Vec<(String, String)> {
         .map(|h| {
             // Each header's own bytes (the parser's raw-header list skips those that are not
             // UTF-8, so it cannot be paired with this one by position).
-            let raw_value = || {
-                let bytes = whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default();
-                String::from_utf8_lossy(bytes).into_owned()
-            };
             let value = match h.value() {
-                HeaderValue::Text(t) => t.to_string(),
-                HeaderValue::TextList(l) => l.join(", "),
+                HeaderValue::Text(t) => clean_text(t),
+                HeaderValue::TextList(l) => clean_owned(l.join(", ")),
                 HeaderValue::Address(a) => format_address(a),
                 HeaderValue::DateTime(d) => d.to_rfc3339(),
-                _ => raw_value(),
+                _ => clean_bytes(whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default()),
             };
-            (clean_text(h.name()), clean_owned(value))
+            (clean_text(h.name()), value)
         })
         .collect()
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{clean_owned, clean_text, parse};
+use super::{clean_bytes, clean_owned, clean_text, parse};
 use crate::model::{Body, Message};
 
 #[test]
@@ -27,6 +27,25 @@ fn header_text_loses_controls_and_outer_space() {
         assert_eq!(reference.trim(), want, "{raw:?}");
         assert_eq!(clean_text(raw), want, "{raw:?}");
         assert_eq!(clean_owned(raw.to_string()), want, "{raw:?}");
+        assert_eq!(clean_bytes(raw.as_bytes()), want, "{raw:?}");
+    }
+}
+
+#[test]
+fn raw_header_bytes_are_read_as_lossy_utf8_then_cleaned() {
+    let cases: &[&[u8]] = &[
+        b"",
+        b" from a.example\r\n\tby b.example ",
+        b"caf\xe9\r\n au lait",
+        b"\xff\xfe",
+        b"ok\xc2",
+        b"\xc2\x85next\xc2\xa0line\r\n",
+        b"\xe6\x97\xa5\xe6\x9c\xac \xe6\x97",
+        b"\t\x01\x7f",
+    ];
+    for &raw in cases {
+        let want = clean_text(&String::from_utf8_lossy(raw));
+        assert_eq!(clean_bytes(raw), want, "{raw:?}");
     }
 }
 
