@@ -85,8 +85,9 @@ pub fn sniff(head: &[u8]) -> Kind {
             return Kind::Other;
         }
         fields += 1;
-        if let Ok(n) = std::str::from_utf8(name) {
-            known |= MAIL_HEADERS.iter().any(|h| h.eq_ignore_ascii_case(n));
+        // Looked up until one is found: a header block has tens of fields, the list tens of names.
+        if !known {
+            known = std::str::from_utf8(name).is_ok_and(|n| MAIL_HEADERS.iter().any(|h| h.eq_ignore_ascii_case(n)));
         }
         if fields > 64 {
             break;
