@@ -128,6 +128,10 @@ pub const MAX_THUMB_DECODES: usize = 2;
 /// Bytes of thumbnails kept in memory.
 pub const MAX_THUMB_CACHE: u64 = 32 << 20;
 
+/// Bytes of rewritten documents kept (HTML and CSS parts, by message, part, switches, index
+/// generation and the reader's folders).
+pub const MAX_RENDERED_CACHE: u64 = 8 << 20;
+
 /// Signed and encrypted layers unwrapped inside one another (signed inside encrypted inside
 /// signed…); a deeper one is shown as it is, with an `error` signature status saying why.
 pub const MAX_SECURITY_LAYERS: usize = 8;
