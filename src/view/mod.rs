@@ -186,14 +186,46 @@ impl View {
             .await?
         } else {
             let id = self.archive.find_within(key, &self.access).ok_or(Error::MessageNotFound)?;
-            match self.archive.load_cached(id) {
-                Some(hit) => hit,
-                None => {
-                    let archive = self.archive.clone();
-                    blocking(move || archive.load(id)).await?
-                }
-            }
+            self.read(id).await?
         };
+        self.open_layers(loaded).await
+    }
+
+    /// The entry a URL id names, when this reader may read it: the check of [`View::load`]
+    /// without the loading (a message out of reach is [`Error::MessageNotFound`], as a missing
+    /// one); [`View::find`] off the async threads on a shared backend.
+    pub async fn find_entry(&self, key: &str) -> Result<EntryId, Error> {
+        if self.archive.backend().shared {
+            let (archive, key, access) = (self.archive.clone(), key.to_string(), self.access.clone());
+            return blocking(move || archive.find_within(&key, &access).ok_or(Error::MessageNotFound)).await;
+        }
+        self.archive.find_within(key, &self.access).ok_or(Error::MessageNotFound)
+    }
+
+    /// [`View::load`] of an entry [`View::find_entry`] gave.
+    pub async fn load_found(&self, id: EntryId) -> Result<Loaded, Error> {
+        let loaded = self.read(id).await?;
+        self.open_layers(loaded).await
+    }
+
+    /// A message from the cache when it is there, else read and parsed off the async threads.
+    async fn read(&self, id: EntryId) -> Result<Loaded, Error> {
+        if self.archive.backend().shared {
+            // Even the cache's lookup may ask the database: not on an async worker.
+            let archive = self.archive.clone();
+            return blocking(move || archive.load_cached(id).map_or_else(|| archive.load(id), Ok)).await;
+        }
+        match self.archive.load_cached(id) {
+            Some(hit) => Ok(hit),
+            None => {
+                let archive = self.archive.clone();
+                blocking(move || archive.load(id)).await
+            }
+        }
+    }
+
+    /// A loaded message with its encrypted layers opened with the user's keys.
+    async fn open_layers(&self, loaded: Loaded) -> Result<Loaded, Error> {
         if !self.caches.secrets.keys().can_decrypt() || !crate::parse::secure::has_closed_layers(loaded.top().0) {
             return Ok(loaded);
         }
