@@ -202,6 +202,16 @@ impl View {
         self.archive.find_within(key, &self.access).ok_or(Error::MessageNotFound)
     }
 
+    /// Whether this reader may read the message with entry `id` (see [`Access::permits`]): what
+    /// [`View::find_entry`] asks of the entries an id names.
+    pub async fn may_read(&self, id: EntryId) -> Result<bool, Error> {
+        if self.archive.backend().shared {
+            let (archive, access) = (self.archive.clone(), self.access.clone());
+            return blocking(move || Ok(access.permits(&archive.index(), id))).await;
+        }
+        Ok(self.access.permits(&self.archive.index(), id))
+    }
+
     /// [`View::load`] of an entry [`View::find_entry`] gave.
     pub async fn load_found(&self, id: EntryId) -> Result<Loaded, Error> {
         let loaded = self.read(id).await?;

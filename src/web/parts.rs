@@ -79,13 +79,10 @@ pub(crate) async fn part(
     // The generation is read first: an answer made while the index changes is kept under the
     // older one, where nothing asks for it again.
     let generation = state.archive().index().generation();
-    // Asked on every request, kept answer or not: a message out of the reader's folders is not
-    // found, whoever asked for it before.
-    let entry = view.find_entry(&mid).await?;
     let (remote, download, raw, fold) = (flag(&q.remote), flag(&q.download), flag(&q.raw), flag(&q.fold));
     let key = served::Key {
         generation,
-        entry,
+        mid,
         cid,
         switches: served::Key::switches(remote, download, raw, fold, same_origin),
         access: view.access().clone(),
@@ -93,9 +90,14 @@ pub(crate) async fn part(
     let text = flag(&q.text);
     if !text {
         if let Some(kept) = state.served.get(&key) {
-            return Ok(state.served.respond(&kept, &headers).await);
+            // Asked again of every request, kept answer or not: whether this reader may read the
+            // message the answer was made from.
+            if view.may_read(kept.entry()).await? {
+                return Ok(state.served.respond(&kept, &headers).await);
+            }
         }
     }
+    let entry = view.find_entry(&key.mid).await?;
     let loaded = view.load_found(entry).await?;
     let msg = loaded.message();
     let idx = route::find_part(msg, &key.cid).ok_or(Error::PartNotFound)?;
@@ -139,7 +141,7 @@ pub(crate) async fn part(
     // Fonts are fetched in CORS mode, and a sandboxed message has an opaque origin (unless people
     // sign in: see `csp::sandbox`).
     let extra: &[_] = if font { &[(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"))] } else { &[] };
-    let kept = state.served.keep(key, served::Answer::new(res, extra));
+    let kept = state.served.keep(key, served::Answer::new(res, extra, entry));
     Ok(state.served.respond(&kept, &headers).await)
 }
 

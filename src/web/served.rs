@@ -7,9 +7,9 @@
 //! change anywhere may change where a reference in a rewritten document leads, or which message
 //! an id names), the folders the reader may read (a `cid:`, `mid:` or `Content-Location`
 //! reference resolves only within them), and the sandbox of the server's content policy. Only
-//! answers made in full are kept; the handler still checks, before every lookup, that the reader
-//! may read the message, and `If-None-Match` and `Range` are answered per request from the kept
-//! bytes. Compressed forms are kept by the bytes' ETag (a strong validator), so an answer made
+//! answers made in full are kept; before a kept answer goes out the handler still asks whether the
+//! reader may read the message it was made from (the check that finding the message by its id
+//! makes), and `If-None-Match` and `Range` are answered per request from the kept bytes. Compressed forms are kept by the bytes' ETag (a strong validator), so an answer made
 //! again after a change, with the same bytes, finds them still there.
 
 use std::sync::Arc;
@@ -34,9 +34,8 @@ const COMPRESS_INLINE: usize = 64 * 1024;
 pub(crate) struct Key {
     /// The index generation the answer was made at.
     pub(crate) generation: u64,
-    /// The message, as the reader's id found it.
-    pub(crate) entry: EntryId,
-    /// The part, as the URL names it.
+    /// The message and the part, as the URL names them.
+    pub(crate) mid: String,
     pub(crate) cid: String,
     /// The URL's switches and the sandbox kind, a bit each ([`Key::switches`]).
     pub(crate) switches: u8,
@@ -56,12 +55,14 @@ impl Key {
 
     fn weight(&self) -> u64 {
         let folders: usize = self.access.folder_keys().map_or(0, |keys| keys.iter().map(|k| k.len() + 16).sum());
-        (self.cid.len() + folders) as u64 + 64
+        (self.mid.len() + self.cid.len() + folders) as u64 + 64
     }
 }
 
 /// A part's answer: its headers (ETag, type, disposition, policy…) and its bytes.
 pub(crate) struct Answer {
+    /// The message it was made from (as the reader's id found it).
+    entry: EntryId,
     headers: HeaderMap,
     etag: String,
     bytes: Bytes,
@@ -70,8 +71,9 @@ pub(crate) struct Answer {
 }
 
 impl Answer {
-    /// The answer for `file`, with `extra` headers added to every response of it.
-    pub(crate) fn new(file: FileResponse, extra: &[(header::HeaderName, HeaderValue)]) -> Answer {
+    /// The answer for `file`, made from message `entry`, with `extra` headers added to every
+    /// response of it.
+    pub(crate) fn new(file: FileResponse, extra: &[(header::HeaderName, HeaderValue)], entry: EntryId) -> Answer {
         let (mut headers, etag) = file.head();
         for (name, value) in extra {
             headers.insert(name.clone(), value.clone());
@@ -82,7 +84,12 @@ impl Answer {
             *probe.headers_mut() = headers.clone();
             DefaultPredicate::new().should_compress(&probe)
         };
-        Answer { headers, etag, bytes, compressible }
+        Answer { entry, headers, etag, bytes, compressible }
+    }
+
+    /// The message it was made from.
+    pub(crate) fn entry(&self) -> EntryId {
+        self.entry
     }
 
     fn weight(&self) -> u64 {
