@@ -4,7 +4,7 @@
 
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
 use super::csp::content_csp;
@@ -130,7 +130,7 @@ impl FileResponse {
 /// matching `If-None-Match`, 206 or 416 for a `Range`, else 200.
 pub(crate) fn answer(mut headers: HeaderMap, etag: &str, bytes: Bytes, req: &HeaderMap) -> Response {
     if etag_matches(req, etag) {
-        return (StatusCode::NOT_MODIFIED, headers).into_response();
+        return response(StatusCode::NOT_MODIFIED, headers, Body::empty());
     }
     let total = bytes.len();
     match range_asked(req, etag, total) {
@@ -140,17 +140,25 @@ pub(crate) fn answer(mut headers: HeaderMap, etag: &str, bytes: Bytes, req: &Hea
                 HeaderValue::from_str(&format!("bytes */{total}")).unwrap_or(HeaderValue::from_static("bytes */0")),
             );
             headers.remove(header::CONTENT_TYPE);
-            (StatusCode::RANGE_NOT_SATISFIABLE, headers).into_response()
+            response(StatusCode::RANGE_NOT_SATISFIABLE, headers, Body::empty())
         }
         Some(RangeAnswer::Range(start, end)) => {
             if let Ok(v) = HeaderValue::from_str(&format!("bytes {start}-{end}/{total}")) {
                 headers.insert(header::CONTENT_RANGE, v);
             }
             let slice = bytes.slice(start..=end);
-            (StatusCode::PARTIAL_CONTENT, headers, Body::from(slice)).into_response()
+            response(StatusCode::PARTIAL_CONTENT, headers, Body::from(slice))
         }
-        Some(RangeAnswer::Whole) | None => (StatusCode::OK, headers, Body::from(bytes)).into_response(),
+        Some(RangeAnswer::Whole) | None => response(StatusCode::OK, headers, Body::from(bytes)),
     }
+}
+
+/// A response with these headers as they are (not added one by one to an empty map).
+pub(crate) fn response(status: StatusCode, headers: HeaderMap, body: Body) -> Response {
+    let mut res = Response::new(body);
+    *res.status_mut() = status;
+    *res.headers_mut() = headers;
+    res
 }
 
 /// Whether a request is answered with every byte of `total`, 200 (no `Range`, one not taken, or an

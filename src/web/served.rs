@@ -16,13 +16,13 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use bytes::Bytes;
 use quick_cache::sync::Cache;
 use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 
 use super::encoding::{self, Coding};
-use super::file::{answer, whole_answer, FileResponse};
+use super::file::{answer, response, whole_answer, FileResponse};
 use crate::index::{Access, EntryId};
 use crate::limits::{MAX_SERVED_ANSWER, MAX_SERVED_CACHE};
 
@@ -148,8 +148,13 @@ impl Served {
     /// the compression layer would compress is sent in the coding it would have chosen, from the
     /// form kept (made now if it is not kept yet).
     pub(crate) async fn respond(&self, kept: &Answer, req: &HeaderMap) -> Response {
+        // Most requests (scripts, and every one a browser makes of an image) have no choice to
+        // make: no coding asked for, or bytes not compressed.
+        if !kept.compressible || !req.contains_key(header::ACCEPT_ENCODING) {
+            return answer(kept.headers.clone(), &kept.etag, kept.bytes.clone(), req);
+        }
         let coding = match encoding::preferred(req) {
-            Some(c) if c != Coding::Identity && kept.compressible => c,
+            Some(c) if c != Coding::Identity => c,
             // Identity, or nothing acceptable (the layer answers 406 then): the bytes as they are.
             _ => return answer(kept.headers.clone(), &kept.etag, kept.bytes.clone(), req),
         };
@@ -165,7 +170,7 @@ impl Served {
         headers.remove(header::ACCEPT_RANGES);
         headers.insert(header::CONTENT_ENCODING, coding.header());
         headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
-        (StatusCode::OK, headers, Body::from(body)).into_response()
+        response(StatusCode::OK, headers, Body::from(body))
     }
 
     async fn compressed_form(&self, kept: &Answer, coding: Coding) -> Option<Bytes> {
