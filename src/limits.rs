@@ -128,6 +128,18 @@ pub const MAX_THUMB_DECODES: usize = 2;
 /// Bytes of thumbnails kept in memory.
 pub const MAX_THUMB_CACHE: u64 = 32 << 20;
 
+/// Bytes of rewritten documents kept (HTML and CSS parts, by message, part, switches, index
+/// generation and the reader's folders).
+pub const MAX_RENDERED_CACHE: u64 = 8 << 20;
+
+/// Bytes of `/part/` answers kept whole (their bytes and compressed forms of documents), so that
+/// a part asked for again is answered without reading, rewriting or compressing it again.
+pub const MAX_SERVED_CACHE: u64 = 16 << 20;
+
+/// A part's answer (or compressed form) larger than this is not kept: it would push out many
+/// small ones, and sending it costs more than making it.
+pub const MAX_SERVED_ANSWER: usize = 4 << 20;
+
 /// Signed and encrypted layers unwrapped inside one another (signed inside encrypted inside
 /// signed…); a deeper one is shown as it is, with an `error` signature status saying why.
 pub const MAX_SECURITY_LAYERS: usize = 8;

@@ -293,6 +293,68 @@ async fn text_is_compressed_images_are_not() {
     assert_eq!(ranged.body.len(), 10);
 }
 
+/// `bytes` decoded from `coding` (a `Content-Encoding`; empty for none).
+fn decoded(coding: &str, bytes: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    match coding {
+        "" => out.extend_from_slice(bytes),
+        "gzip" => {
+            flate2::read::GzDecoder::new(bytes).read_to_end(&mut out).expect("gzip");
+        }
+        "br" => {
+            brotli::Decompressor::new(bytes, 4096).read_to_end(&mut out).expect("br");
+        }
+        "zstd" => out = zstd::stream::decode_all(bytes).expect("zstd"),
+        other => panic!("unexpected coding {other}"),
+    }
+    out
+}
+
+#[tokio::test]
+async fn kept_documents_answer_as_made_in_every_coding() {
+    let app = samples();
+    let m = app.json("/api/messages/newsletter-2026-10@example.com").await;
+    let url = m["html_url"].as_str().expect("html body").to_string();
+    let plain = app.get(&url).await;
+    assert_eq!(plain.status, StatusCode::OK);
+    assert_eq!(plain.header("content-encoding"), "");
+    let etag = plain.header("etag").to_string();
+    // Twice each: the first answer is made (and its compressed form kept), the second is the kept one.
+    for accept in ["gzip", "br", "zstd", "gzip, deflate, br, zstd", "gzip;q=0.5, br;q=0.9", "identity", "deflate"] {
+        for round in 0..2 {
+            let r = app.get_with(&url, &[("accept-encoding", accept)]).await;
+            assert_eq!(r.status, StatusCode::OK, "{accept} {round}");
+            let coding = r.header("content-encoding").to_string();
+            let want = match accept {
+                "gzip" => "gzip",
+                "br" | "gzip;q=0.5, br;q=0.9" => "br",
+                "zstd" | "gzip, deflate, br, zstd" => "zstd",
+                _ => "",
+            };
+            assert_eq!(coding, want, "{accept} {round}");
+            assert_eq!(decoded(&coding, &r.body), plain.body, "{accept} {round}");
+            assert_eq!(r.header("etag"), etag, "{accept} {round}");
+            assert_eq!(r.header("content-type"), plain.header("content-type"), "{accept} {round}");
+            assert_eq!(r.header("content-security-policy"), plain.header("content-security-policy"));
+            if !want.is_empty() {
+                assert!(r.header("vary").to_ascii_lowercase().contains("accept-encoding"), "{accept} {round}");
+            }
+        }
+    }
+    let not_modified = app.get_with(&url, &[("accept-encoding", "gzip"), ("if-none-match", &etag)]).await;
+    assert_eq!(not_modified.status, StatusCode::NOT_MODIFIED);
+    assert!(not_modified.body.is_empty());
+    let ranged = app.get_with(&url, &[("accept-encoding", "gzip"), ("range", "bytes=0-9")]).await;
+    assert_eq!(ranged.status, StatusCode::PARTIAL_CONTENT);
+    assert_eq!(ranged.header("content-encoding"), "");
+    assert_eq!(ranged.body, plain.body[..10]);
+    // Switches are part of what is kept: the download answer is not the inline one.
+    let download = app.get(&format!("{url}?download=1")).await;
+    assert!(download.header("content-disposition").starts_with("attachment"), "{:?}", download.headers);
+    assert!(!app.get(&url).await.header("content-disposition").starts_with("attachment"));
+}
+
 #[tokio::test]
 async fn cors_is_off_unless_origins_are_listed() {
     let app = samples();

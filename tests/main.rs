@@ -38,6 +38,7 @@ mod replicas;
 mod scopes;
 mod search;
 mod security;
+mod served;
 mod thumbs;
 mod tls;
 mod upload_form;

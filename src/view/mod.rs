@@ -44,14 +44,14 @@ use quick_cache::sync::Cache;
 use crate::archive::{Archive, Loaded};
 use crate::error::Error;
 use crate::index::{content_hash, Access, Entry, EntryId};
-use crate::limits::MAX_SEARCH_WINDOW;
+use crate::limits::{MAX_RENDERED_CACHE, MAX_SEARCH_WINDOW};
 use crate::model::{Body, External, Message, Part, PartIdx};
 use crate::parse::extract::{Extracted, Outcome};
 use crate::rewrite::{self, Options};
 use crate::route::Resolver;
 
-/// Rewritten documents kept: enough for the bodies and stylesheets of the messages being read.
-const RENDERED: usize = 64;
+/// Rewritten documents expected in [`MAX_RENDERED_CACHE`] (sizes the cache's table only).
+const RENDERED: usize = 256;
 
 /// Runs blocking work (reading and parsing a message, rewriting a body) off the async threads.
 pub async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, Error> + Send + 'static) -> Result<T, Error> {
@@ -73,7 +73,7 @@ struct Caches {
     /// Rewritten HTML and CSS parts, so a body viewed again (or by many clients) is not rewritten
     /// per request. Keyed by the index generation too: a change anywhere may change where a
     /// reference in it leads.
-    rendered: Cache<RenderKey, Rendered>,
+    rendered: Cache<RenderKey, Rendered, RenderedWeight>,
     /// Lists grouped into conversations and overviews, until the index changes: paging through
     /// them, or coming back, costs only the page.
     threads: Cache<(u64, Access, browse::Scope), Arc<browse::Threads>>,
@@ -104,6 +104,16 @@ const BROWSED: usize = 16;
 /// Entry, part, remote content allowed, quotes folded, index generation, and what the reader may
 /// read (a `cid:` or `mid:` link into a message they may not read resolves to nothing).
 type RenderKey = (EntryId, PartIdx, bool, bool, u64, Access);
+
+/// What a rewritten document weighs in the cache: its bytes.
+#[derive(Clone)]
+struct RenderedWeight;
+
+impl quick_cache::Weighter<RenderKey, Rendered> for RenderedWeight {
+    fn weight(&self, _: &RenderKey, val: &Rendered) -> u64 {
+        val.bytes.len() as u64 + 128
+    }
+}
 
 /// A rewritten HTML or CSS part.
 #[derive(Clone)]
@@ -147,7 +157,7 @@ impl View {
     /// given.
     pub fn with_keys(archive: Arc<Archive>, keys: Arc<crate::crypto::Keyring>) -> View {
         let caches = Caches {
-            rendered: Cache::new(RENDERED),
+            rendered: Cache::with_weighter(RENDERED, MAX_RENDERED_CACHE, RenderedWeight),
             threads: Cache::new(BROWSED),
             overviews: Cache::new(BROWSED),
             labelled: Cache::new(BROWSED),
@@ -176,14 +186,56 @@ impl View {
             .await?
         } else {
             let id = self.archive.find_within(key, &self.access).ok_or(Error::MessageNotFound)?;
-            match self.archive.load_cached(id) {
-                Some(hit) => hit,
-                None => {
-                    let archive = self.archive.clone();
-                    blocking(move || archive.load(id)).await?
-                }
-            }
+            self.read(id).await?
         };
+        self.open_layers(loaded).await
+    }
+
+    /// The entry a URL id names, when this reader may read it: the check of [`View::load`]
+    /// without the loading (a message out of reach is [`Error::MessageNotFound`], as a missing
+    /// one); [`View::find`] off the async threads on a shared backend.
+    pub async fn find_entry(&self, key: &str) -> Result<EntryId, Error> {
+        if self.archive.backend().shared {
+            let (archive, key, access) = (self.archive.clone(), key.to_string(), self.access.clone());
+            return blocking(move || archive.find_within(&key, &access).ok_or(Error::MessageNotFound)).await;
+        }
+        self.archive.find_within(key, &self.access).ok_or(Error::MessageNotFound)
+    }
+
+    /// Whether this reader may read the message with entry `id` (see [`Access::permits`]): what
+    /// [`View::find_entry`] asks of the entries an id names.
+    pub async fn may_read(&self, id: EntryId) -> Result<bool, Error> {
+        if self.archive.backend().shared {
+            let (archive, access) = (self.archive.clone(), self.access.clone());
+            return blocking(move || Ok(access.permits(&archive.index(), id))).await;
+        }
+        Ok(self.access.permits(&self.archive.index(), id))
+    }
+
+    /// [`View::load`] of an entry [`View::find_entry`] gave.
+    pub async fn load_found(&self, id: EntryId) -> Result<Loaded, Error> {
+        let loaded = self.read(id).await?;
+        self.open_layers(loaded).await
+    }
+
+    /// A message from the cache when it is there, else read and parsed off the async threads.
+    async fn read(&self, id: EntryId) -> Result<Loaded, Error> {
+        if self.archive.backend().shared {
+            // Even the cache's lookup may ask the database: not on an async worker.
+            let archive = self.archive.clone();
+            return blocking(move || archive.load_cached(id).map_or_else(|| archive.load(id), Ok)).await;
+        }
+        match self.archive.load_cached(id) {
+            Some(hit) => Ok(hit),
+            None => {
+                let archive = self.archive.clone();
+                blocking(move || archive.load(id)).await
+            }
+        }
+    }
+
+    /// A loaded message with its encrypted layers opened with the user's keys.
+    async fn open_layers(&self, loaded: Loaded) -> Result<Loaded, Error> {
         if !self.caches.secrets.keys().can_decrypt() || !crate::parse::secure::has_closed_layers(loaded.top().0) {
             return Ok(loaded);
         }

@@ -17,13 +17,13 @@ use tower_http::trace::TraceLayer;
 use super::error::{ApiError, PageError};
 use super::guard::{self, Guard};
 use super::state::AppState;
-use super::{api, assets, export, gate, openapi, pages, parts, print, record, signin, thumbs};
+use super::{api, assets, export, gate, openapi, pages, parts, print, signin, thumbs};
 use crate::error::Error;
 
 /// Builds the router. Tests drive it with `tower::ServiceExt::oneshot`.
 pub fn app(state: AppState) -> Router {
     let cors = cors_layer(&state.config.cors_origins);
-    let guard = Guard::new(&state.config);
+    let front = std::sync::Arc::new(guard::Front { guard: Guard::new(&state.config), state: state.clone() });
     // Compress text, never images or partial content (a 206 must carry the exact bytes asked for).
     let compress = CompressionLayer::new().compress_when(DefaultPredicate::new().and(
         |_: StatusCode, _: axum::http::Version, headers: &HeaderMap, _: &axum::http::Extensions| {
@@ -66,16 +66,16 @@ pub fn app(state: AppState) -> Router {
         .fallback(not_found)
         .with_state(state.clone());
     // The layers wrap the router once, outermost first. (`Router::layer` would wrap every route
-    // in each of them, boxed one inside the other: nine boxed services cloned and freed per
-    // request.)
+    // in each of them, boxed one inside the other.) Each middleware function clones and boxes
+    // what lies below it for every request, so there are two: what every request meets first
+    // (the host and cross-site checks, the shared database's absence, and the headers every
+    // answer carries), and inside CORS (whose preflights need no reader) who reads, with the
+    // audit log's line.
     let layered = ServiceBuilder::new()
         .layer(TraceLayer::new_for_http())
-        .layer(middleware::from_fn(guard::security_headers))
-        .layer(middleware::from_fn_with_state(guard, guard::guard))
-        .layer(middleware::from_fn_with_state(state.clone(), guard::database_away))
+        .layer(middleware::from_fn_with_state(front, guard::front))
         .layer(cors)
-        .layer(middleware::from_fn_with_state(state.clone(), gate::gate))
-        .layer(middleware::from_fn_with_state(state, record::record))
+        .layer(middleware::from_fn_with_state(state, gate::gate))
         .layer(compress)
         .service(routes);
     Router::new().fallback_service(layered)

@@ -4,7 +4,7 @@
 
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
 use super::csp::content_csp;
@@ -92,6 +92,14 @@ impl FileResponse {
 
     /// Answers `If-None-Match` with 304 and `Range` with 206/416; otherwise 200.
     pub(crate) fn respond(self, req: &HeaderMap) -> Response {
+        let (headers, etag) = self.head();
+        answer(headers, &etag, self.bytes, req)
+    }
+
+    /// The headers every answer for these bytes carries, and their validator: what [`answer`]
+    /// needs besides the bytes, so that a handler can keep both and answer again without
+    /// building either.
+    pub(crate) fn head(&self) -> (HeaderMap, String) {
         let etag = self.etag.clone().unwrap_or_else(|| etag_of(&self.bytes));
         let mut headers = HeaderMap::new();
         let mut set = |name: header::HeaderName, value: &str| {
@@ -109,35 +117,63 @@ impl FileResponse {
         if let Some(csp) = &self.csp {
             set(header::CONTENT_SECURITY_POLICY, csp);
         }
-        if etag_matches(req, &etag) {
-            return (StatusCode::NOT_MODIFIED, headers).into_response();
-        }
-        let total = self.bytes.len();
-        let range = req
-            .get(header::RANGE)
-            .and_then(|v| v.to_str().ok())
-            // If-Range with a different validator means: send the whole thing.
-            .filter(|_| req.get(header::IF_RANGE).and_then(|v| v.to_str().ok()).is_none_or(|v| v == etag))
-            .map(|r| parse_range(r, total));
-        match range {
-            Some(RangeAnswer::Unsatisfiable) => {
-                headers.insert(
-                    header::CONTENT_RANGE,
-                    HeaderValue::from_str(&format!("bytes */{total}")).unwrap_or(HeaderValue::from_static("bytes */0")),
-                );
-                headers.remove(header::CONTENT_TYPE);
-                (StatusCode::RANGE_NOT_SATISFIABLE, headers).into_response()
-            }
-            Some(RangeAnswer::Range(start, end)) => {
-                if let Ok(v) = HeaderValue::from_str(&format!("bytes {start}-{end}/{total}")) {
-                    headers.insert(header::CONTENT_RANGE, v);
-                }
-                let slice = self.bytes.slice(start..=end);
-                (StatusCode::PARTIAL_CONTENT, headers, Body::from(slice)).into_response()
-            }
-            Some(RangeAnswer::Whole) | None => (StatusCode::OK, headers, Body::from(self.bytes)).into_response(),
-        }
+        (headers, etag)
     }
+
+    /// The bytes, for a handler that keeps them with their [`FileResponse::head`].
+    pub(crate) fn into_bytes(self) -> Bytes {
+        self.bytes
+    }
+}
+
+/// What a request gets of `bytes` with `headers` (from [`FileResponse::head`]): 304 for a
+/// matching `If-None-Match`, 206 or 416 for a `Range`, else 200.
+pub(crate) fn answer(mut headers: HeaderMap, etag: &str, bytes: Bytes, req: &HeaderMap) -> Response {
+    if etag_matches(req, etag) {
+        return response(StatusCode::NOT_MODIFIED, headers, Body::empty());
+    }
+    let total = bytes.len();
+    match range_asked(req, etag, total) {
+        Some(RangeAnswer::Unsatisfiable) => {
+            headers.insert(
+                header::CONTENT_RANGE,
+                HeaderValue::from_str(&format!("bytes */{total}")).unwrap_or(HeaderValue::from_static("bytes */0")),
+            );
+            headers.remove(header::CONTENT_TYPE);
+            response(StatusCode::RANGE_NOT_SATISFIABLE, headers, Body::empty())
+        }
+        Some(RangeAnswer::Range(start, end)) => {
+            if let Ok(v) = HeaderValue::from_str(&format!("bytes {start}-{end}/{total}")) {
+                headers.insert(header::CONTENT_RANGE, v);
+            }
+            let slice = bytes.slice(start..=end);
+            response(StatusCode::PARTIAL_CONTENT, headers, Body::from(slice))
+        }
+        Some(RangeAnswer::Whole) | None => response(StatusCode::OK, headers, Body::from(bytes)),
+    }
+}
+
+/// A response with these headers as they are (not added one by one to an empty map).
+pub(crate) fn response(status: StatusCode, headers: HeaderMap, body: Body) -> Response {
+    let mut res = Response::new(body);
+    *res.status_mut() = status;
+    *res.headers_mut() = headers;
+    res
+}
+
+/// Whether a request is answered with every byte of `total`, 200 (no `Range`, one not taken, or an
+/// `If-Range` for other bytes), rather than 304, 206 or 416.
+pub(crate) fn whole_answer(req: &HeaderMap, etag: &str, total: usize) -> bool {
+    !etag_matches(req, etag) && matches!(range_asked(req, etag, total), None | Some(RangeAnswer::Whole))
+}
+
+/// The `Range` a request asks for, if it asks for one of these bytes.
+fn range_asked(req: &HeaderMap, etag: &str, total: usize) -> Option<RangeAnswer> {
+    req.get(header::RANGE)
+        .and_then(|v| v.to_str().ok())
+        // If-Range with a different validator means: send the whole thing.
+        .filter(|_| req.get(header::IF_RANGE).and_then(|v| v.to_str().ok()).is_none_or(|v| v == etag))
+        .map(|r| parse_range(r, total))
 }
 
 /// `If-None-Match` (RFC 9110 §13.1.2): `*`, or any listed tag equal to ours by the weak comparison.

@@ -25,6 +25,7 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine;
 
 use super::error::ApiError;
+use super::record::record;
 use super::state::AppState;
 use crate::auth::{Accounts, Reader};
 use crate::error::Error;
@@ -80,11 +81,13 @@ fn for_scripts(path: &str) -> bool {
     ["/api/", "/part/", "/raw/", "/thumb/"].iter().any(|p| path.starts_with(p))
 }
 
-/// Finds the reader of every request (see the module's notes).
+/// Finds the reader of every request (see the module's notes), and has what the requests it lets
+/// through read recorded ([`super::record`]; in this layer rather than one of its own, which
+/// would clone and box the rest of the stack once more per request).
 pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let Some(accounts) = state.accounts.clone() else {
         req.extensions_mut().insert(Reader::owner());
-        return next.run(req).await;
+        return record(&state, req, next).await;
     };
     let path = req.uri().path().to_string();
     let peer = peer_of(&req);
@@ -96,9 +99,9 @@ pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: 
                 return ApiError(Error::NotAdmin).into_response();
             }
             req.extensions_mut().insert(reader);
-            next.run(req).await
+            record(&state, req, next).await
         }
-        Ok(None) if public(&path) || path == "/api/status" => next.run(req).await,
+        Ok(None) if public(&path) || path == "/api/status" => record(&state, req, next).await,
         Ok(None) if for_scripts(&path) => ApiError(Error::Unauthorized).into_response(),
         Ok(None) => to_sign_in(&req),
         Err(e) => ApiError(e).into_response(),

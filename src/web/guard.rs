@@ -26,6 +26,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::csp::APP_CSP_HEADER;
 use super::error::{wants_html, ApiError, PageError};
+use super::state::AppState;
 use crate::config::Config;
 use crate::error::Error;
 
@@ -140,10 +141,28 @@ fn refuse(req: &Request, e: Error) -> Response {
     }
 }
 
-/// Refuses requests addressed to a name this server does not answer to, and cross-site writes.
-/// A request without `Host` (HTTP/1.0, or a test driving the router directly) is not from a
-/// browser, which always sends one.
-pub(crate) async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
+/// The state of [`front`]: who may address the server and write to it, and the app's state.
+pub(crate) struct Front {
+    pub(crate) guard: Arc<Guard>,
+    pub(crate) state: AppState,
+}
+
+/// What every request meets first, in one layer: the host and cross-site checks ([`refusal`]),
+/// the shared database's absence ([`database_away`]), and on the way out the headers every answer
+/// carries ([`with_security_headers`]). (Each a layer of its own, every request cloned and boxed
+/// the rest of the stack once more for each of them.)
+pub(crate) async fn front(State(front): State<Arc<Front>>, req: Request, next: Next) -> Response {
+    let res = match refusal(&front.guard, &req) {
+        Some(refused) => refused,
+        None => database_away(&front.state, req, next).await,
+    };
+    with_security_headers(res)
+}
+
+/// The answer to a request addressed to a name this server does not answer to, or to a
+/// cross-site write; `None` for the others. A request without `Host` (HTTP/1.0, or a test driving
+/// the router directly) is not from a browser, which always sends one.
+fn refusal(guard: &Guard, req: &Request) -> Option<Response> {
     let host = req
         .uri()
         .authority()
@@ -152,20 +171,20 @@ pub(crate) async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: N
     if let Some(host) = host {
         if !guard.host_allowed(&host) {
             tracing::warn!(host, "request for a host name this server does not answer to");
-            return refuse(&req, Error::UnknownHost);
+            return Some(refuse(req, Error::UnknownHost));
         }
     }
     let writes = matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
     if writes && guard.cross_site(req.headers()) {
-        return refuse(&req, Error::CrossSiteWrite);
+        return Some(refuse(req, Error::CrossSiteWrite));
     }
-    next.run(req).await
+    None
 }
 
 /// 503 while the shared database is away (see the module's notes); a request during which it
 /// went away, or a query failed for want of it, is answered the same, whatever the handler made
 /// of its failed reads.
-pub(crate) async fn database_away(State(state): State<super::state::AppState>, req: Request, next: Next) -> Response {
+async fn database_away(state: &AppState, req: Request, next: Next) -> Response {
     let before = state.archive().backend();
     let path = req.uri().path();
     if !before.shared || path == "/api/status" || path.starts_with("/static/") {
@@ -186,9 +205,14 @@ pub(crate) async fn database_away(State(state): State<super::state::AppState>, r
     }
 }
 
-/// Headers every response carries; pages that do not set their own CSP get the app's.
+/// The headers every response carries, as a layer of its own (for the router that answers the
+/// PDF renderer, [`super::print`]).
 pub(crate) async fn security_headers(req: Request, next: Next) -> Response {
-    let mut res = next.run(req).await;
+    with_security_headers(next.run(req).await)
+}
+
+/// Headers every response carries; pages that do not set their own CSP get the app's.
+fn with_security_headers(mut res: Response) -> Response {
     let h = res.headers_mut();
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));

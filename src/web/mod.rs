@@ -2,7 +2,9 @@
 //! below it:
 //!
 //! 1. plumbing every handler shares, from the bottom: [`csp`] (the content policies), [`file`](mod@file)
-//!    (bytes answered with file semantics), [`assets`] (static files embedded in the binary),
+//!    (bytes answered with file semantics), [`encoding`] (content-codings: the one a request takes,
+//!    and compressing once), [`served`] (answers of parts kept whole, by reader), [`assets`]
+//!    (static files embedded in the binary),
 //!    [`error`] (errors as problem+json or pages), [`extract`] (ids and switches), [`state`], and
 //!    and [`guard`] (who may address the server and write to it, and the headers every answer
 //!    carries); [`gate`] (who reads: the reader of each request, signed in or not, and the view
@@ -23,6 +25,7 @@ pub(crate) mod api;
 pub mod app;
 pub(crate) mod assets;
 pub(crate) mod csp;
+pub(crate) mod encoding;
 pub(crate) mod error;
 pub(crate) mod export;
 pub(crate) mod extract;
@@ -35,6 +38,7 @@ pub(crate) mod parts;
 pub(crate) mod print;
 pub(crate) mod record;
 pub(crate) mod seals;
+pub(crate) mod served;
 pub mod server;
 pub(crate) mod signin;
 pub mod state;

@@ -14,6 +14,7 @@ use super::error::{ApiError, Problem};
 use super::extract::{flag, Ids, Params};
 use super::file::{cache, content_disposition, FileResponse};
 use super::gate::Viewer;
+use super::served;
 use super::state::AppState;
 use crate::error::Error;
 use crate::model::{Body as PartBody, Part};
@@ -75,9 +76,31 @@ pub(crate) async fn part(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let same_origin = state.signs_in();
-    let loaded = view.load(&mid).await?;
+    // The generation is read first: an answer made while the index changes is kept under the
+    // older one, where nothing asks for it again.
+    let generation = state.archive().index().generation();
+    let (remote, download, raw, fold) = (flag(&q.remote), flag(&q.download), flag(&q.raw), flag(&q.fold));
+    let key = served::Key {
+        generation,
+        mid,
+        cid,
+        switches: served::Key::switches(remote, download, raw, fold, same_origin),
+        access: view.access().clone(),
+    };
+    let text = flag(&q.text);
+    if !text {
+        if let Some(kept) = state.served.get(&key) {
+            // Asked again of every request, kept answer or not: whether this reader may read the
+            // message the answer was made from.
+            if view.may_read(kept.entry()).await? {
+                return Ok(state.served.respond(&kept, &headers).await);
+            }
+        }
+    }
+    let entry = view.find_entry(&key.mid).await?;
+    let loaded = view.load_found(entry).await?;
     let msg = loaded.message();
-    let idx = route::find_part(msg, &cid).ok_or(Error::PartNotFound)?;
+    let idx = route::find_part(msg, &key.cid).ok_or(Error::PartNotFound)?;
     let part = &msg.parts[idx];
     if let Some(external) = &part.external {
         // Never the phantom: a web URL is where the browser goes instead (under the CSP of the
@@ -87,41 +110,39 @@ pub(crate) async fn part(
             None => Err(Error::ExternalBody(external_place(external)).into()),
         };
     }
-    if flag(&q.text) {
+    if text {
         return document_text(&view, &loaded, idx, &headers).await;
     }
-    let remote = flag(&q.remote);
-    let disposition = disposition(part, flag(&q.download));
-    if flag(&q.raw) {
+    let disposition = disposition(part, download);
+    let content_type = served_type(part);
+    let (res, font) = if raw {
         let bytes = Bytes::copy_from_slice(msg.raw.get(part.raw_range.clone()).unwrap_or(&[]));
-        return Ok(FileResponse::new(bytes, "application/octet-stream".into())
+        let res = FileResponse::new(bytes, "application/octet-stream".into())
             .disposition(disposition)
             .content_policy_as(false, same_origin)
-            .cache(cache::PRIVATE_IMMUTABLE)
-            .respond(&headers));
-    }
-    let content_type = served_type(part);
-    let res = if is_document(part, &content_type) {
-        let fold = flag(&q.fold) && content_type != "text/css";
-        let rendered = view.rendered_as(&loaded, idx, remote, fold).await?;
-        FileResponse::new(rendered.bytes, with_charset(part, &content_type)).etag(rendered.etag)
+            .cache(cache::PRIVATE_IMMUTABLE);
+        (res, false)
     } else {
-        let bytes = match &part.body {
-            PartBody::Multipart => Bytes::copy_from_slice(msg.raw.get(part.raw_range.clone()).unwrap_or(&[])),
-            _ => part.shared_bytes(),
+        let res = if is_document(part, &content_type) {
+            let fold = fold && content_type != "text/css";
+            let rendered = view.rendered_as(&loaded, idx, remote, fold).await?;
+            FileResponse::new(rendered.bytes, with_charset(part, &content_type)).etag(rendered.etag)
+        } else {
+            let bytes = match &part.body {
+                PartBody::Multipart => Bytes::copy_from_slice(msg.raw.get(part.raw_range.clone()).unwrap_or(&[])),
+                _ => part.shared_bytes(),
+            };
+            // The message's bytes decide the part's: their hash and the section name it for good.
+            let etag = format!("\"{}-{}\"", loaded.entry.hash, part.section);
+            FileResponse::new(bytes, with_charset(part, &content_type)).etag(etag).cache(cache::PRIVATE_IMMUTABLE)
         };
-        // The message's bytes decide the part's: their hash and the section name it for good.
-        let etag = format!("\"{}-{}\"", loaded.entry.hash, part.section);
-        FileResponse::new(bytes, with_charset(part, &content_type)).etag(etag).cache(cache::PRIVATE_IMMUTABLE)
+        (res.disposition(disposition).content_policy_as(remote, same_origin), is_font(&content_type))
     };
-    let res = res.disposition(disposition).content_policy_as(remote, same_origin);
-    let mut response = res.respond(&headers);
-    if is_font(&content_type) {
-        // Fonts are fetched in CORS mode, and a sandboxed message has an opaque origin (unless
-        // people sign in: see `csp::sandbox`).
-        response.headers_mut().insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-    }
-    Ok(response)
+    // Fonts are fetched in CORS mode, and a sandboxed message has an opaque origin (unless people
+    // sign in: see `csp::sandbox`).
+    let extra: &[_] = if font { &[(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"))] } else { &[] };
+    let kept = state.served.keep(key, served::Answer::new(res, extra, entry));
+    Ok(state.served.respond(&kept, &headers).await)
 }
 
 /// `?text=1`: a document's text, with what stopped its reading said first.

@@ -8,7 +8,7 @@
 
 use std::net::IpAddr;
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -21,8 +21,9 @@ use crate::auth::Reader;
 use crate::error::Error;
 use crate::ids::decode_percent;
 
-/// Records the request in the audit log, when one is kept.
-pub(crate) async fn record(State(state): State<AppState>, req: Request, next: Next) -> Response {
+/// Records the request in the audit log, when one is kept (run by [`super::gate::gate`] for the
+/// requests it lets through).
+pub(crate) async fn record(state: &AppState, req: Request, next: Next) -> Response {
     let Some(audit) = state.audit.clone() else { return next.run(req).await };
     let action = action_of(req.method(), req.uri().path(), req.uri().query());
     let Some((action, id)) = action else { return next.run(req).await };

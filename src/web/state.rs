@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use super::served::Served;
 use crate::archive::Archive;
 use crate::auth::audit::Audit;
 use crate::auth::Accounts;
@@ -24,6 +25,8 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// Thumbnails of image attachments, made on demand and kept within a byte budget.
     pub thumbs: Arc<Thumbnails>,
+    /// Answers of `/part/` kept whole, by reader, with the compressed forms of documents.
+    pub(crate) served: Arc<Served>,
     /// Who may sign in; `None`: nobody has to (the single-person server).
     pub accounts: Option<Arc<Accounts>>,
     /// Where reads are recorded; `None`: nowhere.
@@ -35,7 +38,7 @@ impl AppState {
     /// [`AppState::open`]).
     pub fn new(archive: Arc<Archive>, config: Arc<Config>) -> AppState {
         let view = Arc::new(View::with_keys(archive, Arc::clone(&config.keys)).scoped(Access::nothing()));
-        AppState { view, config, thumbs: Arc::default(), accounts: None, audit: None }
+        AppState { view, config, thumbs: Arc::default(), served: Arc::default(), accounts: None, audit: None }
     }
 
     /// A server as `config` asks for it: with the users file read, sessions kept (in the shared
