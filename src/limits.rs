@@ -207,13 +207,19 @@ pub const MAX_DOCUMENT_TEXT_CACHE: u64 = 32 << 20;
 
 /// PDF documents being read at once, in the whole process. A PDF is read on a thread of its own,
 /// and one whose reading outlasts [`MAX_DOCUMENT_TIME`] is left to finish there, holding its
-/// document (tens of MB for a large one) until it does: it keeps its place in this count, and a
-/// further PDF waits for a place, within its message's [`MAX_MESSAGE_DOCUMENTS_TIME`] (then it is
-/// listed as not read), and its own time starts when it has one. One
-/// place: two PDFs read at once, each within its [`MAX_DOCUMENT_INFLATED`], could take 120 MB
-/// more than indexing without them; one at a time stays within 100 MB and costs document-heavy
-/// mail a seventh of its indexing speed.
+/// document until it does: it keeps its place in this count, and a further PDF waits for a place,
+/// within its message's [`MAX_MESSAGE_DOCUMENTS_TIME`] (then it is listed as not read), and its own
+/// time starts when it has one. Files of at most [`MAX_SMALL_PDF_BYTES`] are first read within
+/// [`MAX_SMALL_PDF_INFLATED`] of decompression, [`MAX_SMALL_PDF_READERS`] at once; any other PDF,
+/// or a small one that needs more, is read alone with the whole [`MAX_DOCUMENT_INFLATED`]: two
+/// large PDFs read at once could take 120 MB more than indexing without them.
 pub const MAX_PDF_READERS: usize = 1;
+/// Small PDFs read at once (each parse worker may read one).
+pub const MAX_SMALL_PDF_READERS: usize = 2;
+/// The largest PDF file read as a small one.
+pub const MAX_SMALL_PDF_BYTES: usize = 1 << 20;
+/// Bytes a small PDF may decompress before it is read again, alone, with the whole budget.
+pub const MAX_SMALL_PDF_INFLATED: u64 = 8 << 20;
 
 /// Levels of PDF form XObjects inside one another followed for their text.
 pub const MAX_PDF_FORM_DEPTH: usize = 12;

@@ -17,10 +17,12 @@
 //!
 //! Steps 2–4 run on a thread of their own with a large stack. If the deadline passes and the
 //! thread has not answered (pdf-extract working through something that calls back nothing), the
-//! text of the pages it finished is kept and the thread is left to end by itself. At most
-//! [`MAX_PDF_READERS`] such threads live at once, stragglers included: each holds a whole
-//! document, so their number bounds the memory PDFs take; a PDF finding no place waits for one
-//! (within its message's time, the wait not counted in its own).
+//! text of the pages it finished is kept and the thread is left to end by itself. Each reading
+//! thread holds a whole document, so their number bounds the memory PDFs take: small files are
+//! read [`MAX_SMALL_PDF_READERS`] at once within [`MAX_SMALL_PDF_INFLATED`] of decompression, any
+//! other (or a small one that needs more, read again) [`MAX_PDF_READERS`] at once, stragglers
+//! included; a PDF finding no place waits for one (within its message's time, the wait not counted
+//! in its own).
 
 mod actual;
 mod prepare;
@@ -35,7 +37,7 @@ use lopdf::Document;
 use pdf_extract::{MediaBox, OutputDev, OutputError, Transform};
 
 use super::{unreadable, Halt, Sink, Stop};
-use crate::limits::MAX_PDF_READERS;
+use crate::limits::{MAX_PDF_READERS, MAX_SMALL_PDF_BYTES, MAX_SMALL_PDF_INFLATED, MAX_SMALL_PDF_READERS};
 
 /// Larger PDFs are not read: lopdf holds the whole file and its objects in memory.
 const MAX_PDF_BYTES: usize = 32 << 20;
@@ -43,42 +45,52 @@ const MAX_PDF_BYTES: usize = 32 << 20;
 /// The reading thread's stack: pdf-extract recurses into forms.
 const STACK: usize = 64 << 20;
 
-/// Reading threads alive, those whose caller stopped waiting included.
-static READERS: Mutex<usize> = Mutex::new(0);
-/// Signalled when a reading thread ends.
-static READER_ENDED: Condvar = Condvar::new();
+/// Reading threads alive, those whose caller stopped waiting included, in one of two kinds: a
+/// small file read within a small decompression budget (many such documents fit in memory at
+/// once), and any other, or a small one that needed more, read alone.
+struct Pool {
+    readers: Mutex<usize>,
+    /// Signalled when a reading thread of the pool ends.
+    ended: Condvar,
+    most: usize,
+}
 
-/// A place among the [`MAX_PDF_READERS`]: given back when dropped, by the reading thread as it ends
-/// (or by the caller when no thread could be started).
-struct Place;
+static SMALL: Pool = Pool { readers: Mutex::new(0), ended: Condvar::new(), most: MAX_SMALL_PDF_READERS };
+static LARGE: Pool = Pool { readers: Mutex::new(0), ended: Condvar::new(), most: MAX_PDF_READERS };
+
+/// A place in a [`Pool`]: given back when dropped, by the reading thread as it ends (or by the
+/// caller when no thread could be started).
+struct Place(&'static Pool);
 
 impl Place {
-    /// Waits for a place until `deadline`; `None` when none came free by then.
-    fn take(deadline: Instant) -> Option<Place> {
-        let mut readers = readers();
-        while *readers >= MAX_PDF_READERS {
+    /// Waits for a place in `pool` until `deadline`; `None` when none came free by then.
+    fn take(pool: &'static Pool, deadline: Instant) -> Option<Place> {
+        let mut readers = pool.readers();
+        while *readers >= pool.most {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return None;
             }
-            readers = READER_ENDED.wait_timeout(readers, left).map_or_else(|e| e.into_inner().0, |(r, _)| r);
+            readers = pool.ended.wait_timeout(readers, left).map_or_else(|e| e.into_inner().0, |(r, _)| r);
         }
         *readers += 1;
-        Some(Place)
+        Some(Place(pool))
     }
 }
 
 impl Drop for Place {
     fn drop(&mut self) {
-        let mut readers = readers();
+        let mut readers = self.0.readers();
         *readers = readers.saturating_sub(1);
         drop(readers);
-        READER_ENDED.notify_one();
+        self.0.ended.notify_one();
     }
 }
 
-fn readers() -> MutexGuard<'static, usize> {
-    READERS.lock().unwrap_or_else(|e| e.into_inner())
+impl Pool {
+    fn readers(&self) -> MutexGuard<'_, usize> {
+        self.readers.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 thread_local! {
@@ -135,18 +147,42 @@ pub(super) fn read(bytes: &[u8], sink: &mut Sink) -> Result<(), Halt> {
     if bytes.len() > MAX_PDF_BYTES {
         return Err(unreadable("not read: PDF files over 32 MiB are not read"));
     }
-    let asked = Instant::now();
-    let Some(place) = Place::take(sink.latest()) else {
-        return Err(unreadable("not read: other PDF files were being read for all of its time"));
-    };
-    sink.postpone(asked.elapsed());
     quiet_panics();
+    // A small file is read beside others, within a small budget; if that is not enough, alone
+    // with the whole budget, from the start.
+    let budget = sink.meter.left();
+    if bytes.len() <= MAX_SMALL_PDF_BYTES && budget > MAX_SMALL_PDF_INFLATED {
+        let place = wait_for(&SMALL, sink)?;
+        match attempt(bytes, sink, place, MAX_SMALL_PDF_INFLATED) {
+            Some(result) => return result,
+            None => tracing::debug!("a small PDF needs more than a small one's decompression; read alone"),
+        }
+    }
+    let place = wait_for(&LARGE, sink)?;
+    attempt(bytes, sink, place, budget).unwrap_or(Err(Halt::Stop(Stop::Inflated)))
+}
+
+/// A place in `pool`, waited for within the message's time (the wait is not counted in the
+/// document's own).
+fn wait_for(pool: &'static Pool, sink: &mut Sink) -> Result<Place, Halt> {
+    let asked = Instant::now();
+    let place = Place::take(pool, sink.latest())
+        .ok_or_else(|| unreadable("not read: other PDF files were being read for all of its time"))?;
+    sink.postpone(asked.elapsed());
+    Ok(place)
+}
+
+/// Reads the document on a thread holding `place`, decompressing at most `budget` bytes; `None`
+/// when that was too little and the budget was smaller than the document's own (nothing is kept
+/// of such a reading: the document is read again).
+fn attempt(bytes: &[u8], sink: &mut Sink, place: Place, budget: u64) -> Option<Result<(), Halt>> {
+    let retry = budget < sink.meter.left();
     let shared = Arc::new(Shared {
         text: Mutex::new(String::new()),
         stop: AtomicBool::new(false),
         state: Mutex::new(State::Running),
     });
-    let job = Job { bytes: bytes.to_vec(), budget: sink.meter.left(), room: sink.room(), deadline: sink.deadline() };
+    let job = Job { bytes: bytes.to_vec(), budget, room: sink.room(), deadline: sink.deadline() };
     let (tx, rx) = mpsc::channel();
     let worker = Arc::clone(&shared);
     let spawned = std::thread::Builder::new().name("pdf-text".into()).stack_size(STACK).spawn(move || {
@@ -163,7 +199,7 @@ pub(super) fn read(bytes: &[u8], sink: &mut Sink) -> Result<(), Halt> {
         let _ = tx.send(report);
     });
     if spawned.is_err() {
-        return Err(unreadable("not read: no thread to read it on"));
+        return Some(Err(unreadable("not read: no thread to read it on")));
     }
     // A little past the deadline: the reader stops itself at it whenever it can.
     let wait = sink.deadline().saturating_duration_since(Instant::now()) + Duration::from_millis(250);
@@ -182,14 +218,21 @@ pub(super) fn read(bytes: &[u8], sink: &mut Sink) -> Result<(), Halt> {
             }
         }
     };
+    if retry && report.as_ref().is_some_and(|r| r.stop == Some(Stop::Inflated) && r.unreadable.is_none()) {
+        return None;
+    }
     let text = std::mem::take(&mut *shared.text.lock().unwrap_or_else(|e| e.into_inner()));
     let pushed = sink.push(text.trim_start());
-    let Some(report) = report else {
-        pushed?;
-        return Err(Halt::Stop(Stop::Time));
+    let Some(mut report) = report else {
+        return Some(pushed.map_err(Halt::Stop).and(Err(Halt::Stop(Stop::Time))));
     };
     sink.meter.charge(report.inflated);
-    sink.notices.extend(report.notices);
+    sink.notices.extend(std::mem::take(&mut report.notices));
+    Some(finish(pushed, report))
+}
+
+/// The outcome of a reading that answered: what the sink said, then what the reader said.
+fn finish(pushed: Result<(), Stop>, report: Report) -> Result<(), Halt> {
     pushed?;
     if let Some(why) = report.unreadable {
         return Err(Halt::Unreadable(why));

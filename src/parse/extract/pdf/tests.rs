@@ -179,6 +179,32 @@ fn compressed_bombs_are_not_inflated_past_the_budget() {
 }
 
 #[test]
+fn small_files_that_decompress_to_more_are_read_again_with_the_whole_budget() {
+    // A file of kilobytes whose first stream inflates past what small files are first read
+    // within, but far below a document's own bound: its text after that stream is found.
+    let mut spaces = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    let chunk = vec![b' '; 1 << 20];
+    for _ in 0..((crate::limits::MAX_SMALL_PDF_INFLATED >> 20) + 4) {
+        spaces.write_all(&chunk).expect("compress");
+    }
+    let spaces = spaces.finish().expect("compress");
+    let bytes = pdf_with(&[text_line("afterspaces", 700).into_bytes()], |doc, pages| {
+        let padding = doc.add_object(Stream::new(dictionary! { "Filter" => "FlateDecode" }, spaces.clone()));
+        let text = match doc.get_dictionary(pages[0]).and_then(|p| p.get(b"Contents")) {
+            Ok(c) => c.clone(),
+            Err(_) => return,
+        };
+        if let Ok(Object::Dictionary(page)) = doc.get_object_mut(pages[0]) {
+            page.set("Contents", vec![Object::Reference(padding), text]);
+        }
+    });
+    assert!(bytes.len() <= crate::limits::MAX_SMALL_PDF_BYTES, "{} bytes", bytes.len());
+    let got = read(&bytes);
+    assert_eq!(got.outcome, Outcome::Whole, "{:?}", got.notices);
+    assert!(got.text.contains("afterspaces"), "{:?}", got.text.trim());
+}
+
+#[test]
 fn pdfs_without_text_or_beyond_repair_say_so() {
     let image_only = pdf_with(&[b"q 100 0 0 100 0 0 cm /Im1 Do Q".to_vec()], |doc, pages| {
         let image = doc.add_object(Stream::new(
