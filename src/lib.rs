@@ -24,7 +24,7 @@
 //! environment variables), [`limits`] (every bound on what input can make us do), [`ids`] (RFC 2392
 //! identifiers), [`uri`] (RFC 2557 base URIs), [`dates`] (every date layout), [`mapi`] (the MAPI
 //! properties and the code-page rule the Outlook readers of `ingest` and `parse` share), [`par`]
-//! (work spread over the cores) and [`memory`] (handing freed memory back). [`crypto`] (S/MIME
+//! (work spread over the cores, and quotas blocking threads share) and [`memory`] (handing freed memory back). [`crypto`] (S/MIME
 //! and OpenPGP on bytes) is a leaf too: it knows neither the model nor any stage, so `parse`
 //! unwraps signed content with it, `view` checks signatures and decrypts with the user's keys on
 //! demand, and the archive only with `--index-decrypted`. Inside `web`, the handlers sit above the

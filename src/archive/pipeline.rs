@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use super::doc::search_doc;
 use super::{Archive, Pending, ToRead};
@@ -16,69 +16,25 @@ use crate::index::{content_hash, ContentHash, Location};
 use crate::ingest::{self, Kind, MboxReader, Source};
 use crate::limits::MAX_IN_FLIGHT_BYTES;
 use crate::model::Message;
+use crate::par::{Quota, Share};
 use crate::parse::{parse_file, parse_message};
 use crate::search::Doc;
 use crate::store::{Batch, SourceState};
 
 /// Messages waiting to be parsed, and parsed ones waiting to be indexed: enough to keep every
-/// core busy, few enough that memory does not grow with a backlog. Their bytes are bounded too
-/// ([`InFlight`]).
+/// core busy, few enough that memory does not grow with a backlog. Their bytes are bounded too:
+/// the walker takes a message's size from a [`Quota`] of [`MAX_IN_FLIGHT_BYTES`] before it hands
+/// the message on, and the share is given back as the collector drops the indexed message.
+/// Counting messages alone let the walker read 32 large messages ahead of workers slowed by their
+/// documents (hundreds of MB); a message larger than the whole bound goes alone.
 const IN_FLIGHT: usize = 32;
 
-/// The bytes of messages read (or about to be) and not yet indexed, within
-/// [`MAX_IN_FLIGHT_BYTES`]: the walker takes a message's size before it hands the message on, and
-/// the collector gives it back once the message is indexed. Counting messages alone let the walker
-/// read 32 large messages ahead of workers slowed by their documents (hundreds of MB); a message
-/// larger than the whole bound goes alone.
-#[derive(Default)]
-struct InFlight {
-    bytes: Mutex<u64>,
-    freed: Condvar,
-}
-
-impl InFlight {
-    /// Waits until `size` more bytes fit (at once when nothing is in flight).
-    fn take(self: &Arc<Self>, size: u64) -> Held {
-        let mut bytes = self.bytes();
-        while !fits(*bytes, size) {
-            bytes = self.freed.wait(bytes).unwrap_or_else(|e| e.into_inner());
-        }
-        *bytes += size;
-        Held { of: Arc::clone(self), size }
-    }
-
-    fn bytes(&self) -> MutexGuard<'_, u64> {
-        self.bytes.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// Whether a message of `size` bytes may be read while `in_flight` bytes are.
-fn fits(in_flight: u64, size: u64) -> bool {
-    in_flight == 0 || in_flight.saturating_add(size) <= MAX_IN_FLIGHT_BYTES
-}
-
-/// A message's share of [`InFlight`], given back when dropped (by the collector, or wherever the
-/// message is dropped when indexing stops early).
-pub(super) struct Held {
-    of: Arc<InFlight>,
-    size: u64,
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        let mut bytes = self.of.bytes();
-        *bytes = bytes.saturating_sub(self.size);
-        drop(bytes);
-        self.of.freed.notify_all();
-    }
-}
-
-/// Work for the parse workers, each with its share of [`InFlight`].
+/// Work for the parse workers, each with its share of the bytes in flight.
 enum Job {
     /// A file that is one message.
-    File { src: usize, root: Arc<Path>, path: PathBuf, held: Held },
+    File { src: usize, root: Arc<Path>, path: PathBuf, held: Share },
     /// One message of an mbox, already read.
-    Mbox { src: usize, source: Source, rel: u16, raw: Vec<u8>, held: Held },
+    Mbox { src: usize, source: Source, rel: u16, raw: Vec<u8>, held: Share },
     /// One item of an Outlook data file, read by the worker (of a size not known before).
     Pst { src: usize, source: Source, rel: u16 },
 }
@@ -94,11 +50,11 @@ pub(super) enum Outcome {
         /// Its content hash, worked out here on every core rather than on the indexing thread.
         hash: ContentHash,
         /// Its bytes' share of what may be in flight, given back as the collector drops it.
-        held: Option<Held>,
+        held: Option<Share>,
     },
     Failed {
         src: usize,
-        held: Option<Held>,
+        held: Option<Share>,
     },
     /// The walker finished a source: it gave `count` jobs.
     Done {
@@ -136,7 +92,7 @@ impl Archive {
         }
         std::thread::scope(|scope| {
             let walker_out = out_tx.clone();
-            let in_flight = Arc::new(InFlight::default());
+            let in_flight = Arc::new(Quota::new(MAX_IN_FLIGHT_BYTES));
             scope.spawn(move || walk_sources(files, job_tx, walker_out, &in_flight));
             for _ in 0..workers {
                 let rx = Arc::clone(&job_rx);
@@ -160,7 +116,7 @@ fn walk_sources(
     files: Vec<(ingest::Found, u64)>,
     jobs: SyncSender<Job>,
     out: SyncSender<Outcome>,
-    in_flight: &Arc<InFlight>,
+    in_flight: &Arc<Quota>,
 ) {
     for (src, (found, start)) in files.into_iter().enumerate() {
         let (count, state) = match walk_one(&found, src, start, &jobs, in_flight) {
@@ -181,7 +137,7 @@ fn walk_one(
     src: usize,
     start: u64,
     jobs: &SyncSender<Job>,
-    in_flight: &Arc<InFlight>,
+    in_flight: &Arc<Quota>,
 ) -> std::io::Result<(usize, SourceState)> {
     let (size, mtime_ns) = stat(&found.path)?;
     let mut state = SourceState { size, mtime_ns, ..SourceState::default() };
@@ -365,38 +321,4 @@ pub(super) fn tail_hash(path: &Path, end: u64) -> std::io::Result<[u8; 16]> {
     let mut out = [0u8; 16];
     out.copy_from_slice(&blake3::hash(&buf).as_bytes()[..16]);
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn messages_read_ahead_are_bounded_by_their_bytes() {
-        const MAX: u64 = MAX_IN_FLIGHT_BYTES;
-        for (in_flight, size, fits_now) in [
-            (0, 1, true),
-            (0, MAX, true),
-            // A message larger than the bound goes alone.
-            (0, 10 * MAX, true),
-            (MAX - 10, 10, true),
-            (MAX - 10, 11, false),
-            (1, MAX, false),
-            (MAX, 0, true),
-        ] {
-            assert_eq!(fits(in_flight, size), fits_now, "{in_flight} in flight, {size} more");
-        }
-    }
-
-    #[test]
-    fn bytes_in_flight_are_given_back_when_a_message_is_dropped() {
-        let in_flight = Arc::new(InFlight::default());
-        let first = in_flight.take(MAX_IN_FLIGHT_BYTES / 2);
-        let second = in_flight.take(MAX_IN_FLIGHT_BYTES / 2);
-        assert_eq!(*in_flight.bytes(), MAX_IN_FLIGHT_BYTES);
-        drop(first);
-        assert_eq!(*in_flight.bytes(), MAX_IN_FLIGHT_BYTES / 2);
-        drop(second);
-        assert_eq!(*in_flight.bytes(), 0);
-    }
 }

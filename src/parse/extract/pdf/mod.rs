@@ -30,7 +30,7 @@ mod raw;
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard, Once};
+use std::sync::{mpsc, Arc, LazyLock, Mutex, Once};
 use std::time::{Duration, Instant};
 
 use lopdf::Document;
@@ -38,6 +38,7 @@ use pdf_extract::{MediaBox, OutputDev, OutputError, Transform};
 
 use super::{unreadable, Halt, Sink, Stop};
 use crate::limits::{MAX_PDF_READERS, MAX_SMALL_PDF_BYTES, MAX_SMALL_PDF_INFLATED, MAX_SMALL_PDF_READERS};
+use crate::par::{Quota, Share};
 
 /// Larger PDFs are not read: lopdf holds the whole file and its objects in memory.
 const MAX_PDF_BYTES: usize = 32 << 20;
@@ -47,51 +48,10 @@ const STACK: usize = 64 << 20;
 
 /// Reading threads alive, those whose caller stopped waiting included, in one of two kinds: a
 /// small file read within a small decompression budget (many such documents fit in memory at
-/// once), and any other, or a small one that needed more, read alone.
-struct Pool {
-    readers: Mutex<usize>,
-    /// Signalled when a reading thread of the pool ends.
-    ended: Condvar,
-    most: usize,
-}
-
-static SMALL: Pool = Pool { readers: Mutex::new(0), ended: Condvar::new(), most: MAX_SMALL_PDF_READERS };
-static LARGE: Pool = Pool { readers: Mutex::new(0), ended: Condvar::new(), most: MAX_PDF_READERS };
-
-/// A place in a [`Pool`]: given back when dropped, by the reading thread as it ends (or by the
-/// caller when no thread could be started).
-struct Place(&'static Pool);
-
-impl Place {
-    /// Waits for a place in `pool` until `deadline`; `None` when none came free by then.
-    fn take(pool: &'static Pool, deadline: Instant) -> Option<Place> {
-        let mut readers = pool.readers();
-        while *readers >= pool.most {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return None;
-            }
-            readers = pool.ended.wait_timeout(readers, left).map_or_else(|e| e.into_inner().0, |(r, _)| r);
-        }
-        *readers += 1;
-        Some(Place(pool))
-    }
-}
-
-impl Drop for Place {
-    fn drop(&mut self) {
-        let mut readers = self.0.readers();
-        *readers = readers.saturating_sub(1);
-        drop(readers);
-        self.0.ended.notify_one();
-    }
-}
-
-impl Pool {
-    fn readers(&self) -> MutexGuard<'_, usize> {
-        self.readers.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
+/// once), and any other, or a small one that needed more, read alone. A reading thread holds its
+/// place ([`Share`]) until it ends.
+static SMALL: LazyLock<Arc<Quota>> = LazyLock::new(|| Arc::new(Quota::new(MAX_SMALL_PDF_READERS as u64)));
+static LARGE: LazyLock<Arc<Quota>> = LazyLock::new(|| Arc::new(Quota::new(MAX_PDF_READERS as u64)));
 
 thread_local! {
     /// Set on a thread reading a PDF: a panic there is expected and not printed.
@@ -162,11 +122,12 @@ pub(super) fn read(bytes: &[u8], sink: &mut Sink) -> Result<(), Halt> {
     attempt(bytes, sink, place, budget).unwrap_or(Err(Halt::Stop(Stop::Inflated)))
 }
 
-/// A place in `pool`, waited for within the message's time (the wait is not counted in the
+/// A place among `readers`, waited for within the message's time (the wait is not counted in the
 /// document's own).
-fn wait_for(pool: &'static Pool, sink: &mut Sink) -> Result<Place, Halt> {
+fn wait_for(readers: &Arc<Quota>, sink: &mut Sink) -> Result<Share, Halt> {
     let asked = Instant::now();
-    let place = Place::take(pool, sink.latest())
+    let place = readers
+        .take_by(1, sink.latest())
         .ok_or_else(|| unreadable("not read: other PDF files were being read for all of its time"))?;
     sink.postpone(asked.elapsed());
     Ok(place)
@@ -175,7 +136,7 @@ fn wait_for(pool: &'static Pool, sink: &mut Sink) -> Result<Place, Halt> {
 /// Reads the document on a thread holding `place`, decompressing at most `budget` bytes; `None`
 /// when that was too little and the budget was smaller than the document's own (nothing is kept
 /// of such a reading: the document is read again).
-fn attempt(bytes: &[u8], sink: &mut Sink, place: Place, budget: u64) -> Option<Result<(), Halt>> {
+fn attempt(bytes: &[u8], sink: &mut Sink, place: Share, budget: u64) -> Option<Result<(), Halt>> {
     let retry = budget < sink.meter.left();
     let shared = Arc::new(Shared {
         text: Mutex::new(String::new()),
