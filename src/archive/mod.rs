@@ -14,7 +14,6 @@ pub mod replica;
 pub mod watch;
 
 mod backend;
-mod commit;
 mod doc;
 mod excerpts;
 mod load;
@@ -81,9 +80,16 @@ pub struct Archive {
     /// With `--index-decrypted`: the keys every message is decrypted with as it is read, so that
     /// what its encrypted layers hide is indexed too (see [`Archive::index_decrypted`]).
     index_keys: std::sync::OnceLock<Arc<crate::crypto::Keyring>>,
-    /// The checkpoint being written while indexing goes on, if any.
-    writing: Mutex<Option<commit::Writing>>,
     pub progress: Progress,
+}
+
+/// How far a commit goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Commit {
+    /// Durable in the store, not yet visible to searches: a batch in the middle of indexing.
+    Checkpoint,
+    /// Durable, and visible to searches: the end of an indexing run, an upload.
+    Done,
 }
 
 /// A source to read: the file, where to start (an appended mbox), and the entries it already gave.
@@ -167,7 +173,6 @@ impl Archive {
             ingest_lock: Mutex::new(()),
             indexer_lock: database.as_ref().map(|d| crate::postgres::IndexerLock::new(Arc::clone(d))),
             index_keys: std::sync::OnceLock::new(),
-            writing: Mutex::new(None),
             progress: Progress::default(),
             database,
         })
@@ -296,9 +301,7 @@ impl Archive {
         let holding = self.indexer_lock.is_some() && self.is_indexer();
         let finished = self.run_pipeline(todo, &mut batch, holding) && !self.lost_lock(holding);
         if finished {
-            let _ = self.commit(std::mem::take(&mut batch));
-        } else {
-            self.checkpoint_written(&mut Vec::new());
+            let _ = self.commit(std::mem::take(&mut batch), Commit::Done);
         }
         let large = self.progress.parsed.load(Ordering::Relaxed) - parsed_before >= COMPACT_AFTER;
         if finished && large {
@@ -320,6 +323,38 @@ impl Archive {
         // with the shared state as loaded and followed since.
         self.progress.set_ready(if finished { Readiness::Indexed } else { Readiness::Loaded });
         self.progress.running.store(false, Ordering::Release);
+    }
+
+    /// Writes a batch, with every change the index holds, to the store, then (when done: a search
+    /// commit costs a segment) the search index. The store is the reference; a search index behind
+    /// it is caught up at the next start ([`Archive::reconcile_search`]).
+    fn commit(&self, mut batch: Batch, how: Commit) -> Result<(), Error> {
+        self.index().take_changes(&mut batch);
+        let started = std::time::Instant::now();
+        let result = self.store.commit(&batch);
+        tracing::debug!(
+            entries = batch.entries.len(),
+            removed = batch.removed.len(),
+            seconds = started.elapsed().as_secs_f64(),
+            "index committed"
+        );
+        match &result {
+            Ok(()) => self.index_mut().committed(&batch),
+            Err(_) if self.closing.load(Ordering::Acquire) => {}
+            Err(e) => tracing::error!(error = %e, "could not save the index; it will be rebuilt from sources"),
+        }
+        if let Some(search) = &self.search {
+            for &id in &batch.removed {
+                search.delete(id);
+            }
+            if matches!(how, Commit::Done) {
+                search.commit();
+            }
+        }
+        // A batch's parsed messages and rows are free now: hand them back between batches, so the
+        // peak is one batch's worth, not the sum of what the arenas kept.
+        crate::memory::release();
+        result
     }
 
     /// Brings the search index in line with the index after a crash between the two commits.
@@ -477,8 +512,10 @@ impl Archive {
                 }
                 // Each commit is durable (see the store's): at a million messages, one durable
                 // commit in four left a 398 MB index after compaction, every one 289 MB, for a
-                // second of syncing in all. It is written while the next batch is read.
-                self.checkpoint(std::mem::take(batch), &mut uncommitted);
+                // second of syncing in all.
+                if self.commit(std::mem::take(batch), Commit::Checkpoint).is_ok() {
+                    uncommitted.clear();
+                }
                 since_commit = 0;
             }
         }
@@ -498,8 +535,7 @@ impl Archive {
     /// ended while the run went on): another replica may be reading the same sources already, and
     /// both committing would list their messages twice. What was read since the last checkpoint
     /// is taken back out, and its sources are left for the new holder to read.
-    fn give_up(&self, mut uncommitted: Vec<EntryId>, batch: &mut Batch) {
-        self.checkpoint_written(&mut uncommitted);
+    fn give_up(&self, uncommitted: Vec<EntryId>, batch: &mut Batch) {
         tracing::warn!(messages = uncommitted.len(), "this replica lost the indexer lock: its run stops here");
         *batch = Batch::default();
         let mut index = self.index_mut();

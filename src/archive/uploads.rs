@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{Archive, Loaded};
+use super::{Archive, Commit, Loaded};
 use crate::error::Error;
 use crate::index::{content_hash, folders, Added, Entry, EntryId, Location};
 use crate::ingest::{self, Kind, MboxReader, Source};
@@ -86,7 +86,7 @@ impl Archive {
             }
             Ok(())
         };
-        let result = add_all(&mut batch).and_then(|()| self.commit(batch));
+        let result = add_all(&mut batch).and_then(|()| self.commit(batch, Commit::Done));
         {
             let mut index = self.index_mut();
             if result.is_err() {
@@ -187,7 +187,7 @@ impl Archive {
             index.sort();
         }
         self.cache.remove(&id);
-        self.commit(Batch { removed_uploads: vec![name], ..Batch::default() })
+        self.commit(Batch { removed_uploads: vec![name], ..Batch::default() }, Commit::Done)
     }
 }
 
@@ -323,7 +323,7 @@ mod tests {
             let state = crate::store::SourceState { size, mtime_ns, ids, ..Default::default() };
             batch.sources.push((path.to_string_lossy().into_owned(), state));
         }
-        archive.commit(batch).expect("committed");
+        archive.commit(batch, Commit::Done).expect("committed");
         archive.index_mut().sort();
         let listed = listing(&archive);
         archive.close();
