@@ -105,7 +105,16 @@ impl Archive {
             // Only the workers hold the jobs' receiver now: if collecting stops early, they stop
             // at their next message, and with them gone the walker's next send fails and it stops.
             drop(job_rx);
-            self.collect(out_rx, &mut pending, batch, holding)
+            // Merges of the search index read whole segments through maps meanwhile.
+            let (running, stopped) = std::sync::mpsc::channel::<()>();
+            scope.spawn(move || {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(crate::memory::RELEASE_MAPS_EVERY) {
+                    crate::memory::release_maps();
+                }
+            });
+            let finished = self.collect(out_rx, &mut pending, batch, holding);
+            drop(running);
+            finished
         })
     }
 }
