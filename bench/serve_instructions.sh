@@ -48,7 +48,7 @@ for path in $PATHS; do
         >"$work/out" 2>"$work/log" &
     pid=$!
     for _ in $(seq 1 600); do
-        curl -sf "http://127.0.0.1:$port/api/status" 2>/dev/null | grep -q '"indexing":false' && break
+        curl -sf "http://127.0.0.1:$port/api/status" 2>/dev/null | grep -q '"ready":true' && break
         sleep 0.2
     done
     ask "$port" "$path" 200

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use mailshelf::config::{Cli, Command, HealthArgs, UserAddArgs, UserCommand};
-use mailshelf::{app, AppState, Archive, Config};
+use mailshelf::{AppState, Archive, Config};
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
@@ -122,7 +122,7 @@ async fn serve(config: Config) -> Result<(), mailshelf::Error> {
     println!("mailshelf serving on {scheme}://{addr}/");
     let _ = std::io::stdout().flush();
     let limits = mailshelf::web::server::Limits::from(&config);
-    mailshelf::web::server::serve_with(listener, app(state), limits, tls, shutdown).await;
+    mailshelf::web::server::serve_with(listener, mailshelf::web::service(state), limits, tls, shutdown).await;
     archive.close();
     Ok(())
 }

@@ -12,7 +12,7 @@ use crate::archive::Archive;
 use crate::config::{Config, OpenArgs};
 use crate::error::Error;
 use crate::route;
-use crate::web::{app, server, AppState};
+use crate::web::{server, service, AppState};
 
 /// Serves `args.paths` until `shutdown` completes. Errors are those of `serve` (an unusable path
 /// is [`Error::BadPath`]).
@@ -53,7 +53,7 @@ pub async fn run(args: OpenArgs, shutdown: impl Future<Output = ()>) -> Result<(
     }
     let limits = server::Limits::from(&config);
     let state = AppState::new(archive, Arc::new(config));
-    server::serve(listener, app(state), limits, shutdown).await;
+    server::serve(listener, service(state), limits, shutdown).await;
     // The data folder goes with `data`; say so if it cannot.
     let path = data.path().to_path_buf();
     if let Err(e) = data.close() {

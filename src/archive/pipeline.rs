@@ -108,7 +108,9 @@ impl Archive {
             // Merges of the search index read whole segments through maps meanwhile.
             let (running, stopped) = std::sync::mpsc::channel::<()>();
             scope.spawn(move || {
-                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(crate::memory::RELEASE_MAPS_EVERY) {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(crate::memory::RELEASE_MAPS_EVERY)
+                {
                     crate::memory::release_maps();
                 }
             });

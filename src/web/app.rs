@@ -20,8 +20,21 @@ use super::state::AppState;
 use super::{api, assets, export, gate, openapi, pages, parts, print, signin, thumbs};
 use crate::error::Error;
 
-/// Builds the router. Tests drive it with `tower::ServiceExt::oneshot`.
+/// The routes in their layers as a `Router`, which tests drive with `tower::ServiceExt::oneshot`;
+/// the server runs the same [`service`] without the router around it.
 pub fn app(state: AppState) -> Router {
+    Router::new().fallback_service(service(state))
+}
+
+/// What the server runs for each request: the routes inside their layers, without a router around
+/// them that would only forward to them (and clone and box them for every request on the way).
+pub fn service(
+    state: AppState,
+) -> impl tower::Service<Request, Response = Response, Error = std::convert::Infallible, Future: Send + 'static>
+       + Clone
+       + Send
+       + Sync
+       + 'static {
     let cors = cors_layer(&state.config.cors_origins);
     let front = std::sync::Arc::new(guard::Front { guard: Guard::new(&state.config), state: state.clone() });
     // Compress text, never images or partial content (a 206 must carry the exact bytes asked for).
@@ -78,7 +91,7 @@ pub fn app(state: AppState) -> Router {
         .layer(middleware::from_fn_with_state(state, gate::gate))
         .layer(compress)
         .service(routes);
-    Router::new().fallback_service(layered)
+    tower::ServiceExt::map_response(layered, IntoResponse::into_response)
 }
 
 /// CORS for the origins configured; none when there are none (no answer then says anything to

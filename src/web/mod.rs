@@ -45,5 +45,5 @@ pub mod state;
 pub(crate) mod thumbs;
 pub mod tls;
 
-pub use app::app;
+pub use app::{app, service};
 pub use state::AppState;

@@ -34,13 +34,39 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::{ConnectInfo, Request};
-use axum::Router;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
+
+/// What is served: every request to a response (the app's service, see [`super::app::service`]).
+pub trait App:
+    tower::Service<
+        Request,
+        Response = axum::response::Response,
+        Error = std::convert::Infallible,
+        Future: Send + 'static,
+    > + Clone
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<S> App for S where
+    S: tower::Service<
+            Request,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+            Future: Send + 'static,
+        > + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
 
 /// How long a stop waits for requests in flight before it drops them.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -63,16 +89,16 @@ impl From<&crate::Config> for Limits {
     }
 }
 
-/// Serves `router` on `listener` until `shutdown` completes; then stops accepting, lets requests in
+/// Serves `app` on `listener` until `shutdown` completes; then stops accepting, lets requests in
 /// flight finish (for up to [`SHUTDOWN_GRACE`]) and returns.
-pub async fn serve(listener: TcpListener, router: Router, limits: Limits, shutdown: impl Future<Output = ()>) {
-    serve_with(listener, router, limits, None, shutdown).await;
+pub async fn serve<S: App>(listener: TcpListener, app: S, limits: Limits, shutdown: impl Future<Output = ()>) {
+    serve_with(listener, app, limits, None, shutdown).await;
 }
 
 /// [`serve`], over HTTPS with `tls`.
-pub async fn serve_with(
+pub async fn serve_with<S: App>(
     listener: TcpListener,
-    router: Router,
+    app: S,
     limits: Limits,
     tls: Option<Arc<super::tls::Certificates>>,
     shutdown: impl Future<Output = ()>,
@@ -121,9 +147,9 @@ pub async fn serve_with(
             },
             () = &mut shutdown => break,
         };
-        let service = tower::ServiceExt::map_request(router.clone(), move |mut req: Request<hyper::body::Incoming>| {
+        let service = tower::ServiceExt::map_request(app.clone(), move |mut req: Request<hyper::body::Incoming>| {
             req.extensions_mut().insert(ConnectInfo(peer));
-            req
+            req.map(axum::body::Body::new)
         });
         let service = TowerToHyperService::new(service);
         match &tls {
