@@ -14,6 +14,8 @@
 //! as everything else the server holds. [`map_file`] maps each file once and keeps track of it;
 //! [`release`] also tells the kernel that no mapped page is needed now (`MADV_DONTNEED`), so the
 //! pages are counted as cache, not as the server's, and the next search reads them from there.
+//! While indexing, [`release_maps`] does that alone every quarter of a second: the search index's
+//! merges read whole segments through maps, faster than commits come.
 //!
 //! These are the only calls into C and the only maps the crate makes itself, which is why this
 //! module alone may use `unsafe`. Elsewhere (musl, macOS, Windows) the allocator calls are
