@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -73,8 +73,11 @@ pub(crate) async fn part(
     Viewer(view, _): Viewer,
     Ids((mid, cid), _): Ids<(String, String)>,
     Params(q, _): Params<PartQuery>,
-    headers: HeaderMap,
+    // The request itself, for its conditional and range headers: taking them as a `HeaderMap`
+    // would copy them for every request.
+    request: Request,
 ) -> Result<Response, ApiError> {
+    let headers = request.headers();
     let same_origin = state.signs_in();
     // The generation is read first: an answer made while the index changes is kept under the
     // older one, where nothing asks for it again.
@@ -93,7 +96,7 @@ pub(crate) async fn part(
             // Asked again of every request, kept answer or not: whether this reader may read the
             // message the answer was made from.
             if view.may_read(kept.entry()).await? {
-                return Ok(state.served.respond(&kept, &headers).await);
+                return Ok(state.served.respond(&kept, headers).await);
             }
         }
     }
@@ -111,7 +114,7 @@ pub(crate) async fn part(
         };
     }
     if text {
-        return document_text(&view, &loaded, idx, &headers).await;
+        return document_text(&view, &loaded, idx, headers).await;
     }
     let disposition = disposition(part, download);
     let content_type = served_type(part);
@@ -142,7 +145,7 @@ pub(crate) async fn part(
     // sign in: see `csp::sandbox`).
     let extra: &[_] = if font { &[(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"))] } else { &[] };
     let kept = state.served.keep(key, served::Answer::new(res, extra, entry));
-    Ok(state.served.respond(&kept, &headers).await)
+    Ok(state.served.respond(&kept, headers).await)
 }
 
 /// `?text=1`: a document's text, with what stopped its reading said first.
