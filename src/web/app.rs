@@ -28,13 +28,7 @@ pub fn app(state: AppState) -> Router {
 
 /// What the server runs for each request: the routes inside their layers, without a router around
 /// them that would only forward to them (and clone and box them for every request on the way).
-pub fn service(
-    state: AppState,
-) -> impl tower::Service<Request, Response = Response, Error = std::convert::Infallible, Future: Send + 'static>
-       + Clone
-       + Send
-       + Sync
-       + 'static {
+pub fn service(state: AppState) -> impl super::server::App {
     let cors = cors_layer(&state.config.cors_origins);
     let front = std::sync::Arc::new(guard::Front { guard: Guard::new(&state.config), state: state.clone() });
     // Compress text, never images or partial content (a 206 must carry the exact bytes asked for).
