@@ -49,15 +49,7 @@ pub fn configure() {
 /// commit, at the end of an indexing run, every [`RELEASE_EVERY`] while serving.
 pub fn release() {
     release_heap();
-    release_mapped();
-}
-
-/// Tells the kernel that no page of any mapped file is needed now (the half of [`release`] that
-/// takes no allocator lock): while indexing, every [`RELEASE_MAPS_EVERY`], for the segments the
-/// search index merges, whose pages a merge would otherwise gather faster than commits release
-/// them.
-pub fn release_maps() {
-    release_mapped();
+    release_maps();
 }
 
 /// How often pages of mapped files are released while indexing.
@@ -134,10 +126,12 @@ pub fn map_file(path: &Path) -> io::Result<Option<MappedFile>> {
 }
 
 /// Tells the kernel that no page of any mapped file is needed now. They stay in the page cache,
-/// and the next read of one maps it again from there.
+/// and the next read of one maps it again from there. The half of [`release`] that takes no
+/// allocator lock: while indexing it runs alone every [`RELEASE_MAPS_EVERY`], for the segments the
+/// search index merges, whose pages a merge would otherwise gather faster than commits release them.
 #[cfg(unix)]
 #[allow(unsafe_code)]
-fn release_mapped() {
+pub fn release_maps() {
     let mapped = MAPPED.lock().unwrap_or_else(PoisonError::into_inner);
     for map in mapped.values().filter_map(Weak::upgrade) {
         // SAFETY: the map is a read-only shared map of a file: a dropped page is read back from
@@ -150,7 +144,7 @@ fn release_mapped() {
 }
 
 #[cfg(not(unix))]
-fn release_mapped() {}
+pub fn release_maps() {}
 
 #[cfg(test)]
 mod tests {
