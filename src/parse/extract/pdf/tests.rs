@@ -50,6 +50,29 @@ fn text_line(words: &str, y: u32) -> String {
     format!("BT /F1 12 Tf 72 {y} Td ({words}) Tj ET\n")
 }
 
+/// A one-page PDF showing `word`, whose page also draws a compressed stream that inflates to `mib`
+/// MiB of spaces, before the text (`spaces_first`) or after it.
+fn pdf_with_spaces(word: &str, mib: u64, spaces_first: bool) -> Vec<u8> {
+    let mut spaces = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    let chunk = vec![b' '; 1 << 20];
+    for _ in 0..mib {
+        spaces.write_all(&chunk).expect("compress");
+    }
+    let spaces = spaces.finish().expect("compress");
+    pdf_with(&[text_line(word, 700).into_bytes()], |doc, pages| {
+        let padding = doc.add_object(Stream::new(dictionary! { "Filter" => "FlateDecode" }, spaces.clone()));
+        let text = match doc.get_dictionary(pages[0]).and_then(|p| p.get(b"Contents")) {
+            Ok(c) => c.clone(),
+            Err(_) => return,
+        };
+        let contents =
+            if spaces_first { vec![Object::Reference(padding), text] } else { vec![text, Object::Reference(padding)] };
+        if let Ok(Object::Dictionary(page)) = doc.get_object_mut(pages[0]) {
+            page.set("Contents", contents);
+        }
+    })
+}
+
 #[test]
 fn pages_are_read_in_order_with_every_text_operator() {
     let bytes = pdf(&[
@@ -157,22 +180,7 @@ fn thousands_of_pages_stop_at_a_bound() {
 
 #[test]
 fn compressed_bombs_are_not_inflated_past_the_budget() {
-    let mut zeros = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
-    let chunk = vec![b' '; 1 << 20];
-    for _ in 0..100 {
-        zeros.write_all(&chunk).expect("compress");
-    }
-    let bomb = zeros.finish().expect("compress");
-    let bytes = pdf_with(&[text_line("beforebomb", 700).into_bytes()], |doc, pages| {
-        let content = doc.add_object(Stream::new(dictionary! { "Filter" => "FlateDecode" }, bomb.clone()));
-        let first = match doc.get_dictionary(pages[0]).and_then(|p| p.get(b"Contents")) {
-            Ok(c) => c.clone(),
-            Err(_) => return,
-        };
-        if let Ok(Object::Dictionary(page)) = doc.get_object_mut(pages[0]) {
-            page.set("Contents", vec![first, Object::Reference(content)]);
-        }
-    });
+    let bytes = pdf_with_spaces("beforebomb", 100, false);
     let got = read(&bytes);
     assert_eq!(got.outcome, Outcome::Cut, "{:?}", got.notices);
     assert!(got.notices.iter().any(|n| n.contains("decompresses to more")), "{:?}", got.notices);
@@ -182,22 +190,7 @@ fn compressed_bombs_are_not_inflated_past_the_budget() {
 fn small_files_that_decompress_to_more_are_read_again_with_the_whole_budget() {
     // A file of kilobytes whose first stream inflates past what small files are first read
     // within, but far below a document's own bound: its text after that stream is found.
-    let mut spaces = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
-    let chunk = vec![b' '; 1 << 20];
-    for _ in 0..((crate::limits::MAX_SMALL_PDF_INFLATED >> 20) + 4) {
-        spaces.write_all(&chunk).expect("compress");
-    }
-    let spaces = spaces.finish().expect("compress");
-    let bytes = pdf_with(&[text_line("afterspaces", 700).into_bytes()], |doc, pages| {
-        let padding = doc.add_object(Stream::new(dictionary! { "Filter" => "FlateDecode" }, spaces.clone()));
-        let text = match doc.get_dictionary(pages[0]).and_then(|p| p.get(b"Contents")) {
-            Ok(c) => c.clone(),
-            Err(_) => return,
-        };
-        if let Ok(Object::Dictionary(page)) = doc.get_object_mut(pages[0]) {
-            page.set("Contents", vec![Object::Reference(padding), text]);
-        }
-    });
+    let bytes = pdf_with_spaces("afterspaces", (crate::limits::MAX_SMALL_PDF_INFLATED >> 20) + 4, true);
     assert!(bytes.len() <= crate::limits::MAX_SMALL_PDF_BYTES, "{} bytes", bytes.len());
     let got = read(&bytes);
     assert_eq!(got.outcome, Outcome::Whole, "{:?}", got.notices);
