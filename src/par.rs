@@ -51,6 +51,12 @@ impl Quota {
         self.hand_out(used, amount)
     }
 
+    /// Takes `amount` if it fits now.
+    pub(crate) fn try_take(self: &Arc<Self>, amount: u64) -> Option<Share> {
+        let used = self.used();
+        self.fits(*used, amount).then(|| self.hand_out(used, amount))
+    }
+
     /// Waits for `amount` to fit until `deadline`; `None` when it did not by then.
     pub(crate) fn take_by(self: &Arc<Self>, amount: u64, deadline: Instant) -> Option<Share> {
         let mut used = self.used();

@@ -25,7 +25,6 @@ mod within;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
 pub use backend::Backend;
@@ -417,7 +416,7 @@ impl Archive {
     /// The indexing thread: adds parsed messages, finishes sources, commits in batches.
     fn collect(
         &self,
-        out_rx: Receiver<Outcome>,
+        out_rx: impl Iterator<Item = Outcome>,
         pending: &mut [Option<Pending>],
         batch: &mut Batch,
         holding: bool,
