@@ -2,7 +2,8 @@
 //! is still not found by a reader who may not read its message, a rewritten document whose
 //! references resolve differently for two readers gives each their own bytes (and ETag), a kept
 //! answer carries the sandbox of the server that made it, and every read of a kept answer is in
-//! the audit log. Both backends.
+//! the audit log. Both backends. Over a real connection, each request gets the length of what it
+//! is sent: the whole answer, a range, nothing for a 304, the compressed form.
 
 use std::path::Path;
 
@@ -153,4 +154,84 @@ async fn every_read_of_a_kept_part_is_in_the_audit_log() {
         line("scoped", hidden, 404),
     ];
     assert_eq!(seen, want, "{text}");
+}
+
+/// One kept-alive connection to a real server: each answer is read by its own `Content-Length`, so
+/// a length that does not match its body (the whole answer's on a range or a 304, the plain one on
+/// a compressed answer) would throw every later answer on the connection out of step.
+struct Connection(std::io::BufReader<std::net::TcpStream>);
+
+impl Connection {
+    fn ask(&mut self, method: &str, path: &str, headers: &[(&str, &str)]) -> crate::common::process::HttpReply {
+        use std::io::{BufRead, Read, Write};
+        let mut req = format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+        for (k, v) in headers {
+            req.push_str(&format!("{k}: {v}\r\n"));
+        }
+        req.push_str("\r\n");
+        self.0.get_mut().write_all(req.as_bytes()).expect("send");
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            let read = self.0.read_until(b'\n', &mut head).expect("head");
+            assert!(read > 0, "{method} {path}: the connection closed");
+        }
+        let mut reply = crate::common::process::parse_reply(&head, true).expect("a whole head");
+        let length = reply.header("content-length").map_or(0, |l| l.parse().expect("a length"));
+        if method != "HEAD" {
+            reply.body = vec![0; length];
+            self.0.read_exact(&mut reply.body).expect("the body its length announces");
+        }
+        reply
+    }
+}
+
+#[test]
+fn kept_answers_announce_the_length_of_what_each_request_gets() {
+    let data = tempfile::tempdir().expect("dir");
+    let samples = crate::common::repo_path("samples");
+    let served = crate::common::process::Served::start(data.path(), &[samples.to_str().expect("utf-8")]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !crate::common::process::get(served.addr, "/api/status")
+        .is_ok_and(|r| String::from_utf8_lossy(&r.body).contains("\"ready\":true"))
+    {
+        assert!(std::time::Instant::now() < deadline, "never ready");
+        std::thread::yield_now();
+    }
+    let stream = std::net::TcpStream::connect(served.addr).expect("connect");
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(30))).expect("timeout");
+    let mut c = Connection(std::io::BufReader::new(stream));
+    let html = "/part/newsletter-2026-10@example.com/~1";
+    let image = "/part/newsletter-2026-10@example.com/logo@example.com";
+    for path in [html, image] {
+        // The first answer is made, the second kept; then what the kept one gives each request.
+        let made = c.ask("GET", path, &[]);
+        let whole = c.ask("GET", path, &[]);
+        assert_eq!((made.status, whole.status), (200, 200), "{path}");
+        assert_eq!(whole.body, made.body, "{path}");
+        assert!(whole.body.len() > 10, "{path}");
+        let etag = whole.header("etag").expect("an ETag").to_string();
+        let head = c.ask("HEAD", path, &[]);
+        assert_eq!(head.header("content-length"), Some(whole.body.len().to_string().as_str()), "{path}");
+        let ranged = c.ask("GET", path, &[("range", "bytes=2-11")]);
+        assert_eq!((ranged.status, &ranged.body[..]), (206, &whole.body[2..12]), "{path}");
+        let beyond = c.ask("GET", path, &[("range", "bytes=999999999-")]);
+        assert_eq!((beyond.status, beyond.body.len()), (416, 0), "{path}");
+        let same = c.ask("GET", path, &[("if-none-match", &etag)]);
+        assert_eq!((same.status, same.body.len()), (304, 0), "{path}");
+        let gzip = c.ask("GET", path, &[("accept-encoding", "gzip")]);
+        assert_eq!(gzip.status, 200, "{path}");
+        let plain = if gzip.header("content-encoding") == Some("gzip") {
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gzip.body[..]), &mut out).expect("gzip");
+            out
+        } else {
+            gzip.body.clone()
+        };
+        assert_eq!(plain, whole.body, "{path}");
+        // A request naming no coding still learns that one naming a coding may get another form
+        // of a text, not of an image (which is never compressed).
+        let vary = whole.header("vary").unwrap_or("").to_ascii_lowercase();
+        assert_eq!(vary.contains("accept-encoding"), path == html, "{path}: {vary:?}");
+        assert_eq!(gzip.header("content-encoding").is_some(), path == html, "{path}");
+    }
 }

@@ -2,9 +2,11 @@
 //! plumbing they share sit in their own rooms below. (The PDF renderer answers the browser it
 //! drives with a small router of its own, in [`super::print`], so no handler needs this one.)
 
-use axum::extract::{DefaultBodyLimit, Request};
+use std::sync::Arc;
+
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
-use axum::middleware;
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
@@ -15,7 +17,8 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::trace::TraceLayer;
 
 use super::error::{ApiError, PageError};
-use super::guard::{self, Guard};
+use super::compress::CompressedLayer;
+use super::guard::{self, Front, Guard};
 use super::state::AppState;
 use super::{api, assets, export, gate, openapi, pages, parts, print, signin, thumbs};
 use crate::error::Error;
@@ -30,7 +33,7 @@ pub fn app(state: AppState) -> Router {
 /// them that would only forward to them (and clone and box them for every request on the way).
 pub fn service(state: AppState) -> impl super::server::App {
     let cors = cors_layer(&state.config.cors_origins);
-    let front = std::sync::Arc::new(guard::Front { guard: Guard::new(&state.config), state: state.clone() });
+    let front = Arc::new(Front { guard: Guard::new(&state.config), state: state.clone() });
     // Compress text, never images or partial content (a 206 must carry the exact bytes asked for).
     let compress = CompressionLayer::new().compress_when(DefaultPredicate::new().and(
         |_: StatusCode, _: axum::http::Version, headers: &HeaderMap, _: &axum::http::Extensions| {
@@ -74,18 +77,44 @@ pub fn service(state: AppState) -> impl super::server::App {
         .with_state(state.clone());
     // The layers wrap the router once, outermost first. (`Router::layer` would wrap every route
     // in each of them, boxed one inside the other.) Each middleware function clones and boxes
-    // what lies below it for every request, so there are two: what every request meets first
-    // (the host and cross-site checks, the shared database's absence, and the headers every
-    // answer carries), and inside CORS (whose preflights need no reader) who reads, with the
-    // audit log's line.
-    let layered = ServiceBuilder::new()
-        .layer(TraceLayer::new_for_http())
-        .layer(middleware::from_fn_with_state(front, guard::front))
-        .option_layer(cors)
-        .layer(middleware::from_fn_with_state(state, gate::gate))
-        .layer(compress)
-        .service(routes);
-    tower::ServiceExt::map_response(layered, IntoResponse::into_response)
+    // what lies below it for every request, so there are as few as can be: what every request
+    // meets first (the host and cross-site checks, the shared database's absence, the headers
+    // every answer carries) and who reads, with the audit log's line, are one layer. With CORS,
+    // who reads sits inside it, a layer of its own: preflights need no reader, and the refusals
+    // of an unknown reader carry the CORS headers a script of an allowed origin reads them by.
+    let routes = ServiceBuilder::new().layer(CompressedLayer { layer: compress }).service(routes);
+    let stack = match cors {
+        None => tower::util::Either::Left(
+            ServiceBuilder::new()
+                .layer(TraceLayer::new_for_http())
+                .layer(middleware::from_fn_with_state(front, front_and_gate))
+                .service(routes),
+        ),
+        Some(cors) => tower::util::Either::Right(
+            ServiceBuilder::new()
+                .layer(TraceLayer::new_for_http())
+                .layer(middleware::from_fn_with_state(front, front_only))
+                .layer(cors)
+                .layer(middleware::from_fn_with_state(state, gate_only))
+                .service(routes),
+        ),
+    };
+    tower::ServiceExt::map_response(stack, IntoResponse::into_response)
+}
+
+/// The front ([`guard::front`]) around who reads ([`gate::gate`]).
+async fn front_and_gate(State(front): State<Arc<Front>>, req: Request, next: Next) -> Response {
+    guard::front(&front, req, |req| gate::gate(&front.state, req, next)).await
+}
+
+/// The front alone, outside CORS.
+async fn front_only(State(front): State<Arc<Front>>, req: Request, next: Next) -> Response {
+    guard::front(&front, req, |req| next.run(req)).await
+}
+
+/// Who reads alone, inside CORS.
+async fn gate_only(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    gate::gate(&state, req, next).await
 }
 
 /// CORS for the origins configured; none when there are none (no answer then says anything to

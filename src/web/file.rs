@@ -130,10 +130,16 @@ impl FileResponse {
 /// matching `If-None-Match`, 206 or 416 for a `Range`, else 200.
 pub(crate) fn answer(mut headers: HeaderMap, etag: &str, bytes: Bytes, req: &HeaderMap) -> Response {
     if etag_matches(req, etag) {
+        headers.remove(header::CONTENT_LENGTH);
         return response(StatusCode::NOT_MODIFIED, headers, Body::empty());
     }
     let total = bytes.len();
-    match range_asked(req, etag, total) {
+    let range = range_asked(req, etag, total);
+    if matches!(range, Some(RangeAnswer::Unsatisfiable | RangeAnswer::Range(..))) {
+        // `headers` may carry the whole answer's length; the router writes the one sent.
+        headers.remove(header::CONTENT_LENGTH);
+    }
+    match range {
         Some(RangeAnswer::Unsatisfiable) => {
             headers.insert(
                 header::CONTENT_RANGE,

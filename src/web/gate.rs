@@ -17,7 +17,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, FromRequestParts, Request, State};
+use axum::extract::{ConnectInfo, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
@@ -84,10 +84,10 @@ fn for_scripts(path: &str) -> bool {
 /// Finds the reader of every request (see the module's notes), and has what the requests it lets
 /// through read recorded ([`super::record`]; in this layer rather than one of its own, which
 /// would clone and box the rest of the stack once more per request).
-pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+pub(crate) async fn gate(state: &AppState, mut req: Request, next: Next) -> Response {
     let Some(accounts) = state.accounts.clone() else {
         req.extensions_mut().insert(Reader::owner());
-        return record(&state, req, next).await;
+        return record(state, req, next).await;
     };
     let path = req.uri().path().to_string();
     let peer = peer_of(&req);
@@ -99,9 +99,9 @@ pub(crate) async fn gate(State(state): State<AppState>, mut req: Request, next: 
                 return ApiError(Error::NotAdmin).into_response();
             }
             req.extensions_mut().insert(reader);
-            record(&state, req, next).await
+            record(state, req, next).await
         }
-        Ok(None) if public(&path) || path == "/api/status" => record(&state, req, next).await,
+        Ok(None) if public(&path) || path == "/api/status" => record(state, req, next).await,
         Ok(None) if for_scripts(&path) => ApiError(Error::Unauthorized).into_response(),
         Ok(None) => to_sign_in(&req),
         Err(e) => ApiError(e).into_response(),

@@ -16,10 +16,11 @@
 //!   say a message is missing when it is only out of reach), except `/api/status`, which says so,
 //!   and the static files.
 
+use std::future::Future;
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -147,14 +148,18 @@ pub(crate) struct Front {
     pub(crate) state: AppState,
 }
 
-/// What every request meets first, in one layer: the host and cross-site checks ([`refusal`]),
-/// the shared database's absence ([`database_away`]), and on the way out the headers every answer
-/// carries ([`with_security_headers`]). (Each a layer of its own, every request cloned and boxed
-/// the rest of the stack once more for each of them.)
-pub(crate) async fn front(State(front): State<Arc<Front>>, req: Request, next: Next) -> Response {
+/// What every request meets first: the host and cross-site checks ([`refusal`]), the shared
+/// database's absence ([`database_away`]), then `inner` (who reads, and the rest of the stack),
+/// and on the way out the headers every answer carries ([`with_security_headers`]). One layer in
+/// [`super::app`] runs it all: each layer of its own cloned and boxed the rest of the stack once
+/// more for every request.
+pub(crate) async fn front<F>(front: &Front, req: Request, inner: impl FnOnce(Request) -> F) -> Response
+where
+    F: Future<Output = Response>,
+{
     let res = match refusal(&front.guard, &req) {
         Some(refused) => refused,
-        None => database_away(&front.state, req, next).await,
+        None => database_away(&front.state, req, inner).await,
     };
     with_security_headers(res)
 }
@@ -184,15 +189,18 @@ fn refusal(guard: &Guard, req: &Request) -> Option<Response> {
 /// 503 while the shared database is away (see the module's notes); a request during which it
 /// went away, or a query failed for want of it, is answered the same, whatever the handler made
 /// of its failed reads.
-async fn database_away(state: &AppState, req: Request, next: Next) -> Response {
+async fn database_away<F>(state: &AppState, req: Request, inner: impl FnOnce(Request) -> F) -> Response
+where
+    F: Future<Output = Response>,
+{
     let before = state.archive().backend();
     let path = req.uri().path();
     if !before.shared || path == "/api/status" || path.starts_with("/static/") {
-        return next.run(req).await;
+        return inner(req).await;
     }
     let api = path.starts_with("/api/") || !wants_html(req.headers());
     if before.reachable {
-        let res = next.run(req).await;
+        let res = inner(req).await;
         let after = state.archive().backend();
         if after.reachable && after.failures == before.failures {
             return res;

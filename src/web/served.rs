@@ -90,6 +90,9 @@ impl Answer {
             *probe.headers_mut() = headers.clone();
             DefaultPredicate::new().should_compress(&probe)
         };
+        // The length of a whole answer, written once here rather than for each request (where
+        // the router formats and checks it); [`answer`] takes it out of the others.
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
         Answer { entry, headers, etag, bytes, compressible }
     }
 
@@ -175,6 +178,7 @@ impl Served {
         // As the compression layer does: a compressed answer is not offered in ranges.
         headers.remove(header::ACCEPT_RANGES);
         headers.insert(header::CONTENT_ENCODING, coding.header());
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
         headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
         response(StatusCode::OK, headers, Body::from(body))
     }

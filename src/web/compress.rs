@@ -1,0 +1,90 @@
+//! Compressing answers for the clients that ask for it. tower-http's compression layer does the
+//! work; in front of it, a request that names no coding at all (a script, `curl`, a browser
+//! fetching an image by itself) goes straight to the routes, since all the layer could do is wrap
+//! the answer's body in a pass-through and weigh whether it would have compressed it: a tenth of
+//! the work of serving a part. Such an answer still says that a request asking for a coding would
+//! get another form (`Vary: accept-encoding`), as the layer would say it.
+
+use std::convert::Infallible;
+use std::task::{Context, Poll};
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{header, HeaderValue};
+use axum::response::Response;
+use axum::body::HttpBody as _;
+use futures_util::future::{Either, Map};
+use futures_util::FutureExt;
+use tower::{Layer, Service};
+use tower_http::compression::predicate::Predicate;
+use tower_http::compression::{Compression, CompressionBody, CompressionLayer};
+
+/// The compression layer's own threshold: shorter bodies are sent as they are.
+const SMALLEST_COMPRESSED: u64 = 32;
+
+/// Wraps the routes in [`Compressed`].
+#[derive(Clone)]
+pub(crate) struct CompressedLayer<P> {
+    pub(crate) layer: CompressionLayer<P>,
+}
+
+impl<S: Clone, P: Predicate> Layer<S> for CompressedLayer<P> {
+    type Service = Compressed<S, P>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Compressed { plain: inner.clone(), compressing: self.layer.layer(inner) }
+    }
+}
+
+/// The routes, and the same routes behind the compression layer.
+#[derive(Clone)]
+pub(crate) struct Compressed<S, P> {
+    plain: S,
+    compressing: Compression<S, P>,
+}
+
+type Plain<F> = Map<F, fn(Result<Response, Infallible>) -> Result<Response, Infallible>>;
+type Compressing<F> = Map<F, fn(Result<Response<CompressionBody<Body>>, Infallible>) -> Result<Response, Infallible>>;
+
+impl<S, P> Service<Request> for Compressed<S, P>
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+    P: Predicate,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<Plain<S::Future>, Compressing<<Compression<S, P> as Service<Request>>::Future>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        match self.plain.poll_ready(cx) {
+            Poll::Ready(Ok(())) => self.compressing.poll_ready(cx),
+            other => other,
+        }
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        if req.headers().contains_key(header::ACCEPT_ENCODING) {
+            Either::Right(self.compressing.call(req).map(|res| Ok(res?.map(Body::new))))
+        } else {
+            Either::Left(self.plain.call(req).map(|res| res.map(vary)))
+        }
+    }
+}
+
+/// `Vary: accept-encoding` on an answer the compression layer would have weighed: not one in
+/// ranges or already in a coding, nor an image or a body of a few bytes (which the layer never
+/// compresses, and then says nothing).
+fn vary(mut res: Response) -> Response {
+    let h = res.headers();
+    let weighed = !h.contains_key(header::CONTENT_RANGE)
+        && !res.body().size_hint().exact().is_some_and(|n| n < SMALLEST_COMPRESSED)
+        && !h.contains_key(header::CONTENT_ENCODING)
+        && !h.get(header::CONTENT_TYPE).is_some_and(|t| {
+            let t = t.as_bytes();
+            t.len() >= 6 && t[..6].eq_ignore_ascii_case(b"image/") && !t[6..].starts_with(b"svg+xml")
+        });
+    if weighed {
+        res.headers_mut().append(header::VARY, HeaderValue::from_static("accept-encoding"));
+    }
+    res
+}
