@@ -418,3 +418,39 @@ async fn part_tree_reaches_into_enclosed_messages() {
     // Other nodes carry no `message`.
     assert!(m["parts"][0].get("message").is_none());
 }
+
+/// Reads of `/part/` are answered ahead of the router (`web::hot`), everything else of that
+/// prefix by the router: either way each shape of request gets what the router gave it.
+#[tokio::test]
+async fn the_part_route_answers_every_shape_of_request_as_the_router_does() {
+    let app = samples();
+    let logo = "/part/newsletter-2026-10@example.com/logo@example.com";
+    let cases: [(&str, &str, StatusCode, &str); 11] = [
+        ("GET", logo, StatusCode::OK, "image/png"),
+        ("HEAD", logo, StatusCode::OK, "image/png"),
+        ("GET", "/part/newsletter-2026-10@example.com/logo%40example.com", StatusCode::OK, "image/png"),
+        ("GET", "/part/newsletter-2026-10%40example.com/~2", StatusCode::OK, "image/png"),
+        ("POST", logo, StatusCode::METHOD_NOT_ALLOWED, ""),
+        ("DELETE", "/part/a/b", StatusCode::METHOD_NOT_ALLOWED, ""),
+        ("GET", "/part//b", StatusCode::NOT_FOUND, "application/problem+json"),
+        ("GET", "/part/%FF/x", StatusCode::BAD_REQUEST, "application/problem+json"),
+        ("GET", "/part/a/b/c", StatusCode::NOT_FOUND, "text/html; charset=utf-8"),
+        ("GET", "/part/a/", StatusCode::NOT_FOUND, "text/html; charset=utf-8"),
+        ("GET", "/part/a", StatusCode::NOT_FOUND, "text/html; charset=utf-8"),
+    ];
+    let whole = app.get(logo).await;
+    for (method, uri, status, content_type) in cases {
+        let req = Request::builder().method(method).uri(uri).body(Body::empty()).expect("request");
+        let r = app.request(req).await;
+        assert_eq!((r.status, r.header("content-type")), (status, content_type), "{method} {uri}");
+        if status == StatusCode::METHOD_NOT_ALLOWED {
+            assert_eq!(r.header("allow"), "GET,HEAD", "{method} {uri}");
+        }
+        if status == StatusCode::OK {
+            assert_eq!(r.header("content-length"), whole.body.len().to_string(), "{method} {uri}");
+            assert_eq!(r.body.is_empty(), method == "HEAD", "{method} {uri}");
+        } else if method == "GET" {
+            assert_eq!(r.header("content-length"), r.body.len().to_string(), "{method} {uri}");
+        }
+    }
+}

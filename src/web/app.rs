@@ -19,6 +19,7 @@ use tower_http::trace::TraceLayer;
 use super::error::{ApiError, PageError};
 use super::compress::CompressedLayer;
 use super::guard::{self, Front, Guard};
+use super::hot::PartsFirst;
 use super::state::AppState;
 use super::{api, assets, export, gate, openapi, pages, parts, print, signin, thumbs};
 use crate::error::Error;
@@ -75,6 +76,7 @@ pub fn service(state: AppState) -> impl super::server::App {
         .route("/login/oidc/callback", get(signin::oidc_callback))
         .fallback(not_found)
         .with_state(state.clone());
+    let routes = PartsFirst { routes, state: state.clone() };
     // The layers wrap the router once, outermost first. (`Router::layer` would wrap every route
     // in each of them, boxed one inside the other.) Each middleware function clones and boxes
     // what lies below it for every request, so there are as few as can be: what every request

@@ -15,6 +15,32 @@ use crate::error::Error;
 /// Ids from the path (`/part/{mid}/{cid}` gives a pair), percent-decoded.
 pub(crate) struct Ids<T, E = ApiError>(pub T, pub PhantomData<E>);
 
+/// The message and part ids of a `/part/{mid}/{cid}` path, percent-decoded: read from the path
+/// itself rather than from the router's parameters, so that the route can be answered without
+/// the router ([`super::hot`]).
+pub(crate) struct PartIds(pub String, pub String);
+
+/// The ids of a `/part/{mid}/{cid}` path, as the router matches and decodes them: two segments,
+/// the last not empty (the router matches `/part//x`, a message of no id, but not `/part/x/`),
+/// each valid UTF-8 once percent-decoded.
+pub(crate) fn part_ids(path: &str) -> Option<(String, String)> {
+    let (mid, cid) = path.strip_prefix("/part/")?.split_once('/')?;
+    if cid.is_empty() || cid.contains('/') {
+        return None;
+    }
+    let decoded = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8().ok().map(|d| d.into_owned());
+    Some((decoded(mid)?, decoded(cid)?))
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for PartIds {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let (mid, cid) = part_ids(parts.uri.path()).ok_or(ApiError(Error::BadId))?;
+        Ok(PartIds(mid, cid))
+    }
+}
+
 /// Parameters from the query string.
 pub(crate) struct Params<T, E = ApiError>(pub T, pub PhantomData<E>);
 

@@ -16,7 +16,7 @@
 //!    [`export`] for searches taken out as mbox, zip or CSV; [`print`](mod@print) for a message laid out for paper;
 //!    [`signin`] for signing in and out;
 //! 3. [`openapi`], the document that describes the handlers;
-//! 4. [`app`](mod@app), the router, and [`server`], the accept loop that serves it (header deadlines,
+//! 4. [`app`](mod@app), the router (with [`hot`], the part route answered ahead of it), and [`server`], the accept loop that serves it (header deadlines,
 //!    a cap on open connections, graceful shutdown, HTTPS with [`tls`]).
 //!
 //! What a message looks like when viewed (rewritten bodies, search results, threads) is not HTTP
@@ -34,6 +34,7 @@ pub(crate) mod extract;
 pub(crate) mod file;
 pub(crate) mod gate;
 pub(crate) mod guard;
+pub(crate) mod hot;
 pub(crate) mod openapi;
 pub(crate) mod pages;
 pub(crate) mod parts;

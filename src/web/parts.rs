@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::error::{ApiError, Problem};
-use super::extract::{flag, Ids, Params};
+use super::extract::{flag, Ids, Params, PartIds};
 use super::file::{cache, content_disposition, FileResponse};
 use super::gate::Viewer;
 use super::served;
@@ -71,7 +71,7 @@ pub(crate) struct PartQuery {
 pub(crate) async fn part(
     State(state): State<AppState>,
     Viewer(view, _): Viewer,
-    Ids((mid, cid), _): Ids<(String, String)>,
+    PartIds(mid, cid): PartIds,
     Params(q, _): Params<PartQuery>,
     // The request itself, for its conditional and range headers: taking them as a `HeaderMap`
     // would copy them for every request.
