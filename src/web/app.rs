@@ -16,8 +16,8 @@ use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::trace::TraceLayer;
 
-use super::error::{ApiError, PageError};
 use super::compress::CompressedLayer;
+use super::error::{ApiError, PageError};
 use super::guard::{self, Front, Guard};
 use super::hot::PartsFirst;
 use super::state::AppState;

@@ -9,10 +9,10 @@ use std::convert::Infallible;
 use std::task::{Context, Poll};
 
 use axum::body::Body;
+use axum::body::HttpBody as _;
 use axum::extract::Request;
 use axum::http::{header, HeaderValue};
 use axum::response::Response;
-use axum::body::HttpBody as _;
 use futures_util::future::{Either, Map};
 use futures_util::FutureExt;
 use tower::{Layer, Service};
@@ -73,11 +73,13 @@ where
 
 /// `Vary: accept-encoding` on an answer the compression layer would have weighed: not one in
 /// ranges or already in a coding, nor an image or a body of a few bytes (which the layer never
-/// compresses, and then says nothing).
+/// compresses, and then says nothing), unless it says so already (a kept answer does).
 fn vary(mut res: Response) -> Response {
     let h = res.headers();
-    let weighed = !h.contains_key(header::CONTENT_RANGE)
-        && !res.body().size_hint().exact().is_some_and(|n| n < SMALLEST_COMPRESSED)
+    let said = h.get_all(header::VARY).iter().any(|v| v.as_bytes().eq_ignore_ascii_case(b"accept-encoding"));
+    let weighed = !said
+        && !h.contains_key(header::CONTENT_RANGE)
+        && res.body().size_hint().exact().is_none_or(|n| n >= SMALLEST_COMPRESSED)
         && !h.contains_key(header::CONTENT_ENCODING)
         && !h.get(header::CONTENT_TYPE).is_some_and(|t| {
             let t = t.as_bytes();

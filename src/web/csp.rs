@@ -1,9 +1,10 @@
 //! The two Content-Security-Policies: one for mailshelf's own pages, which may run exactly one
-//! script of ours and nothing else, and a sandboxing one for anything that came from a message.
+//! script of ours and nothing else, and a sandboxing one for anything that came from a message;
+//! and the other headers of that kind every answer carries.
 
 use std::sync::LazyLock;
 
-use axum::http::HeaderValue;
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue};
 use base64::Engine;
 use sha2::{Digest, Sha256};
 
@@ -60,6 +61,16 @@ pub(crate) fn content_csp(allow_remote: bool, same_origin: bool) -> String {
          form-action 'none'; base-uri 'none'",
         sandbox(same_origin)
     )
+}
+
+/// Headers every answer carries (added by [`super::guard`] to each response): no sniffing, no
+/// referrer, a window of its own, and the pages' policy where an answer sets none. Kept answers
+/// ([`super::served`]) carry them from the start, so that adding them again only replaces them.
+pub(crate) fn add_security_headers(h: &mut HeaderMap) {
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.entry(header::CONTENT_SECURITY_POLICY).or_insert_with(|| APP_CSP_HEADER.clone());
+    h.entry(HeaderName::from_static("cross-origin-opener-policy")).or_insert(HeaderValue::from_static("same-origin"));
 }
 
 #[cfg(test)]

@@ -24,12 +24,15 @@ pub(crate) struct PartIds(pub String, pub String);
 /// the last not empty (the router matches `/part//x`, a message of no id, but not `/part/x/`),
 /// each valid UTF-8 once percent-decoded.
 pub(crate) fn part_ids(path: &str) -> Option<(String, String)> {
-    let (mid, cid) = path.strip_prefix("/part/")?.split_once('/')?;
-    if cid.is_empty() || cid.contains('/') {
-        return None;
-    }
+    let (mid, cid) = part_segments(path)?;
     let decoded = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8().ok().map(|d| d.into_owned());
     Some((decoded(mid)?, decoded(cid)?))
+}
+
+/// The two segments of a path of the part route's shape, as they are written (see [`part_ids`]).
+pub(crate) fn part_segments(path: &str) -> Option<(&str, &str)> {
+    let (mid, cid) = path.strip_prefix("/part/")?.split_once('/')?;
+    (!cid.is_empty() && !cid.contains('/')).then_some((mid, cid))
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for PartIds {

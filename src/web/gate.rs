@@ -92,7 +92,7 @@ pub(crate) async fn gate(state: &AppState, mut req: Request, next: Next) -> Resp
     let path = req.uri().path().to_string();
     let peer = peer_of(&req);
     let address = client_address(req.headers(), peer, Some(&accounts));
-    match identify(&state, &accounts, req.headers(), peer, address).await {
+    match identify(state, &accounts, req.headers(), peer, address).await {
         Ok(Some(reader)) => {
             let writes = matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
             if writes && !reader.admin && !public(&path) {

@@ -21,11 +21,11 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use axum::extract::Request;
-use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method};
+use axum::http::{header, HeaderMap, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::csp::APP_CSP_HEADER;
+use super::csp::add_security_headers;
 use super::error::{wants_html, ApiError, PageError};
 use super::state::AppState;
 use crate::config::Config;
@@ -219,19 +219,16 @@ pub(crate) async fn security_headers(req: Request, next: Next) -> Response {
     with_security_headers(next.run(req).await)
 }
 
-/// Headers every response carries; pages that do not set their own CSP get the app's.
+/// Headers every response carries ([`super::csp::add_security_headers`]).
 fn with_security_headers(mut res: Response) -> Response {
-    let h = res.headers_mut();
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    h.entry(header::CONTENT_SECURITY_POLICY).or_insert_with(|| APP_CSP_HEADER.clone());
-    h.entry(HeaderName::from_static("cross-origin-opener-policy")).or_insert(HeaderValue::from_static("same-origin"));
+    add_security_headers(res.headers_mut());
     res
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::{HeaderName, HeaderValue};
 
     fn guard(allowed: &[&str], cors: &[&str]) -> Guard {
         Guard {

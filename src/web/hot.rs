@@ -22,7 +22,7 @@ use futures_util::future::Either;
 use futures_util::FutureExt;
 use tower::Service;
 
-use super::extract::part_ids;
+use super::extract::part_segments;
 use super::parts;
 use super::state::AppState;
 
@@ -46,7 +46,7 @@ impl Service<Request> for PartsFirst {
 
     fn call(&mut self, req: Request) -> Self::Future {
         let head = req.method() == Method::HEAD;
-        if !(head || req.method() == Method::GET) || part_ids(req.uri().path()).is_none() {
+        if !(head || req.method() == Method::GET) || part_segments(req.uri().path()).is_none() {
             return Either::Left(self.routes.call(req));
         }
         let answer = Handler::call(parts::part, req, self.state.clone());

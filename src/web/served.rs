@@ -21,6 +21,7 @@ use bytes::Bytes;
 use quick_cache::sync::Cache;
 use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 
+use super::csp::add_security_headers;
 use super::encoding::{self, Coding};
 use super::file::{answer, response, whole_answer, FileResponse};
 use crate::index::{Access, EntryId};
@@ -93,6 +94,12 @@ impl Answer {
         // The length of a whole answer, written once here rather than for each request (where
         // the router formats and checks it); [`answer`] takes it out of the others.
         headers.insert(header::CONTENT_LENGTH, HeaderValue::from(bytes.len()));
+        // And what the layers would add to every response of it, so that each copy of the map
+        // only has values replaced, never a header added (the copy's list would grow).
+        add_security_headers(&mut headers);
+        if compressible {
+            headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
+        }
         Answer { entry, headers, etag, bytes, compressible }
     }
 
@@ -179,7 +186,6 @@ impl Served {
         headers.remove(header::ACCEPT_RANGES);
         headers.insert(header::CONTENT_ENCODING, coding.header());
         headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
-        headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
         response(StatusCode::OK, headers, Body::from(body))
     }
 
