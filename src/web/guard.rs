@@ -171,10 +171,10 @@ fn refusal(guard: &Guard, req: &Request) -> Option<Response> {
     let host = req
         .uri()
         .authority()
-        .map(|a| a.as_str().to_string())
-        .or_else(|| req.headers().get(header::HOST).map(|h| h.to_str().map(str::to_string).unwrap_or_default()));
+        .map(|a| a.as_str())
+        .or_else(|| req.headers().get(header::HOST).map(|h| h.to_str().unwrap_or_default()));
     if let Some(host) = host {
-        if !guard.host_allowed(&host) {
+        if !guard.host_allowed(host) {
             tracing::warn!(host, "request for a host name this server does not answer to");
             return Some(refuse(req, Error::UnknownHost));
         }
