@@ -19,7 +19,6 @@ use axum::http::{header, HeaderValue, Method};
 use axum::response::Response;
 use axum::Router;
 use futures_util::future::Either;
-use futures_util::FutureExt;
 use tower::Service;
 
 use super::extract::part_segments;
@@ -33,12 +32,25 @@ pub(crate) struct PartsFirst {
     pub(crate) state: AppState,
 }
 
-type Answered = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+/// The part handler's answer, made as the router sends it.
+pub(crate) struct Answering {
+    answer: Pin<Box<dyn Future<Output = Response> + Send>>,
+    head: bool,
+}
+
+impl Future for Answering {
+    type Output = Result<Response, Infallible>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let head = self.head;
+        self.answer.as_mut().poll(cx).map(|res| Ok(as_the_router_sends(res, head)))
+    }
+}
 
 impl Service<Request> for PartsFirst {
     type Response = Response;
     type Error = Infallible;
-    type Future = Either<<Router as Service<Request>>::Future, Answered>;
+    type Future = Either<<Router as Service<Request>>::Future, Answering>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         Service::<Request>::poll_ready(&mut self.routes, cx)
@@ -49,8 +61,7 @@ impl Service<Request> for PartsFirst {
         if !(head || req.method() == Method::GET) || part_segments(req.uri().path()).is_none() {
             return Either::Left(self.routes.call(req));
         }
-        let answer = Handler::call(parts::part, req, self.state.clone());
-        Either::Right(Box::pin(answer.map(move |res| Ok(as_the_router_sends(res, head)))))
+        Either::Right(Answering { answer: Handler::call(parts::part, req, self.state.clone()), head })
     }
 }
 
