@@ -87,20 +87,22 @@ pub fn service(state: AppState) -> impl super::server::App {
     let routes = ServiceBuilder::new().layer(CompressedLayer { layer: compress }).service(routes);
     let stack = match cors {
         None => tower::util::Either::Left(
-            ServiceBuilder::new()
-                .layer(TraceLayer::new_for_http())
-                .layer(middleware::from_fn_with_state(front, front_and_gate))
-                .service(routes),
+            ServiceBuilder::new().layer(middleware::from_fn_with_state(front, front_and_gate)).service(routes),
         ),
         Some(cors) => tower::util::Either::Right(
             ServiceBuilder::new()
-                .layer(TraceLayer::new_for_http())
                 .layer(middleware::from_fn_with_state(front, front_only))
                 .layer(cors)
                 .layer(middleware::from_fn_with_state(state, gate_only))
                 .service(routes),
         ),
     };
+    // A span and two lines of the log for every request, when the log takes them
+    // (`RUST_LOG=tower_http=debug`): otherwise the layer only made a span no one saw and wrapped
+    // the body (a failed request is in the log anyway, see `error`).
+    let trace = tracing::enabled!(target: "tower_http::trace", tracing::Level::DEBUG)
+        .then(|| ServiceBuilder::new().map_response(IntoResponse::into_response).layer(TraceLayer::new_for_http()));
+    let stack = ServiceBuilder::new().option_layer(trace).service(stack);
     tower::ServiceExt::map_response(stack, IntoResponse::into_response)
 }
 
