@@ -426,9 +426,9 @@ impl Archive {
         let mut uncommitted: Vec<EntryId> = Vec::new();
         for outcome in out_rx {
             let src = match outcome {
-                Outcome::Parsed { src, msg, location, doc, hash, held: _held } => {
+                Outcome::Parsed { src, draft, location, doc, held: _held } => {
                     self.progress.parsed.fetch_add(1, Ordering::Relaxed);
-                    let added = self.index_mut().add_hashed(&msg, hash, location);
+                    let added = self.index_mut().add_draft(*draft, location);
                     if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
                         match added {
                             Err(e) => {

@@ -12,7 +12,7 @@ use super::doc::search_doc;
 use super::{Archive, Pending, ToRead};
 use crate::crypto::Keyring;
 use crate::error::Error;
-use crate::index::{content_hash, ContentHash, Location};
+use crate::index::{Draft, Location};
 use crate::ingest::{self, Kind, MboxReader, Source};
 use crate::limits::MAX_IN_FLIGHT_BYTES;
 use crate::model::Message;
@@ -49,12 +49,12 @@ enum Job {
 pub(super) enum Outcome {
     Parsed {
         src: usize,
-        msg: Box<Message>,
+        /// What the index keeps of the message (its content hash too), made by the worker, which
+        /// drops the message itself.
+        draft: Box<Draft>,
         location: Location,
         /// What the search index gets, made by the worker (its id is set once known).
         doc: Option<Box<Doc>>,
-        /// Its content hash, worked out here on every core rather than on the indexing thread.
-        hash: ContentHash,
         /// Its bytes' share of what may be in flight, given back as the collector drops it.
         held: Option<Share>,
     },
@@ -259,7 +259,7 @@ fn parse_worker(
     let read = |parsed: Result<Message, Error>| parsed.map(|m| Archive::as_indexed(keys, m));
     // Search documents are made here, on every core, rather than on the indexing thread.
     let doc = |msg: &Message| search.map(|documents| Box::new(search_doc(0, msg, documents)));
-    let hash = |msg: &Message| content_hash(&msg.raw);
+    let draft = |msg: &Message| Box::new(Draft::of(msg));
     // The keyword names of each Maildir met, read once per worker.
     let keyword_names = std::cell::RefCell::new(std::collections::HashMap::<PathBuf, Vec<String>>::new());
     let names = |maildir: &Path| {
@@ -287,7 +287,7 @@ fn parse_worker(
                     Outcome::Parsed {
                         src,
                         doc: doc(&msg),
-                        hash: hash(&msg),
+                        draft: draft(&msg),
                         // A file may keep its own flags (Apple Mail's `.emlx`) where a Maildir name has none.
                         location: Location::Top {
                             source,
@@ -295,7 +295,6 @@ fn parse_worker(
                             flags: flags.or_else(|| msg.origin.flags.clone()),
                             uploaded: false,
                         },
-                        msg: Box::new(msg),
                         held,
                     }
                 }
@@ -310,8 +309,7 @@ fn parse_worker(
                 Ok(msg) => Outcome::Parsed {
                     src,
                     doc: doc(&msg),
-                    hash: hash(&msg),
-                    msg: Box::new(msg),
+                    draft: draft(&msg),
                     location: Location::Top { source, rel, flags: None, uploaded: false },
                     held: None,
                 },
@@ -325,8 +323,7 @@ fn parse_worker(
             Ok(msg) => Outcome::Parsed {
                 src,
                 doc: doc(&msg),
-                hash: hash(&msg),
-                msg: Box::new(msg),
+                draft: draft(&msg),
                 location: Location::Top { source, rel, flags: None, uploaded: false },
                 held: Some(held),
             },

@@ -6,7 +6,8 @@
 //! routes and pages read it.
 //!
 //! Its rooms: this file holds the [`Index`] and its writes (adding a parsed message, removing one,
-//! handing changes to a commit); `lookup` reads entries and finds them by name or hash; `order`
+//! handing changes to a commit); [`Draft`] is what it keeps of a parsed message, taken where the
+//! message was parsed; `lookup` reads entries and finds them by name or hash; `order`
 //! keeps the list's order and the folder and label counts; `numbering` gives folders their
 //! numbers, one for all the spellings of one folder; `feed` follows other replicas' commits;
 //! `thread` walks conversations; [`folders`] decides every folder's name, [`labels`] what is
@@ -18,6 +19,7 @@ pub(crate) mod access;
 pub(crate) mod folders;
 pub(crate) mod labels;
 
+mod draft;
 mod feed;
 mod lookup;
 mod numbering;
@@ -31,6 +33,7 @@ pub use crate::store::entry::{
     content_hash, AttachmentInfo, ContentHash, Entry, EntryId, FolderId, Listing, Location, NO_ENTRY, NO_FOLDER,
 };
 pub use access::{Access, FolderTable};
+pub use draft::Draft;
 pub use lookup::EntryPass;
 
 use crate::error::Error;
@@ -206,14 +209,14 @@ impl Index {
     /// Adds a parsed message and every message nested in it. Fails only when a shared store
     /// cannot hand out an id.
     pub fn add(&mut self, msg: &Message, location: Location) -> Result<Added, Error> {
-        // Keyed by the message that was read, not the file: a `.partial.emlx` is completed from the
-        // files beside it, so two identical files may hold two different messages.
-        self.add_hashed(msg, content_hash(&msg.raw), location)
+        self.add_draft(Draft::of(msg), location)
     }
 
-    /// [`Index::add`] with the message's [`content_hash`] worked out already (by a parse worker,
-    /// off the one thread that adds).
-    pub fn add_hashed(&mut self, msg: &Message, hash: ContentHash, location: Location) -> Result<Added, Error> {
+    /// [`Index::add`] of what a parse worker took from the message ([`Draft::of`]), off the one
+    /// thread that adds. Keyed by the message that was read, not the file: a `.partial.emlx` is
+    /// completed from the files beside it, so two identical files may hold two different messages.
+    pub fn add_draft(&mut self, msg: Draft, location: Location) -> Result<Added, Error> {
+        let hash = msg.hash;
         let listed = matches!(location, Location::Top { .. });
         if let Some(existing) = self.by_hash(&hash) {
             if let Some(e) = self.get(existing) {
@@ -248,44 +251,22 @@ impl Index {
         };
         let id = self.store.new_id()?;
         self.next_id = self.next_id.max(id.saturating_add(1));
-        let mut content_ids: Vec<String> =
-            msg.parts.iter().filter_map(|p| p.reference_id().map(str::to_string)).collect();
-        content_ids.dedup();
-        let has_attachments = msg.has_attachments();
-        let parent = msg
-            .summary
-            .references
-            .last()
-            .or_else(|| msg.summary.in_reply_to.first())
-            .filter(|p| Some(*p) != msg.message_id.as_ref())
-            .cloned();
-        let summary = Listing {
-            subject: msg.summary.subject.clone(),
-            from: msg.summary.from.clone(),
-            timestamp: msg.summary.timestamp,
-            zone: msg.summary.date.as_deref().and_then(crate::dates::offset_minutes),
-        };
-        let attachments = msg
-            .attachments()
-            .take(crate::limits::MAX_LISTED_ATTACHMENTS)
-            .map(|p| AttachmentInfo { content_type: p.content_type.clone(), size: p.size() as u64 })
-            .collect();
-        let mut entry = Entry::new(key, msg.message_id.clone(), location, hash);
-        entry.summary = summary;
-        entry.size = msg.given().len() as u64;
-        entry.content_ids = content_ids;
-        entry.has_attachments = has_attachments;
-        entry.parent = parent;
-        entry.labels = msg.summary.labels.clone();
-        entry.list = msg.summary.list.clone();
-        entry.attachments = attachments;
+        let mut entry = Entry::new(key, msg.message_id, location, hash);
+        entry.summary = msg.summary;
+        entry.size = msg.size;
+        entry.content_ids = msg.content_ids;
+        entry.has_attachments = msg.has_attachments;
+        entry.parent = msg.parent;
+        entry.labels = msg.labels;
+        entry.list = msg.list;
+        entry.attachments = msg.attachments;
         if listed {
             entry.folder = self.file(&entry)?;
             self.list(id, &entry);
         }
         self.put(id, Some(Arc::new(entry)));
-        for (part, nested) in msg.nested() {
-            self.add(nested, Location::Nested { parent: id, part })?;
+        for (part, nested) in msg.nested {
+            self.add_draft(nested, Location::Nested { parent: id, part })?;
         }
         Ok(Added::New(id))
     }
