@@ -21,12 +21,15 @@ use crate::parse::{parse_file, parse_message};
 use crate::search::Doc;
 use crate::store::{Batch, SourceState};
 
-/// Messages waiting to be parsed, and parsed ones waiting to be indexed: enough to keep every
-/// core busy, few enough that memory does not grow with a backlog. Their bytes are bounded too:
-/// the walker takes a message's size from a [`Quota`] of [`MAX_IN_FLIGHT_BYTES`] before it hands
-/// the message on, and the share is given back as the collector drops the indexed message.
-/// Counting messages alone let the walker read 32 large messages ahead of workers slowed by their
-/// documents (hundreds of MB); a message larger than the whole bound goes alone.
+/// Messages waiting in each channel (to be parsed, and parsed ones waiting to be indexed), in
+/// batches of [`HANDED_AT_ONCE`]: enough to keep every core busy, few enough that memory does not
+/// grow with a backlog (with the batch each thread holds, a few hundred messages at most). Their
+/// bytes are bounded too: the walker takes a message's size from a [`Quota`] of
+/// [`MAX_IN_FLIGHT_BYTES`] before it hands the message on, and the share is given back as the
+/// collector drops the indexed message. Counting messages alone let the walker read 32 large
+/// messages ahead of workers slowed by their documents (hundreds of MB); a message larger than the
+/// whole bound goes alone. (An Outlook item is read by its worker, of a size not known before:
+/// those are bounded by their count.)
 const IN_FLIGHT: usize = 32;
 
 /// Messages handed from one thread to the next at a time. Handed one by one, every message woke
@@ -34,6 +37,11 @@ const IN_FLIGHT: usize = 32;
 /// worker finished one): about 3.5 context switches a message, the two busiest threads switched
 /// out 80,000 times in 100,000 messages.
 const HANDED_AT_ONCE: usize = 16;
+
+/// Bytes of messages handed at a time, at most: large messages go in smaller batches, so that
+/// the bytes in flight are spread over several batches (and so over every worker), not held by
+/// one worker's batch while the others wait.
+const HANDED_BYTES: u64 = MAX_IN_FLIGHT_BYTES / 8;
 
 /// Work for the parse workers, each with its share of the bytes in flight.
 enum Job {
@@ -150,31 +158,35 @@ fn walk_sources(
     jobs.send();
 }
 
-/// The jobs the walker has not handed on yet: sent [`HANDED_AT_ONCE`] at a time, and whenever the
-/// walker would wait for bytes in flight to be given back (the jobs it holds must reach a worker
-/// for that to happen) or is done.
+/// The jobs the walker has not handed on yet: sent [`HANDED_AT_ONCE`] (or [`HANDED_BYTES`]) at a
+/// time, and whenever the walker would wait for bytes in flight to be given back (the jobs it
+/// holds must reach a worker for that to happen), is about to read a large source, or is done.
 struct Jobs {
     to: SyncSender<Vec<Job>>,
     held: Vec<Job>,
+    /// The bytes of the jobs held.
+    bytes: u64,
 }
 
 impl Jobs {
     fn new(to: SyncSender<Vec<Job>>) -> Jobs {
-        Jobs { to, held: Vec::with_capacity(HANDED_AT_ONCE) }
+        Jobs { to, held: Vec::with_capacity(HANDED_AT_ONCE), bytes: 0 }
     }
 
-    /// A share of `amount` bytes in flight, once it fits.
+    /// A share of `amount` bytes in flight for the next job, once it fits.
     fn share(&mut self, in_flight: &Arc<Quota>, amount: u64) -> Share {
-        in_flight.try_take(amount).unwrap_or_else(|| {
+        let share = in_flight.try_take(amount).unwrap_or_else(|| {
             self.send();
             in_flight.take(amount)
-        })
+        });
+        self.bytes += amount;
+        share
     }
 
     /// Adds a job; false once no worker takes jobs any more.
     fn push(&mut self, job: Job) -> bool {
         self.held.push(job);
-        self.held.len() < HANDED_AT_ONCE || self.send()
+        (self.held.len() < HANDED_AT_ONCE && self.bytes < HANDED_BYTES) || self.send()
     }
 
     /// Hands on the jobs held; false once no worker takes jobs any more.
@@ -182,6 +194,7 @@ impl Jobs {
         if self.held.is_empty() {
             return true;
         }
+        self.bytes = 0;
         let jobs = std::mem::replace(&mut self.held, Vec::with_capacity(HANDED_AT_ONCE));
         self.to.send(jobs).is_ok()
     }
@@ -204,6 +217,8 @@ fn walk_one(
             Ok((1, state))
         }
         Kind::Pst => {
+            // What the walker holds goes first: listing (or, below, reading) a large source takes a while.
+            jobs.send();
             // Listed like an mbox, an item a job; the worker reads each item.
             let listing = crate::ingest::pst::list(&found.path).map_err(std::io::Error::other)?;
             for notice in &listing.notices {
@@ -223,6 +238,7 @@ fn walk_one(
             Ok((count, state))
         }
         Kind::Mbox => {
+            jobs.send();
             let mut f = File::open(&found.path)?;
             f.seek(SeekFrom::Start(start))?;
             let rel = relative_start(&found.root, &found.path);

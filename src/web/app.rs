@@ -5,23 +5,20 @@
 use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderValue, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use tower::ServiceBuilder;
-use tower_http::compression::predicate::{DefaultPredicate, Predicate};
-use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::trace::TraceLayer;
 
-use super::compress::CompressedLayer;
 use super::error::{ApiError, PageError};
 use super::guard::{self, Front, Guard};
 use super::hot::PartsFirst;
 use super::state::AppState;
-use super::{api, assets, export, gate, openapi, pages, parts, print, signin, thumbs};
+use super::{api, assets, compress, export, gate, openapi, pages, parts, print, signin, thumbs};
 use crate::error::Error;
 
 /// The routes in their layers as a `Router`, which tests drive with `tower::ServiceExt::oneshot`;
@@ -35,12 +32,6 @@ pub fn app(state: AppState) -> Router {
 pub fn service(state: AppState) -> impl super::server::App {
     let cors = cors_layer(&state.config.cors_origins);
     let front = Arc::new(Front { guard: Guard::new(&state.config), state: state.clone() });
-    // Compress text, never images or partial content (a 206 must carry the exact bytes asked for).
-    let compress = CompressionLayer::new().compress_when(DefaultPredicate::new().and(
-        |_: StatusCode, _: axum::http::Version, headers: &HeaderMap, _: &axum::http::Extensions| {
-            !headers.contains_key(header::CONTENT_RANGE)
-        },
-    ));
     let routes = Router::new()
         .route("/", get(pages::list::list))
         .route("/folder/{*path}", get(pages::list::folder))
@@ -84,7 +75,7 @@ pub fn service(state: AppState) -> impl super::server::App {
     // every answer carries) and who reads, with the audit log's line, are one layer. With CORS,
     // who reads sits inside it, a layer of its own: preflights need no reader, and the refusals
     // of an unknown reader carry the CORS headers a script of an allowed origin reads them by.
-    let routes = ServiceBuilder::new().layer(CompressedLayer { layer: compress }).service(routes);
+    let routes = ServiceBuilder::new().layer(compress::layer()).service(routes);
     let stack = match cors {
         None => tower::util::Either::Left(
             ServiceBuilder::new().layer(middleware::from_fn_with_state(front, front_and_gate)).service(routes),
@@ -97,10 +88,15 @@ pub fn service(state: AppState) -> impl super::server::App {
                 .service(routes),
         ),
     };
-    // A span and two lines of the log for every request, when the log takes them
-    // (`RUST_LOG=tower_http=debug`): otherwise the layer only made a span no one saw and wrapped
-    // the body (a failed request is in the log anyway, see `error`).
-    let trace = tracing::enabled!(target: "tower_http::trace", tracing::Level::DEBUG)
+    // A span and lines of the log for every request, when the log takes them
+    // (`RUST_LOG=tower_http=debug`, or any of the layer's own targets at DEBUG): otherwise the
+    // layer only made a span no one saw and wrapped every body. (Its error lines, for 5xx answers
+    // and bodies that fail, have their own: the error mapping and the export log those.)
+    let traced = tracing::enabled!(target: "tower_http::trace::make_span", tracing::Level::DEBUG)
+        || tracing::enabled!(target: "tower_http::trace::on_request", tracing::Level::DEBUG)
+        || tracing::enabled!(target: "tower_http::trace::on_response", tracing::Level::DEBUG)
+        || tracing::enabled!(target: "tower_http::trace::on_eos", tracing::Level::DEBUG);
+    let trace = traced
         .then(|| ServiceBuilder::new().map_response(IntoResponse::into_response).layer(TraceLayer::new_for_http()));
     let stack = ServiceBuilder::new().option_layer(trace).service(stack);
     tower::ServiceExt::map_response(stack, IntoResponse::into_response)

@@ -9,23 +9,33 @@ use std::convert::Infallible;
 use std::task::{Context, Poll};
 
 use axum::body::Body;
-use axum::body::HttpBody as _;
 use axum::extract::Request;
-use axum::http::{header, HeaderValue};
+use axum::http::{header, Extensions, HeaderMap, HeaderValue, StatusCode, Version};
 use axum::response::Response;
 use futures_util::future::{Either, Map};
 use futures_util::FutureExt;
 use tower::{Layer, Service};
-use tower_http::compression::predicate::Predicate;
+use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use tower_http::compression::{Compression, CompressionBody, CompressionLayer};
 
-/// The compression layer's own threshold: shorter bodies are sent as they are.
-const SMALLEST_COMPRESSED: u64 = 32;
+/// What is compressed: what tower-http compresses by default (text and the like, from 32 bytes,
+/// never images or event streams), and never partial content (a 206 must carry the exact bytes
+/// asked for).
+fn predicate() -> impl Predicate {
+    DefaultPredicate::new().and(|_: StatusCode, _: Version, headers: &HeaderMap, _: &Extensions| {
+        !headers.contains_key(header::CONTENT_RANGE)
+    })
+}
+
+/// The compression layer for the routes, with the way past it for requests that name no coding.
+pub(crate) fn layer() -> CompressedLayer<impl Predicate> {
+    CompressedLayer { layer: CompressionLayer::new().compress_when(predicate()) }
+}
 
 /// Wraps the routes in [`Compressed`].
 #[derive(Clone)]
 pub(crate) struct CompressedLayer<P> {
-    pub(crate) layer: CompressionLayer<P>,
+    layer: CompressionLayer<P>,
 }
 
 impl<S: Clone, P: Predicate> Layer<S> for CompressedLayer<P> {
@@ -71,21 +81,20 @@ where
     }
 }
 
-/// `Vary: accept-encoding` on an answer the compression layer would have weighed: not one in
-/// ranges or already in a coding, nor an image or a body of a few bytes (which the layer never
-/// compresses, and then says nothing), unless it says so already (a kept answer does).
+/// `Vary: accept-encoding` on an answer the compression layer would have compressed for a request
+/// that asked (the layer says so then, and nothing otherwise), unless it says so already (a kept
+/// answer does). Images, the commonest answers the layer leaves alone, are told apart before its
+/// rule is asked.
 fn vary(mut res: Response) -> Response {
     let h = res.headers();
-    let said = h.get_all(header::VARY).iter().any(|v| v.as_bytes().eq_ignore_ascii_case(b"accept-encoding"));
-    let weighed = !said
-        && !h.contains_key(header::CONTENT_RANGE)
-        && res.body().size_hint().exact().is_none_or(|n| n >= SMALLEST_COMPRESSED)
-        && !h.contains_key(header::CONTENT_ENCODING)
-        && !h.get(header::CONTENT_TYPE).is_some_and(|t| {
-            let t = t.as_bytes();
-            t.len() >= 6 && t[..6].eq_ignore_ascii_case(b"image/") && !t[6..].starts_with(b"svg+xml")
-        });
-    if weighed {
+    if h.get_all(header::VARY).iter().any(|v| v.as_bytes().eq_ignore_ascii_case(b"accept-encoding")) {
+        return res;
+    }
+    let image = h.get(header::CONTENT_TYPE).is_some_and(|t| {
+        let t = t.as_bytes();
+        t.starts_with(b"image/") && !t.starts_with(b"image/svg+xml")
+    });
+    if !image && !h.contains_key(header::CONTENT_ENCODING) && predicate().should_compress(&res) {
         res.headers_mut().append(header::VARY, HeaderValue::from_static("accept-encoding"));
     }
     res
