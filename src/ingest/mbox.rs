@@ -26,6 +26,9 @@ pub struct MboxReader<R: BufRead> {
     done: bool,
 }
 
+/// What a message's buffer starts with: most mail is a few kilobytes.
+const MESSAGE_ROOM: usize = 16 * 1024;
+
 impl<R: BufRead> MboxReader<R> {
     /// `start` is the file offset `reader` begins at (for reading an appended tail).
     pub fn new(reader: R, start: u64) -> Self {
@@ -67,7 +70,9 @@ impl<R: BufRead> MboxReader<R> {
             self.at_message = line.starts_with(b"From ");
         }
         let offset = self.pos;
-        let mut raw = Vec::new();
+        // Room for most of a message at once: grown a line at a time from nothing, it was copied
+        // into a buffer twice its size a dozen times over.
+        let mut raw = Vec::with_capacity(MESSAGE_ROOM);
         let mut prev_blank = false;
         let mut in_headers = true;
         let mut content_length: Option<u64> = None;
