@@ -20,8 +20,8 @@ use tower_http::compression::{Compression, CompressionBody, CompressionLayer};
 
 /// What is compressed: what tower-http compresses by default (text and the like, from 32 bytes,
 /// never images or event streams), and never partial content (a 206 must carry the exact bytes
-/// asked for).
-fn predicate() -> impl Predicate {
+/// asked for). Asked by the layer, by the way past it, and of a kept answer ([`super::served`]).
+pub(crate) fn predicate() -> impl Predicate {
     DefaultPredicate::new().and(|_: StatusCode, _: Version, headers: &HeaderMap, _: &Extensions| {
         !headers.contains_key(header::CONTENT_RANGE)
     })

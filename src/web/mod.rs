@@ -3,9 +3,9 @@
 //!
 //! 1. plumbing every handler shares, from the bottom: [`csp`] (the content policies), [`file`](mod@file)
 //!    (bytes answered with file semantics), [`encoding`] (content-codings: the one a request takes,
-//!    and compressing once), [`served`] (answers of parts kept whole, by reader), [`assets`]
-//!    (static files embedded in the binary), [`compress`] (the compression layer, for the requests
-//!    that ask for a coding),
+//!    and compressing once), [`compress`] (what is compressed, and the compression layer for the
+//!    requests that ask for a coding), [`served`] (answers of parts kept whole, by reader),
+//!    [`assets`] (static files embedded in the binary),
 //!    [`error`] (errors as problem+json or pages), [`extract`] (ids and switches), [`state`],
 //!    and [`guard`] (who may address the server and write to it, and the headers every answer
 //!    carries); [`gate`] (who reads: the reader of each request, signed in or not, and the view

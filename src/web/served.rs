@@ -19,8 +19,9 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
 use quick_cache::sync::Cache;
-use tower_http::compression::predicate::{DefaultPredicate, Predicate};
+use tower_http::compression::predicate::Predicate;
 
+use super::compress;
 use super::csp::add_security_headers;
 use super::encoding::{self, Coding};
 use super::file::{answer, response, whole_answer, FileResponse};
@@ -60,7 +61,7 @@ impl Key {
     }
 }
 
-/// Headers the layers add to a kept answer's copy, at most.
+/// Headers that may still be added to a kept answer's copy (a coding, CORS's headers), at most.
 const ROOM_FOR_LAYERS: usize = 12;
 
 /// A part's answer: its headers (ETag, type, disposition, policy…) and its bytes.
@@ -82,14 +83,11 @@ impl Answer {
         for (name, value) in extra {
             headers.insert(name.clone(), value.clone());
         }
-        // Room for what the layers add to every answer (length, security headers, audit): a copy
-        // keeps its map's table, so none of them has to grow it and place every header again.
-        headers.reserve(ROOM_FOR_LAYERS);
         let bytes = file.into_bytes();
         let compressible = {
             let mut probe = Response::new(Body::from(bytes.clone()));
             *probe.headers_mut() = headers.clone();
-            DefaultPredicate::new().should_compress(&probe)
+            compress::predicate().should_compress(&probe)
         };
         // The length of a whole answer, written once here rather than for each request (where
         // the router formats and checks it); [`answer`] takes it out of the others.
@@ -100,6 +98,9 @@ impl Answer {
         if compressible {
             headers.append(header::VARY, HeaderValue::from_static("accept-encoding"));
         }
+        // Room for what may still be added to a copy (a coding, CORS's headers): a copy keeps its
+        // map's table, so none of them has to grow it and place every header again.
+        headers.reserve(ROOM_FOR_LAYERS);
         Answer { entry, headers, etag, bytes, compressible }
     }
 
