@@ -151,7 +151,7 @@ pub(crate) struct Front {
 /// What every request meets first: the host and cross-site checks ([`refusal`]), the shared
 /// database's absence ([`database_away`]), then `inner` (who reads, and the rest of the stack),
 /// and on the way out the headers every answer carries ([`with_security_headers`]). One layer in
-/// [`super::app`] runs it all: each layer of its own cloned and boxed the rest of the stack once
+/// [`super::app()`] runs it all: each layer of its own cloned and boxed the rest of the stack once
 /// more for every request.
 pub(crate) async fn front<F>(front: &Front, req: Request, inner: impl FnOnce(Request) -> F) -> Response
 where
