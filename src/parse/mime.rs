@@ -329,13 +329,15 @@ fn described(
     let ct = first_content_type(src);
     let (content_type, declared) = match ct {
         Some(ct) => {
-            let main = ct.ctype().trim().to_ascii_lowercase();
-            let sub = ct.subtype().unwrap_or("").trim().to_ascii_lowercase();
-            if sub.is_empty() {
-                (format!("{main}/octet-stream"), true)
-            } else {
-                (format!("{main}/{sub}"), true)
-            }
+            let main = ct.ctype().trim();
+            let sub = ct.subtype().unwrap_or("").trim();
+            let sub = if sub.is_empty() { "octet-stream" } else { sub };
+            let mut content_type = String::with_capacity(main.len() + 1 + sub.len());
+            content_type.push_str(main);
+            content_type.push('/');
+            content_type.push_str(sub);
+            content_type.make_ascii_lowercase();
+            (content_type, true)
         }
         None => match body {
             Some(PartType::Message(_)) => ("message/rfc822".to_string(), false),
@@ -549,6 +551,11 @@ fn clean_owned(s: String) -> String {
 /// (`Received`, signatures), most of them folded over several lines.
 fn clean_bytes(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len());
+    // Nearly every value is valid UTF-8, which one validation of the whole says at once.
+    if let Ok(s) = std::str::from_utf8(bytes) {
+        push_clean(&mut out, s);
+        return trimmed(out);
+    }
     for chunk in bytes.utf8_chunks() {
         push_clean(&mut out, chunk.valid());
         if !chunk.invalid().is_empty() {
@@ -563,9 +570,7 @@ fn push_clean(out: &mut String, s: &str) {
     let bytes = s.as_bytes();
     let mut from = 0;
     let mut at = 0;
-    while let Some(found) =
-        bytes.get(at..).and_then(|rest| rest.iter().position(|&b| b < 0x20 || b == 0x7F || b == 0xC2))
-    {
+    while let Some(found) = bytes.get(at..).and_then(first_maybe_control) {
         let here = at + found;
         let width = control_width(bytes, here);
         if width == 0 {
@@ -601,34 +606,84 @@ fn control_width(bytes: &[u8], at: usize) -> usize {
     }
 }
 
+/// A byte that may begin a control character: C0, DEL, or 0xC2 (which begins C1 and others).
+fn maybe_control(b: u8) -> bool {
+    b < 0x20 || b == 0x7F || b == 0xC2
+}
+
+/// Where the first byte that may begin a control character is. Header values are long and such
+/// bytes rare: each 16 bytes are tested at once, without a branch per byte (which the compiler
+/// makes vector instructions of), and only a block that has one is searched.
+fn first_maybe_control(bytes: &[u8]) -> Option<usize> {
+    const BLOCK: usize = 16;
+    let mut blocks = bytes.chunks_exact(BLOCK);
+    let mut at = 0;
+    for block in blocks.by_ref() {
+        if block.iter().fold(false, |any, &b| any | maybe_control(b)) {
+            return block.iter().position(|&b| maybe_control(b)).map(|i| at + i);
+        }
+        at += BLOCK;
+    }
+    blocks.remainder().iter().position(|&b| maybe_control(b)).map(|i| at + i)
+}
+
 /// Whether `s` holds a C0 or C1 control or DEL.
 fn has_control(s: &str) -> bool {
     let bytes = s.as_bytes();
-    bytes.iter().enumerate().any(|(at, &b)| (b < 0x20 || b == 0x7F || b == 0xC2) && control_width(bytes, at) > 0)
+    let mut at = 0;
+    while let Some(found) = bytes.get(at..).and_then(first_maybe_control) {
+        if control_width(bytes, at + found) > 0 {
+            return true;
+        }
+        at += found + 1;
+    }
+    false
 }
 
+/// An address header as one line: `Name <addr>` or `addr`, comma-separated, a group as
+/// `Name: members;`. Written into one string (it runs for every address header of every message).
 fn format_address(a: &Address<'_>) -> String {
-    let one = |addr: &mail_parser::Addr<'_>| match (&addr.name, &addr.address) {
-        (Some(n), Some(a)) if !n.trim().is_empty() => format!("{} <{}>", n.trim(), a),
-        (_, Some(a)) => a.to_string(),
-        (Some(n), None) => n.to_string(),
-        (None, None) => String::new(),
-    };
-    let joined = match a {
-        Address::List(list) => list.iter().map(one).collect::<Vec<_>>().join(", "),
-        Address::Group(groups) => groups
-            .iter()
-            .map(|g| {
-                let members = g.addresses.iter().map(one).collect::<Vec<_>>().join(", ");
-                match &g.name {
-                    Some(n) => format!("{n}: {members};"),
-                    None => members,
+    let mut out = String::new();
+    match a {
+        Address::List(list) => push_addresses(&mut out, list),
+        Address::Group(groups) => {
+            for (i, g) in groups.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
                 }
-            })
-            .collect::<Vec<_>>()
-            .join(" "),
-    };
-    clean_owned(joined)
+                match &g.name {
+                    Some(n) => {
+                        out.push_str(n);
+                        out.push_str(": ");
+                        push_addresses(&mut out, &g.addresses);
+                        out.push(';');
+                    }
+                    None => push_addresses(&mut out, &g.addresses),
+                }
+            }
+        }
+    }
+    clean_owned(out)
+}
+
+/// Appends each address as `Name <addr>` (or the address, or the name, alone), comma-separated.
+fn push_addresses(out: &mut String, list: &[mail_parser::Addr<'_>]) {
+    for (i, addr) in list.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        match (&addr.name, &addr.address) {
+            (Some(n), Some(a)) if !n.trim().is_empty() => {
+                out.push_str(n.trim());
+                out.push_str(" <");
+                out.push_str(a);
+                out.push('>');
+            }
+            (_, Some(a)) => out.push_str(a),
+            (Some(n), None) => out.push_str(n),
+            (None, None) => {}
+        }
+    }
 }
 
 fn headers(msg: &mail_parser::Message<'_>) -> Vec<(String, String)> {

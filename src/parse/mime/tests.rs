@@ -32,6 +32,20 @@ fn header_text_loses_controls_and_outer_space() {
 }
 
 #[test]
+fn header_text_loses_controls_at_any_place_in_a_long_value() {
+    // Values are searched 16 bytes at a time: a control at each place in and across blocks.
+    for at in 0..40 {
+        for mark in ["\r", "\u{1}", "\u{7f}", "\u{85}", "\u{9f}", "\u{a0}", "\u{e9}", "\r\n\t"] {
+            let raw = format!("a{}{mark}{}z", "x".repeat(at), "y".repeat(40 - at));
+            let reference: String = raw.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+            assert_eq!(clean_text(&raw), reference.trim(), "{raw:?}");
+            assert_eq!(clean_owned(raw.clone()), reference.trim(), "{raw:?}");
+            assert_eq!(clean_bytes(raw.as_bytes()), reference.trim(), "{raw:?}");
+        }
+    }
+}
+
+#[test]
 fn raw_header_bytes_are_read_as_lossy_utf8_then_cleaned() {
     let cases: &[&[u8]] = &[
         b"",
