@@ -228,6 +228,37 @@ async fn duplicate_and_missing_message_ids() {
     }
 }
 
+/// Messages are added in the order they were found, however the parse workers finish them: the
+/// first of two messages with one Message-ID gets its plain address, and the same archive indexed
+/// twice lists the same messages under the same ids. The first message is large (its worker is
+/// still on it while the other one parses the next hundred), so an order of arrival put the later
+/// duplicate first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_are_added_in_the_order_they_were_found() {
+    let mail = tempfile::tempdir().expect("dir");
+    // An HTML body, whose visible text the worker takes for the search index: long to make.
+    let big = "<p>Lorem <b>ipsum</b> dolor sit amet, <i>consectetur</i> adipiscing elit.</p>\r\n".repeat(100_000);
+    let first = format!(
+        "From: sender0@example.com\r\nTo: you@example.com\r\nSubject: Message 0\r\nMessage-ID: <same@x>\r\n\
+         Date: Mon, 2 Nov 2026 10:00:00 +0000\r\nContent-Type: text/html; charset=utf-8\r\n\r\n{big}"
+    );
+    std::fs::write(mail.path().join("000.eml"), first).expect("write");
+    for n in 1..200 {
+        let mid = if n == 150 { "same@x".to_string() } else { format!("m{n}@x") };
+        std::fs::write(mail.path().join(format!("{n:03}.eml")), message(n, Some(&mid), "a later one")).expect("write");
+    }
+    let paths = [mail.path().to_path_buf()];
+    let listing = |app: &TestApp| {
+        let index = app.archive.index();
+        (0..200).filter_map(|n| index.by_key(&format!("m{n}@x"))).collect::<Vec<_>>()
+    };
+    let first = TestApp::new(&paths);
+    let found = first.json("/api/messages/same@x").await;
+    assert_eq!(found["subject"], "Message 0", "the message found first has the plain address");
+    let second = TestApp::new(&paths);
+    assert_eq!(listing(&first), listing(&second), "the same ids in a second index of the same archive");
+}
+
 async fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while !ok() {

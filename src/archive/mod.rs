@@ -16,6 +16,7 @@ pub mod watch;
 mod backend;
 mod doc;
 mod excerpts;
+mod in_order;
 mod load;
 mod pipeline;
 mod progress;

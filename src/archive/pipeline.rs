@@ -1,6 +1,7 @@
 //! The indexing pipeline: one thread walks the sources (and streams mbox files), a worker per core
-//! reads and parses messages and makes their search documents, and everything comes back in order
-//! of arrival to the collector in [`super`], which adds and commits it.
+//! reads and parses messages and makes their search documents, and everything comes back to the
+//! collector in [`super`], which adds and commits it, in the order the walker found it
+//! ([`super::in_order`]).
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
@@ -9,6 +10,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 
 use super::doc::search_doc;
+use super::in_order::{InOrder, Numbered, BATCHES_OUT};
 use super::{Archive, Pending, ToRead};
 use crate::crypto::Keyring;
 use crate::error::Error;
@@ -87,8 +89,8 @@ impl Archive {
             return true;
         }
         let workers = crate::par::cores();
-        let (job_tx, job_rx) = sync_channel::<Vec<Job>>(IN_FLIGHT / HANDED_AT_ONCE);
-        let (out_tx, out_rx) = sync_channel::<Vec<Outcome>>(IN_FLIGHT / HANDED_AT_ONCE);
+        let (job_tx, job_rx) = sync_channel::<Numbered<Job>>(IN_FLIGHT / HANDED_AT_ONCE);
+        let (out_tx, out_rx) = sync_channel::<Numbered<Outcome>>(IN_FLIGHT / HANDED_AT_ONCE);
         let job_rx = Arc::new(Mutex::new(job_rx));
         let mut pending: Vec<Option<Pending>> = Vec::with_capacity(todo.len());
         let mut files = Vec::with_capacity(todo.len());
@@ -107,7 +109,8 @@ impl Archive {
         std::thread::scope(|scope| {
             let walker_out = out_tx.clone();
             let in_flight = Arc::new(Quota::new(MAX_IN_FLIGHT_BYTES));
-            scope.spawn(move || walk_sources(files, Jobs::new(job_tx), walker_out, &in_flight));
+            let turns = Arc::new(Quota::new(BATCHES_OUT));
+            scope.spawn(move || walk_sources(files, Jobs::new(job_tx, turns), walker_out, &in_flight));
             for _ in 0..workers {
                 let rx = Arc::clone(&job_rx);
                 let tx = out_tx.clone();
@@ -128,7 +131,7 @@ impl Archive {
                     crate::memory::release_maps();
                 }
             });
-            let finished = self.collect(out_rx.into_iter().flatten(), &mut pending, batch, holding);
+            let finished = self.collect(InOrder::new(out_rx.into_iter()), &mut pending, batch, holding);
             drop(running);
             finished
         })
@@ -140,7 +143,7 @@ impl Archive {
 fn walk_sources(
     files: Vec<(ingest::Found, u64)>,
     mut jobs: Jobs,
-    out: SyncSender<Vec<Outcome>>,
+    out: SyncSender<Numbered<Outcome>>,
     in_flight: &Arc<Quota>,
 ) {
     for (src, (found, start)) in files.into_iter().enumerate() {
@@ -151,7 +154,9 @@ fn walk_sources(
                 (0, SourceState::default())
             }
         };
-        if out.send(vec![Outcome::Done { src, count, state }]).is_err() {
+        // Taken as it comes: a source is finished once this and all its messages are in.
+        let done = Numbered { place: None, items: vec![Outcome::Done { src, count, state }], turn: None };
+        if out.send(done).is_err() {
             return;
         }
     }
@@ -161,16 +166,20 @@ fn walk_sources(
 /// The jobs the walker has not handed on yet: sent [`HANDED_AT_ONCE`] (or [`HANDED_BYTES`]) at a
 /// time, and whenever the walker would wait for bytes in flight to be given back (the jobs it
 /// holds must reach a worker for that to happen), is about to read a large source, or is done.
+/// Each batch is numbered, and takes a turn of the [`BATCHES_OUT`] that may be out of order.
 struct Jobs {
-    to: SyncSender<Vec<Job>>,
+    to: SyncSender<Numbered<Job>>,
     held: Vec<Job>,
     /// The bytes of the jobs held.
     bytes: u64,
+    turns: Arc<Quota>,
+    /// The next batch's place in the order.
+    place: u64,
 }
 
 impl Jobs {
-    fn new(to: SyncSender<Vec<Job>>) -> Jobs {
-        Jobs { to, held: Vec::with_capacity(HANDED_AT_ONCE), bytes: 0 }
+    fn new(to: SyncSender<Numbered<Job>>, turns: Arc<Quota>) -> Jobs {
+        Jobs { to, held: Vec::with_capacity(HANDED_AT_ONCE), bytes: 0, turns, place: 0 }
     }
 
     /// A share of `amount` bytes in flight for the next job, once it fits.
@@ -195,8 +204,13 @@ impl Jobs {
             return true;
         }
         self.bytes = 0;
-        let jobs = std::mem::replace(&mut self.held, Vec::with_capacity(HANDED_AT_ONCE));
-        self.to.send(jobs).is_ok()
+        let items = std::mem::replace(&mut self.held, Vec::with_capacity(HANDED_AT_ONCE));
+        // Every batch out before this one has been handed on already, so the collector waits
+        // for none that is not on its way.
+        let turn = self.turns.take(1);
+        let place = self.place;
+        self.place += 1;
+        self.to.send(Numbered { place: Some(place), items, turn: Some(turn) }).is_ok()
     }
 }
 
@@ -267,8 +281,8 @@ fn walk_one(
 /// `search`: `None` when search is off, else whether documents' text goes into it. With
 /// `--index-decrypted` (`keys`), what encrypted layers hide is read (and indexed) too.
 fn parse_worker(
-    jobs: &Mutex<Receiver<Vec<Job>>>,
-    out: &SyncSender<Vec<Outcome>>,
+    jobs: &Mutex<Receiver<Numbered<Job>>>,
+    out: &SyncSender<Numbered<Outcome>>,
     search: Option<bool>,
     keys: Option<&Keyring>,
 ) {
@@ -355,7 +369,9 @@ fn parse_worker(
             rx.recv()
         };
         let Ok(handed) = handed else { return };
-        if out.send(handed.into_iter().map(one).collect()).is_err() {
+        let done =
+            Numbered { place: handed.place, items: handed.items.into_iter().map(one).collect(), turn: handed.turn };
+        if out.send(done).is_err() {
             return;
         }
     }
