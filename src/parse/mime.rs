@@ -569,18 +569,10 @@ fn clean_bytes(bytes: &[u8]) -> String {
 fn push_clean(out: &mut String, s: &str) {
     let bytes = s.as_bytes();
     let mut from = 0;
-    let mut at = 0;
-    while let Some(found) = bytes.get(at..).and_then(first_maybe_control) {
-        let here = at + found;
-        let width = control_width(bytes, here);
-        if width == 0 {
-            at = here + 1;
-            continue;
-        }
+    while let Some((here, width)) = next_control(bytes, from) {
         out.push_str(s.get(from..here).unwrap_or_default());
         out.push(' ');
-        at = here + width;
-        from = at;
+        from = here + width;
     }
     out.push_str(s.get(from..).unwrap_or_default());
 }
@@ -627,17 +619,21 @@ fn first_maybe_control(bytes: &[u8]) -> Option<usize> {
     blocks.remainder().iter().position(|&b| maybe_control(b)).map(|i| at + i)
 }
 
+/// The first control character (as [`control_width`] tells them) at or after `at`: where it
+/// starts and its length in bytes.
+fn next_control(bytes: &[u8], mut at: usize) -> Option<(usize, usize)> {
+    loop {
+        let here = at + bytes.get(at..).and_then(first_maybe_control)?;
+        match control_width(bytes, here) {
+            0 => at = here + 1,
+            width => return Some((here, width)),
+        }
+    }
+}
+
 /// Whether `s` holds a C0 or C1 control or DEL.
 fn has_control(s: &str) -> bool {
-    let bytes = s.as_bytes();
-    let mut at = 0;
-    while let Some(found) = bytes.get(at..).and_then(first_maybe_control) {
-        if control_width(bytes, at + found) > 0 {
-            return true;
-        }
-        at += found + 1;
-    }
-    false
+    next_control(s.as_bytes(), 0).is_some()
 }
 
 /// An address header as one line: `Name <addr>` or `addr`, comma-separated, a group as

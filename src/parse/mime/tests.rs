@@ -64,6 +64,25 @@ fn raw_header_bytes_are_read_as_lossy_utf8_then_cleaned() {
 }
 
 #[test]
+fn address_headers_are_written_as_one_line() {
+    let cases: &[(&str, &str)] = &[
+        ("ann@example.org", "ann@example.org"),
+        ("Ann Lee <ann@example.org>", "Ann Lee <ann@example.org>"),
+        ("\"  \" <ann@example.org>, Bob <bob@example.org>", "ann@example.org, Bob <bob@example.org>"),
+        ("Team: ann@example.org, Bob <bob@example.org>;", "Team: ann@example.org, Bob <bob@example.org>;"),
+        ("undisclosed-recipients:;", "undisclosed-recipients: ;"),
+        ("A: a@x.org;, B: b@x.org;", "A: a@x.org; B: b@x.org;"),
+    ];
+    for (header, want) in cases {
+        let raw = format!("From: x@example.org\r\nTo: {header}\r\nSubject: s\r\n\r\nbody\r\n");
+        let msg = parse(raw.into_bytes().into()).expect("parses");
+        assert_eq!(msg.summary.to.as_deref(), Some(*want), "{header:?}");
+        let shown = msg.headers.iter().find(|(n, _)| n == "To").map(|(_, v)| v.as_str());
+        assert_eq!(shown, Some(*want), "{header:?}");
+    }
+}
+
+#[test]
 fn every_header_is_shown_with_its_own_value() {
     let raw: &[u8] = b"Received: from a.example by b.example;\r\n Mon, 1 Jan 2024 00:00:00 +0000\r\n\
 X-Latin1: caf\xe9\r\n\
