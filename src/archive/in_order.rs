@@ -4,8 +4,9 @@
 //! with one Message-ID a different one got the plain `/message/<id>` address each time. In order,
 //! a message found first in the walk is added first, on every run.
 //!
-//! A batch waiting for an earlier one keeps its [`Share`] of a [`crate::par::Quota`] of batches handed out, so
-//! the walker stops handing out more once that many are out, however slow the earliest one is.
+//! A batch waiting for an earlier one keeps its [`Share`] of a [`crate::par::Quota`] of batches
+//! handed out, so the walker stops handing out more once that many are out, however slow the
+//! earliest one is.
 
 use std::collections::BTreeMap;
 

@@ -25,7 +25,8 @@ use crate::store::{Batch, SourceState};
 
 /// Messages waiting in each channel (to be parsed, and parsed ones waiting to be indexed), in
 /// batches of [`HANDED_AT_ONCE`]: enough to keep every core busy, few enough that memory does not
-/// grow with a backlog (with the batch each thread holds, a few hundred messages at most). Their
+/// grow with a backlog (with the batch each thread holds, a few hundred messages; batches done
+/// while an earlier one is not wait for it, [`BATCHES_OUT`] of them out at most). Their
 /// bytes are bounded too: the walker takes a message's size from a [`Quota`] of
 /// [`MAX_IN_FLIGHT_BYTES`] before it hands the message on, and the share is given back as the
 /// collector drops the indexed message. Counting messages alone let the walker read 32 large
