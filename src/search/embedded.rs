@@ -9,7 +9,9 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use tantivy::collector::{Count, TopDocs};
-use tantivy::query::{AllQuery, BooleanQuery, EmptyQuery, Occur, PhraseQuery, Query as TQuery, RangeQuery, TermQuery};
+use tantivy::query::{
+    AllQuery, BooleanQuery, ConstScoreQuery, EmptyQuery, Occur, PhraseQuery, Query as TQuery, RangeQuery, TermQuery,
+};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STRING};
 use tantivy::snippet::SnippetGenerator;
 use tantivy::tokenizer::{TextAnalyzer, TokenStream};
@@ -307,7 +309,26 @@ impl Embedded {
         }
     }
 
+    /// The tantivy query for one of ours. Only words weigh in the ranking: every other condition
+    /// (dates, sizes, folders, labels, lists, ids, negations) scores nothing, so that a message's
+    /// rank does not depend on which segment holds it (tantivy answers a condition that every
+    /// document of a segment meets without scoring it, and one that some miss with a score of 1).
     fn build(&self, q: &Query, ids_of: &IdsOf<'_>) -> Result<Box<dyn TQuery>, Error> {
+        Ok(match q {
+            Query::Text { .. } | Query::And(_) | Query::Or(_) => self.build_scored(q, ids_of)?,
+            Query::All
+            | Query::MessageId(_)
+            | Query::Folder(_)
+            | Query::Label(_)
+            | Query::List(_)
+            | Query::HasAttachment
+            | Query::Date { .. }
+            | Query::Size { .. }
+            | Query::Not(_) => Box::new(ConstScoreQuery::new(self.build_scored(q, ids_of)?, 0.0)),
+        })
+    }
+
+    fn build_scored(&self, q: &Query, ids_of: &IdsOf<'_>) -> Result<Box<dyn TQuery>, Error> {
         let f = self.fields;
         Ok(match q {
             Query::All => Box::new(AllQuery),
@@ -374,5 +395,41 @@ impl Embedded {
                 any.iter().map(|q| Ok((Occur::Should, self.build(q, ids_of)?))).collect::<Result<_, Error>>()?,
             )),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(id: u32, body: &str, timestamp: i64) -> Doc {
+        Doc { id, body: body.to_string(), timestamp: Some(timestamp), size: 100, ..Doc::default() }
+    }
+
+    /// Messages whose words match alike are listed newest first, whichever segment holds them
+    /// and whatever else the query asks of them.
+    #[test]
+    fn conditions_do_not_weigh_in_the_ranking() {
+        let dir = tempfile::tempdir().expect("dir");
+        let index = Embedded::open(dir.path()).expect("open");
+        // One segment where a date condition holds for some documents, one where it holds for all.
+        index.add(&doc(1, "customer escalation", 1_600_000_000));
+        index.add(&doc(2, "unrelated", 1_000_000_000));
+        index.commit();
+        index.add(&doc(3, "customer escalation", 1_700_000_000));
+        index.add(&doc(4, "customer escalation", 1_650_000_000));
+        index.commit();
+        assert_eq!(index.reader.searcher().segment_readers().len(), 2, "two segments");
+        for q in [
+            "\"customer escalation\"",
+            "\"customer escalation\" after:2019",
+            "escalation after:2019 before:2030",
+            "escalation larger:1",
+            "escalation -folder:nowhere",
+            "escalation -unrelated",
+        ] {
+            let hits = index.search(q, 0, 10, &|_| Vec::new()).expect("search");
+            assert_eq!(hits.ids, [3, 4, 1], "{q}");
+        }
     }
 }
