@@ -18,8 +18,9 @@ pub struct Message {
     /// The id this message is addressed by: its Message-ID, or one derived from its bytes.
     pub id: String,
     pub summary: Summary,
-    /// Every header field in order, RFC 2047 decoded and unfolded.
-    pub headers: Vec<(String, String)>,
+    /// Where its header lies in `raw`, for [`crate::parse::header_fields`] to read its fields when
+    /// they are shown (most messages parsed are only indexed, which needs the summary alone).
+    pub header: HeaderAt,
     pub parts: Vec<Part>,
     /// Where the body shown on the message page lives (RFC 2557 §7 root rules applied).
     pub html_body: Option<PartIdx>,
@@ -41,6 +42,16 @@ pub struct Message {
     pub lookups: Lookups,
     /// Its signed and encrypted layers (S/MIME, OpenPGP), as parsing found them (see [`Seal`]).
     pub seals: Vec<Seal>,
+}
+
+/// Where a message's header lies in its bytes, as parsing found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeaderAt {
+    /// From this offset to where mail-parser ends it (its blank line, or the end).
+    From(usize),
+    /// Exactly these bytes: a message read again by RFC 2046 itself (`parse::mime::rebuild`),
+    /// whose header ends where that reading ends it.
+    Within(std::ops::Range<usize>),
 }
 
 /// One signed or encrypted layer of a message, found when it was parsed: where it is, and what

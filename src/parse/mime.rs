@@ -21,7 +21,7 @@ use super::{boundary, charset, external, mhtml, secure, tnef, transfer, MAX_DEPT
 use crate::error::Error;
 use crate::ids::{derived_message_id, strip_angles};
 use crate::limits::MAX_PARTS;
-use crate::model::{Body, External, Message, Part, PartIdx, Summary};
+use crate::model::{Body, External, HeaderAt, Message, Part, PartIdx, Summary};
 use crate::uri;
 
 /// mail-parser's own choice of parser for each header, except `Received`: its structured form is
@@ -75,7 +75,7 @@ fn read(raw: Bytes, depth: usize, parts_left: &mut usize, layers: usize) -> Opti
         return Some(rebuild::message(raw.clone(), skip, depth, parts_left, layers));
     }
     // `skip` is below the message's length, which fits an offset.
-    Some(convert(&parsed, raw.clone(), skip as isize, depth, parts_left, layers))
+    Some(convert(&parsed, raw.clone(), HeaderAt::From(skip), skip as isize, depth, parts_left, layers))
 }
 
 /// The length of the lines of spaces and tabs that open `raw`.
@@ -112,26 +112,28 @@ fn enclosed_bytes(outer: &Bytes, inner: &[u8]) -> Bytes {
 fn convert(
     msg: &mail_parser::Message<'_>,
     raw: Bytes,
+    header: HeaderAt,
     delta: isize,
     depth: usize,
     parts_left: &mut usize,
     layers: usize,
 ) -> Message {
-    let mut out = new_message(msg, raw);
+    let mut out = new_message(msg, raw, header);
     let mut walk = Walk { depth, delta, layers, seen: vec![false; msg.parts.len()], parts_left };
     add_part(msg, 0, None, String::new(), &mut walk, &mut out);
     finish(out, &mut walk)
 }
 
-/// A message with no part yet: its identity and what its header (`head`) says.
-fn new_message(head: &mail_parser::Message<'_>, raw: Bytes) -> Message {
+/// A message with no part yet: its identity and what its header (`head`, read from `header`)
+/// says.
+fn new_message(head: &mail_parser::Message<'_>, raw: Bytes, header: HeaderAt) -> Message {
     let message_id = head.message_id().map(|m| strip_angles(m).to_string()).filter(|m| !m.is_empty());
     let id = message_id.clone().unwrap_or_else(|| derived_message_id(&raw));
     Message {
         message_id,
         id,
         summary: summary(head),
-        headers: headers(head),
+        header,
         parts: Vec::new(),
         html_body: None,
         text_body: None,
@@ -294,7 +296,7 @@ fn add_part(
             // The enclosed message's bytes start at its header, which is where mail-parser's
             // offsets for it are counted from.
             let delta = -(inner.parts[0].offset_header as isize);
-            let inner = convert(inner, inner_raw, delta, depth + 1, walk.parts_left, walk.layers);
+            let inner = convert(inner, inner_raw, HeaderAt::From(0), delta, depth + 1, walk.parts_left, walk.layers);
             out.truncated |= inner.truncated;
             Body::Message(Box::new(inner))
         }
@@ -680,6 +682,17 @@ fn push_addresses(out: &mut String, list: &[mail_parser::Addr<'_>]) {
             (None, None) => {}
         }
     }
+}
+
+/// Every header field of a message in order, RFC 2047 decoded and unfolded: its header read
+/// again from its bytes, as parsing read it (see [`HeaderAt`]).
+pub(super) fn header_fields(msg: &Message) -> Vec<(String, String)> {
+    let raw = &msg.raw[..];
+    match &msg.header {
+        HeaderAt::From(at) => raw.get(*at..).and_then(|h| PARSER.parse_headers(h)).map(|m| headers(&m)),
+        HeaderAt::Within(range) => raw.get(range.clone()).map(|h| headers(&rebuild::parse_header(h))),
+    }
+    .unwrap_or_default()
 }
 
 fn headers(msg: &mail_parser::Message<'_>) -> Vec<(String, String)> {

@@ -92,6 +92,12 @@ fn parse_format(raw: Arc<[u8]>, path: Option<&Path>) -> Result<Message, Error> {
     }
 }
 
+/// Every header field of a message in order, RFC 2047 decoded and unfolded, for showing them:
+/// read again from the message's bytes, since indexing needs only the summary.
+pub fn header_fields(msg: &Message) -> Vec<(String, String)> {
+    mime::header_fields(msg)
+}
+
 /// Whether [`parse_file`] reads `raw` as the Internet message it is, with no other format to make
 /// one of (the tests of `parse_format`, in its order): its bytes are then both the message and
 /// what `/raw/` serves, and an export can copy them without parsing.

@@ -197,7 +197,7 @@ impl MessageView {
             date: msg.summary.date.as_deref().map(long_date),
             flags,
             source,
-            headers: msg.headers.clone(),
+            headers: crate::parse::header_fields(msg),
             html_src,
             text_html,
             has_html,

@@ -14,7 +14,7 @@ use std::ops::Range;
 use bytes::Bytes;
 
 use super::{described, finish, first_transfer_encoding, is_enclosed_type, leaf_body, new_message, read, Walk, PARSER};
-use crate::model::{Body, Message, PartIdx};
+use crate::model::{Body, HeaderAt, Message, PartIdx};
 use crate::parse::{boundary, transfer, MAX_DEPTH};
 
 /// The message in `raw` (from `skip` on: lines of white space before it are no part of it), read
@@ -23,7 +23,7 @@ pub(super) fn message(raw: Bytes, skip: usize, depth: usize, parts_left: &mut us
     let len = raw.len();
     let (header_end, body_start) = boundary::header_end(&raw, skip..len);
     let head = parse_header(&raw[skip..header_end]);
-    let mut out = new_message(&head, raw);
+    let mut out = new_message(&head, raw, HeaderAt::Within(skip..header_end));
     let mut walk = Walk { depth, delta: 0, layers, seen: Vec::new(), parts_left };
     let root = Entity { header: skip..header_end, body: body_start..len, in_digest: false, cut_short: false };
     entity(root, None, String::new(), &mut walk, &mut out);
@@ -32,7 +32,7 @@ pub(super) fn message(raw: Bytes, skip: usize, depth: usize, parts_left: &mut us
 
 /// A header's fields as mail-parser reads them (once [`boundary::mended_header`] has made them
 /// readable); a message with one part and no field when there are none.
-fn parse_header(header: &[u8]) -> mail_parser::Message<'static> {
+pub(super) fn parse_header(header: &[u8]) -> mail_parser::Message<'static> {
     let mended = boundary::mended_header(header);
     let parsed = PARSER.parse_headers(mended.as_deref().unwrap_or(header)).map(mail_parser::Message::into_owned);
     match parsed {

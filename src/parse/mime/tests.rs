@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use super::{clean_bytes, clean_owned, clean_text, parse};
-use crate::model::{Body, Message};
+use super::{clean_bytes, clean_owned, clean_text, header_fields, parse};
+use crate::model::{Body, HeaderAt, Message};
 
 #[test]
 fn header_text_loses_controls_and_outer_space() {
@@ -77,7 +77,8 @@ fn address_headers_are_written_as_one_line() {
         let raw = format!("From: x@example.org\r\nTo: {header}\r\nSubject: s\r\n\r\nbody\r\n");
         let msg = parse(raw.into_bytes().into()).expect("parses");
         assert_eq!(msg.summary.to.as_deref(), Some(*want), "{header:?}");
-        let shown = msg.headers.iter().find(|(n, _)| n == "To").map(|(_, v)| v.as_str());
+        let headers = header_fields(&msg);
+        let shown = headers.iter().find(|(n, _)| n == "To").map(|(_, v)| v.as_str());
         assert_eq!(shown, Some(*want), "{header:?}");
     }
 }
@@ -97,9 +98,56 @@ Subject: =?utf-8?q?caf=C3=A9?=\r\n\r\nbody\r\n";
         ("List-ID", "Team <team.example.org>"),
         ("Subject", "caf\u{e9}"),
     ];
-    let got: Vec<(&str, &str)> = msg.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+    let headers = header_fields(&msg);
+    let got: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
     assert_eq!(got, want);
     assert_eq!(msg.summary.list.as_deref(), Some("team.example.org"));
+}
+
+/// The header fields shown are read again from the message's bytes: where mail-parser read them,
+/// or, for a message read again by RFC 2046, where that reading found its header; an enclosed
+/// message's from its own bytes.
+#[test]
+fn header_fields_are_read_again_where_parsing_found_them() {
+    fn enclosed(msg: &Message) -> &Message {
+        msg.parts
+            .iter()
+            .find_map(|p| match &p.body {
+                Body::Message(m) => Some(&**m),
+                _ => None,
+            })
+            .expect("an enclosed message")
+    }
+    fn names(fields: &[(String, String)]) -> Vec<String> {
+        fields.iter().map(|(n, v)| format!("{n}: {v}")).collect()
+    }
+    /// What the message is, its bytes, its fields shown, and those of the message it encloses.
+    type Shown<'a> = (&'a str, &'a [u8], &'a [&'a str], &'a [&'a str]);
+    let cases: &[Shown<'_>] = &[
+        (
+            "read by mail-parser, after a line of spaces, with an enclosed message",
+            b"  \r\nX-Outer: 1\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: message/rfc822\r\n\r\n\
+Received: from a.example;\r\n Mon, 1 Jan 2024 00:00:00 +0000\r\nSubject: inner\r\n\r\nhi\r\n--b--\r\n",
+            &["X-Outer: 1", "Content-Type: multipart/mixed; boundary=b"],
+            &["Received: from a.example;   Mon, 1 Jan 2024 00:00:00 +0000", "Subject: inner"],
+        ),
+        (
+            "read again by RFC 2046 (a forwarded message whose multipart never closes)",
+            b"X-Outer: 2\nContent-Type: multipart/mixed; boundary=\"outer\"\n\n--outer\nContent-Type: text/plain\n\nHello\n\
+--outer\nContent-Type: message/rfc822\n\nSubject: forwarded\nContent-Type: multipart/alternative; boundary=\"inner\"\n\n\
+--inner\nContent-Type: text/plain\n\ninner text\n--outer--\n",
+            &["X-Outer: 2", "Content-Type: multipart/mixed; boundary=\"outer\""],
+            &["Subject: forwarded", "Content-Type: multipart/alternative; boundary=\"inner\""],
+        ),
+    ];
+    for (what, raw, outer, inner) in cases {
+        let msg = parse(Arc::from(*raw)).expect("parses");
+        assert_eq!(names(&header_fields(&msg)), *outer, "{what}");
+        assert_eq!(names(&header_fields(enclosed(&msg))), *inner, "{what}");
+    }
+    assert_eq!(parse(Arc::from(cases[0].1)).expect("parses").header, HeaderAt::From(4), "after the spaces");
+    let misread = parse(Arc::from(cases[1].1)).expect("parses");
+    assert!(matches!(misread.header, HeaderAt::Within(_)), "the second case is read again");
 }
 
 /// The leaves of a message, enclosed messages' too: section (`/` where an enclosed message begins),
