@@ -199,4 +199,26 @@ mod tests {
         );
         assert_eq!(split_mbox(mbox.as_bytes()).len(), 2);
     }
+
+    /// Where a message ends does not depend on where the reader's buffer does.
+    #[test]
+    fn messages_end_at_separators_whatever_the_buffer_size() {
+        let long = "y".repeat(300);
+        let mbox = format!(
+            "From a Mon\r\nSubject: 1\r\n\r\nbody\r\nFrom here on, a line of text\r\n{long}\r\n\r\n\
+From b Mon\nSubject: 2\n\ntext\nFrom c, not after a blank line\n>From escaped\n\nFrom d Mon\nSubject: 3\n\n\
+last\nFrom\n"
+        );
+        let want: &[&str] = &[
+            &format!("Subject: 1\r\n\r\nbody\r\nFrom here on, a line of text\r\n{long}\r\n"),
+            "Subject: 2\n\ntext\nFrom c, not after a blank line\n>From escaped\n",
+            "Subject: 3\n\nlast\nFrom\n",
+        ];
+        for cap in [1, 2, 5, 16, 64, 8192] {
+            let got: Vec<String> = MboxReader::new(std::io::BufReader::with_capacity(cap, mbox.as_bytes()), 0)
+                .map(|m| String::from_utf8(m.expect("reads").raw).expect("text"))
+                .collect();
+            assert_eq!(got, want, "buffer of {cap}");
+        }
+    }
 }
