@@ -132,6 +132,24 @@ pub fn document(formats: &[mailshelf::parse::extract::Format], data: &[u8]) {
     let _ = read_file(data, Some("attachment.bin"), "application/octet-stream", visible_text);
 }
 
+/// Bytes as an mbox file, split as the indexer reads a file (a 256 KiB buffer) and again through a
+/// buffer of a few bytes that the input's length chooses: both must find the same messages, and
+/// each must be the very bytes of the input where it says it lies.
+pub fn mbox(data: &[u8]) {
+    use mailshelf::ingest::{unescape_from_lines, MboxReader};
+    let split = |capacity: usize| -> Vec<(u64, u64, Vec<u8>)> {
+        MboxReader::with_capacity(capacity, data, 0).flatten().map(|m| (m.offset, m.len, m.raw)).collect()
+    };
+    let indexed = split(256 * 1024);
+    assert_eq!(indexed, split(1 + data.len() % 61), "messages depend on the buffer");
+    for (offset, len, raw) in indexed {
+        let at = usize::try_from(offset).unwrap_or(usize::MAX);
+        let end = at.saturating_add(usize::try_from(len).unwrap_or(usize::MAX));
+        assert_eq!(data.get(at..end), Some(&raw[..]), "a message that is not where it says");
+        unescape_from_lines(raw);
+    }
+}
+
 /// The search box: any string → `query::parse`, which must answer (a query or an error) and not panic.
 pub fn query(input: &str) {
     let _ = mailshelf::search::query::parse(input);

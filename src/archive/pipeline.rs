@@ -4,7 +4,7 @@
 //! ([`super::in_order`]).
 
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
@@ -259,7 +259,7 @@ fn walk_one(
             let rel = relative_start(&found.root, &found.path);
             let mut count = 0;
             let mut end = start;
-            for m in MboxReader::new(BufReader::with_capacity(256 * 1024, f), start) {
+            for m in MboxReader::with_capacity(256 * 1024, f, start) {
                 let m = m?;
                 end = m.offset + m.len;
                 if m.len == 0 {

@@ -1,7 +1,7 @@
 //! mbox files: split into messages a message at a time (mboxrd and the Content-Length variant),
 //! and `>From ` lines un-escaped when a message is read back.
 
-use std::io::{BufRead, Read};
+use std::io::{BufRead, ErrorKind, Read};
 
 /// One message of an mbox: where it lies in the file (the `From ` line excluded) and its bytes as
 /// they are there (still `>From `-escaped).
@@ -17,8 +17,8 @@ pub struct MboxMessage {
 /// followed by a header field. When a
 /// message declares a Content-Length that lands exactly on the next separator (or the end), it is
 /// trusted (the Content-Length variant), so unescaped `From ` lines inside such bodies stay inside.
-pub struct MboxReader<R: BufRead> {
-    reader: R,
+pub struct MboxReader<R: Read> {
+    reader: Ahead<R>,
     /// Offset in the file of the next byte to read.
     pos: u64,
     /// True once the `From ` line of the next message has been consumed.
@@ -29,10 +29,22 @@ pub struct MboxReader<R: BufRead> {
 /// What a message's buffer starts with: most mail is a few kilobytes.
 const MESSAGE_ROOM: usize = 16 * 1024;
 
-impl<R: BufRead> MboxReader<R> {
+/// How far ahead a `From ` line is judged: a header field's name, or the blank lines and the
+/// `From ` after a Content-Length body, fit well within a line's 998 bytes (RFC 5322).
+const LOOKAHEAD: usize = 1024;
+
+/// The reader's buffer when none is chosen.
+const BUFFER: usize = 64 * 1024;
+
+impl<R: Read> MboxReader<R> {
     /// `start` is the file offset `reader` begins at (for reading an appended tail).
     pub fn new(reader: R, start: u64) -> Self {
-        MboxReader { reader, pos: start, at_message: false, done: false }
+        Self::with_capacity(BUFFER, reader, start)
+    }
+
+    /// As [`MboxReader::new`], reading `capacity` bytes at a time.
+    pub fn with_capacity(capacity: usize, reader: R, start: u64) -> Self {
+        MboxReader { reader: Ahead::new(reader, capacity), pos: start, at_message: false, done: false }
     }
 
     fn read_line(&mut self, line: &mut Vec<u8>) -> std::io::Result<usize> {
@@ -45,17 +57,19 @@ impl<R: BufRead> MboxReader<R> {
     /// Whether the next line reads as a header field: a `From ` line right after a non-blank line is
     /// a separator only when a message's headers follow it (writers that do not leave a blank line).
     fn header_follows(&mut self) -> std::io::Result<bool> {
-        let buf = self.reader.fill_buf()?;
-        let line = buf.split(|&c| c == b'\n').next().unwrap_or(&[]);
-        let Some(colon) = line.iter().position(|&c| c == b':') else { return Ok(false) };
-        Ok(colon > 0 && line[..colon].iter().all(|&c| (33..=126).contains(&c)))
+        let ends_name = |c: &u8| *c == b':' || !(33..=126).contains(c);
+        let (ahead, _) = self.reader.peek(|ahead| ahead.iter().any(ends_name))?;
+        Ok(matches!(ahead.iter().position(ends_name), Some(at) if at > 0 && ahead[at] == b':'))
     }
 
     /// After a trusted Content-Length: is the next thing a separator (or the end)?
     fn separator_follows(&mut self) -> std::io::Result<bool> {
-        let buf = self.reader.fill_buf()?;
-        let trimmed = buf.iter().position(|&c| !matches!(c, b'\r' | b'\n')).map_or(&buf[buf.len()..], |p| &buf[p..]);
-        Ok(buf.is_empty() || trimmed.starts_with(b"From ") || (trimmed.is_empty() && buf.len() < 3))
+        let text_at = |ahead: &[u8]| ahead.iter().position(|&c| !matches!(c, b'\r' | b'\n'));
+        let (ahead, at_end) = self.reader.peek(|ahead| text_at(ahead).is_some_and(|at| ahead.len() >= at + 5))?;
+        Ok(match text_at(ahead) {
+            Some(at) => ahead[at..].starts_with(b"From "),
+            None => at_end && ahead.len() < 3,
+        })
     }
 
     fn next_message(&mut self) -> std::io::Result<Option<MboxMessage>> {
@@ -130,6 +144,82 @@ impl<R: BufRead> MboxReader<R> {
     }
 }
 
+/// A buffered reader that can look further ahead than the rest of its buffer: a `From ` line is
+/// judged by what follows it, which `BufReader::fill_buf` may hold only the start of, when its
+/// buffer happens to end there.
+struct Ahead<R> {
+    inner: R,
+    buf: Vec<u8>,
+    /// The unread bytes are `buf[pos..end]`.
+    pos: usize,
+    end: usize,
+}
+
+impl<R: Read> Ahead<R> {
+    fn new(inner: R, capacity: usize) -> Self {
+        Ahead { inner, buf: vec![0; capacity.max(1)], pos: 0, end: 0 }
+    }
+
+    /// The bytes ahead, read on until `enough` says they are, or [`LOOKAHEAD`] bytes are held, or
+    /// the input ends (then the flag is true); never more than [`LOOKAHEAD`] bytes, so that what
+    /// is judged from them does not depend on how much the buffer happens to hold. Nothing is
+    /// consumed.
+    fn peek(&mut self, enough: impl Fn(&[u8]) -> bool) -> std::io::Result<(&[u8], bool)> {
+        loop {
+            let window = self.pos..self.end.min(self.pos + LOOKAHEAD);
+            if window.len() == LOOKAHEAD || enough(&self.buf[window.clone()]) {
+                return Ok((&self.buf[window], false));
+            }
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
+            if self.end == self.buf.len() {
+                // Only a buffer smaller than the lookahead grows.
+                self.buf.resize(LOOKAHEAD, 0);
+            }
+            let n = read_more(&mut self.inner, &mut self.buf[self.end..])?;
+            if n == 0 {
+                return Ok((&self.buf[self.pos..self.end], true));
+            }
+            self.end += n;
+        }
+    }
+}
+
+/// `Read::read`, asked again when a signal interrupted it.
+fn read_more(inner: &mut impl Read, into: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        match inner.read(into) {
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            read => return read,
+        }
+    }
+}
+
+impl<R: Read> Read for Ahead<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let held = self.fill_buf()?;
+        let n = held.len().min(out.len());
+        out[..n].copy_from_slice(&held[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: Read> BufRead for Ahead<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.pos == self.end {
+            self.pos = 0;
+            self.end = read_more(&mut self.inner, &mut self.buf)?;
+        }
+        Ok(&self.buf[self.pos..self.end])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.end);
+    }
+}
+
 fn strip_one_newline(raw: &mut Vec<u8>) {
     if raw.ends_with(b"\n") {
         raw.pop();
@@ -139,7 +229,7 @@ fn strip_one_newline(raw: &mut Vec<u8>) {
     }
 }
 
-impl<R: BufRead> Iterator for MboxReader<R> {
+impl<R: Read> Iterator for MboxReader<R> {
     type Item = std::io::Result<MboxMessage>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -200,25 +290,52 @@ mod tests {
         assert_eq!(split_mbox(mbox.as_bytes()).len(), 2);
     }
 
-    /// Where a message ends does not depend on where the reader's buffer does.
+    /// A reader that hands over one byte at a time, however much is asked for.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let Some((first, rest)) = self.0.split_first() else { return Ok(0) };
+            let Some(slot) = out.first_mut() else { return Ok(0) };
+            *slot = *first;
+            self.0 = rest;
+            Ok(1)
+        }
+    }
+
+    /// Where a message ends does not depend on where the reader's buffer does, nor on how much
+    /// each read returns: the line after a `From ` line is judged whole.
     #[test]
     fn messages_end_at_separators_whatever_the_buffer_size() {
         let long = "y".repeat(300);
+        let fenced = "x\n\nFrom inside a counted body\n";
         let mbox = format!(
             "From a Mon\r\nSubject: 1\r\n\r\nbody\r\nFrom here on, a line of text\r\n{long}\r\n\r\n\
 From b Mon\nSubject: 2\n\ntext\nFrom c, not after a blank line\n>From escaped\n\nFrom d Mon\nSubject: 3\n\n\
-last\nFrom\n"
+last\nFrom\nFrom e Mon\nX-A-Rather-Long-Header-Field-Name: 4\n\nno blank line before\n\
+From f Mon\nContent-Length: {}\n\n{fenced}\nFrom g Mon\nContent-Length: 2\n\nok\n",
+            fenced.len()
         );
         let want: &[&str] = &[
             &format!("Subject: 1\r\n\r\nbody\r\nFrom here on, a line of text\r\n{long}\r\n"),
             "Subject: 2\n\ntext\nFrom c, not after a blank line\n>From escaped\n",
-            "Subject: 3\n\nlast\nFrom\n",
+            "Subject: 3\n\nlast\nFrom",
+            "X-A-Rather-Long-Header-Field-Name: 4\n\nno blank line before",
+            &format!("Content-Length: {}\n\n{fenced}", fenced.len()),
+            "Content-Length: 2\n\nok",
         ];
+        let read = |messages: MboxReader<&mut dyn Read>| -> Vec<String> {
+            messages.map(|m| String::from_utf8(m.expect("reads").raw).expect("text")).collect()
+        };
         for cap in [1, 2, 5, 16, 64, 8192] {
-            let got: Vec<String> = MboxReader::new(std::io::BufReader::with_capacity(cap, mbox.as_bytes()), 0)
-                .map(|m| String::from_utf8(m.expect("reads").raw).expect("text"))
-                .collect();
-            assert_eq!(got, want, "buffer of {cap}");
+            let mut whole = mbox.as_bytes();
+            assert_eq!(read(MboxReader::with_capacity(cap, &mut whole, 0)), want, "buffer of {cap}");
+            let mut trickle = Trickle(mbox.as_bytes());
+            assert_eq!(
+                read(MboxReader::with_capacity(cap, &mut trickle, 0)),
+                want,
+                "a byte at a time, buffer of {cap}"
+            );
         }
     }
 }

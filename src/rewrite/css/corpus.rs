@@ -101,7 +101,7 @@ fn corpus() -> &'static Corpus {
 
 fn mbox_messages(path: &Path, name: &str) -> Vec<(String, Vec<u8>)> {
     let Ok(file) = std::fs::File::open(path) else { return Vec::new() };
-    MboxReader::new(std::io::BufReader::new(file), 0)
+    MboxReader::new(file, 0)
         .filter_map(Result::ok)
         .map(|m| (format!("{name} at {}", m.offset), crate::ingest::unescape_from_lines(m.raw)))
         .collect()
