@@ -475,6 +475,39 @@ async fn files_a_user_gives_are_shown_even_with_broken_headers() {
     }
 }
 
+/// A Maildir's files are taken as messages without being opened twice, but one that is not a
+/// message (a picture, a JSON file, an empty file someone left in `cur/`) is still left out; a
+/// file there named as an mbox is still split.
+#[tokio::test]
+async fn maildir_files_that_are_not_messages_are_left_out() {
+    let dir = tempfile::tempdir().expect("dir");
+    let mail = dir.path().join("Maildir");
+    for sub in ["cur", "new", "tmp"] {
+        std::fs::create_dir_all(mail.join(sub)).expect("mkdir");
+    }
+    let message = |n: usize| {
+        format!(
+            "From: Sender <sender@example.org>\nSubject: kept {n}\nMessage-ID: <kept-{n}@example.org>\n\
+             Date: Mon, 1 Jan 2024 10:00:0{n} +0000\n\nbody {n}\n"
+        )
+    };
+    std::fs::write(mail.join("cur/1704103200.M1P1.host:2,S"), message(1)).expect("write");
+    std::fs::write(mail.join("new/1704103201.M2P1.host"), message(2)).expect("write");
+    std::fs::write(mail.join("cur/1704103202.M3P1.host:2,S"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").expect("write");
+    std::fs::write(mail.join("cur/notes.json"), b"[\n  {\"not\": \"mail\"}\n]\n").expect("write");
+    std::fs::write(mail.join("new/1704103203.M4P1.host"), b"").expect("write");
+    std::fs::write(mail.join("cur/kept.mbox"), format!("From a\n{}\nFrom b\n{}", message(3), message(4)))
+        .expect("write");
+
+    let app = TestApp::new(std::slice::from_ref(&mail));
+    let status = app.json("/api/status").await;
+    assert_eq!(status["messages"], 4, "two files and an mbox of two: {status}");
+    assert_eq!(status["indexed"], status["total"], "every file read: {status}");
+    for n in 1..=4 {
+        assert_eq!(app.json(&format!("/api/messages/kept-{n}@example.org")).await["subject"], format!("kept {n}"));
+    }
+}
+
 /// Some delivery agents write the mbox separator line at the top of every Maildir file. Inside a
 /// Maildir's `cur/` or `new/` (a Maildir++ `.Folder` too) a file is one message whatever its first
 /// line: the separator is not a header, and the folder is the Maildir's, not one folder a file. An

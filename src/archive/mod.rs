@@ -97,6 +97,9 @@ struct ToRead {
     found: ingest::Found,
     key: String,
     start: u64,
+    /// Its size and modification time when the scan compared it with what was indexed: what the
+    /// index records of it once read.
+    stat: (u64, i64),
     ids: Vec<EntryId>,
     /// A source read again from the start: what it gave before. Messages found again keep their
     /// entries (and ids); the rest are removed once the source is read.
@@ -271,13 +274,27 @@ impl Archive {
                     }
                     Some(st) if st.mbox_end > 0 && size > st.size && mbox_prefix_unchanged(&f.path, &st) => {
                         // An mbox that only grew: read from where its last message ended.
-                        todo.push(ToRead { found: f, key, start: st.mbox_end, ids: st.ids, replaced: Vec::new() });
+                        todo.push(ToRead {
+                            found: f,
+                            key,
+                            start: st.mbox_end,
+                            stat: (size, mtime_ns),
+                            ids: st.ids,
+                            replaced: Vec::new(),
+                        });
                     }
                     old => {
                         // Removed only after the source is read again: a message still in it
                         // keeps its entry, and memory holds ids, not a copy of every entry.
                         let replaced = old.map(|st| st.ids).unwrap_or_default();
-                        todo.push(ToRead { found: f, key, start: 0, ids: Vec::new(), replaced });
+                        todo.push(ToRead {
+                            found: f,
+                            key,
+                            start: 0,
+                            stat: (size, mtime_ns),
+                            ids: Vec::new(),
+                            replaced,
+                        });
                     }
                 }
             }
@@ -469,6 +486,12 @@ impl Archive {
                 }
                 Outcome::Failed { src, held: _held } => {
                     self.progress.failed.fetch_add(1, Ordering::Relaxed);
+                    if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
+                        p.received += 1;
+                    }
+                    src
+                }
+                Outcome::NotMail { src, held: _held } => {
                     if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
                         p.received += 1;
                     }

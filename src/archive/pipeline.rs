@@ -48,8 +48,9 @@ const HANDED_BYTES: u64 = MAX_IN_FLIGHT_BYTES / 8;
 
 /// Work for the parse workers, each with its share of the bytes in flight.
 enum Job {
-    /// A file that is one message.
-    File { src: usize, root: Arc<Path>, path: PathBuf, held: Share },
+    /// A file that is one message: `checked` when the walker read its first bytes to tell, else a
+    /// Maildir's message file ([`ingest::maildir_message`]), which the worker tells from its bytes.
+    File { src: usize, root: Arc<Path>, path: PathBuf, held: Share, checked: bool },
     /// One message of an mbox, already read.
     Mbox { src: usize, source: Source, rel: u16, raw: Vec<u8>, held: Share },
     /// One item of an Outlook data file, read by the worker (of a size not known before).
@@ -70,6 +71,11 @@ pub(super) enum Outcome {
         held: Option<Share>,
     },
     Failed {
+        src: usize,
+        held: Option<Share>,
+    },
+    /// A file of a Maildir folder that turned out not to be a message.
+    NotMail {
         src: usize,
         held: Option<Share>,
     },
@@ -105,7 +111,7 @@ impl Archive {
                 received: 0,
                 done: None,
             }));
-            files.push((t.found, t.start));
+            files.push((t.found, t.start, t.stat));
         }
         std::thread::scope(|scope| {
             let walker_out = out_tx.clone();
@@ -142,13 +148,13 @@ impl Archive {
 /// The walker: tells files from mbox files, streams mbox files into single-message jobs, and
 /// reports each source done with its job count.
 fn walk_sources(
-    files: Vec<(ingest::Found, u64)>,
+    files: Vec<(ingest::Found, u64, (u64, i64))>,
     mut jobs: Jobs,
     out: SyncSender<Numbered<Outcome>>,
     in_flight: &Arc<Quota>,
 ) {
-    for (src, (found, start)) in files.into_iter().enumerate() {
-        let (count, state) = match walk_one(&found, src, start, &mut jobs, in_flight) {
+    for (src, (found, start, stat)) in files.into_iter().enumerate() {
+        let (count, state) = match walk_one(&found, src, start, stat, &mut jobs, in_flight) {
             Ok(r) => r,
             Err(e) => {
                 tracing::warn!(path = %found.path.display(), error = %e, "skipped");
@@ -215,20 +221,24 @@ impl Jobs {
     }
 }
 
+/// Reads the source `found` from `start`; `(size, mtime_ns)` is what the scan found it to be (a
+/// source that changes after that is read again at the next run, since its state will differ).
 fn walk_one(
     found: &ingest::Found,
     src: usize,
     start: u64,
+    (size, mtime_ns): (u64, i64),
     jobs: &mut Jobs,
     in_flight: &Arc<Quota>,
 ) -> std::io::Result<(usize, SourceState)> {
-    let (size, mtime_ns) = stat(&found.path)?;
     let mut state = SourceState { size, mtime_ns, ..SourceState::default() };
-    match ingest::sniff_found(found)? {
+    // A Maildir's message files, most of a Maildir archive, are opened once, by the worker.
+    let checked = !ingest::maildir_message(found);
+    match if checked { ingest::sniff_found(found)? } else { Kind::Message } {
         Kind::Other => Ok((0, state)),
         Kind::Message => {
             let held = jobs.share(in_flight, size);
-            jobs.push(Job::File { src, root: found.root.clone(), path: found.path.clone(), held });
+            jobs.push(Job::File { src, root: found.root.clone(), path: found.path.clone(), held, checked });
             Ok((1, state))
         }
         Kind::Pst => {
@@ -301,14 +311,18 @@ fn parse_worker(
             .clone()
     };
     let one = |job: Job| match job {
-        Job::File { src, root, path, held } => {
+        Job::File { src, root, path, held, checked } => {
             let held = Some(held);
             let rel = relative_start(&root, &path);
             let flags = ingest::maildir_flags(&path);
-            let source = Source::File { path };
-            let parsed = read(
-                source.read().map_err(Error::from).and_then(|raw| parse_file(Arc::from(raw), Some(source.path()))),
-            );
+            let found = ingest::Found { root, path };
+            let raw = std::fs::read(&found.path);
+            if !checked && raw.as_ref().is_ok_and(|raw| ingest::kind_of(&found, raw) != Kind::Message) {
+                tracing::debug!(path = %found.path.display(), "not a message: left out");
+                return Outcome::NotMail { src, held };
+            }
+            let source = Source::File { path: found.path };
+            let parsed = read(raw.map_err(Error::from).and_then(|raw| parse_file(Arc::from(raw), Some(source.path()))));
             match parsed {
                 Ok(mut msg) => {
                     if let Some(f) = &flags {

@@ -225,33 +225,44 @@ fn in_maildir(path: &Path) -> bool {
 }
 
 /// What a file found under a PATH is: its first bytes read as strictly as its [`Claim`] asks,
-/// except that a file in a Maildir is one message whatever its first line. Some delivery agents
-/// write the mbox separator (`From sender date`) at the top of each Maildir file; such a file is
-/// not a one-message mbox (which would make a folder of each), unless its name says it is one
-/// (`.mbox`, `.mbx`).
+/// except that a file in a Maildir is one message whatever its first line (see [`kind_of`]).
 pub fn sniff_found(found: &Found) -> std::io::Result<Kind> {
-    let kind = sniff_file(&found.path, Claim::of(found))?;
+    let mut head = Vec::with_capacity(HEAD);
+    File::open(&found.path)?.take(HEAD as u64).read_to_end(&mut head)?;
+    Ok(kind_of(found, &head))
+}
+
+/// How many first bytes of a file tell what it is.
+const HEAD: usize = 8192;
+
+/// What a file found under a PATH is, from its first bytes (at least [`HEAD`] of them, or all).
+/// Some delivery agents write the mbox separator (`From sender date`) at the top of each Maildir
+/// file; such a file is not a one-message mbox (which would make a folder of each), unless its
+/// name says it is one (`.mbox`, `.mbx`).
+pub fn kind_of(found: &Found, bytes: &[u8]) -> Kind {
+    let kind = sniff_claimed(&bytes[..bytes.len().min(HEAD)], Claim::of(found));
     let named_mbox =
         found.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mbox") || e.eq_ignore_ascii_case("mbx"));
-    Ok(match kind {
+    match kind {
         Kind::Mbox if in_maildir(&found.path) && !named_mbox => Kind::Message,
         kind => kind,
-    })
+    }
+}
+
+/// Whether `found` is a file of a Maildir's `cur/` or `new/` whose name claims nothing else (an
+/// mbox, an Outlook file, a saved page): one message, taken as such without opening it first. The
+/// reader of its bytes still tells one that is not a message ([`kind_of`]) and leaves it out.
+pub fn maildir_message(found: &Found) -> bool {
+    let data_file =
+        found.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("pst") || e.eq_ignore_ascii_case("ost"));
+    in_maildir(&found.path) && Claim::of(found) == Claim::Bare && !data_file
 }
 
 /// Reads the first bytes of a file for [`sniff_claimed`].
 pub fn sniff_file(path: &Path, claim: Claim) -> std::io::Result<Kind> {
-    let mut f = File::open(path)?;
-    let mut head = vec![0u8; 8192];
-    let mut filled = 0;
-    while filled < head.len() {
-        let n = f.read(&mut head[filled..])?;
-        if n == 0 {
-            break;
-        }
-        filled += n;
-    }
-    Ok(sniff_claimed(&head[..filled], claim))
+    let mut head = Vec::with_capacity(HEAD);
+    File::open(path)?.take(HEAD as u64).read_to_end(&mut head)?;
+    Ok(sniff_claimed(&head, claim))
 }
 
 #[cfg(test)]
