@@ -218,6 +218,28 @@ impl<R: Read> BufRead for Ahead<R> {
     fn consume(&mut self, n: usize) {
         self.pos = (self.pos + n).min(self.end);
     }
+
+    /// As the provided method, with the `memchr` crate's search for the line's end (a message is
+    /// read a line at a time, and std's own search is a plain one).
+    fn read_until(&mut self, byte: u8, out: &mut Vec<u8>) -> std::io::Result<usize> {
+        let mut read = 0;
+        loop {
+            let held = self.fill_buf()?;
+            if held.is_empty() {
+                return Ok(read);
+            }
+            let (found, used) = match memchr::memchr(byte, held) {
+                Some(at) => (true, at + 1),
+                None => (false, held.len()),
+            };
+            out.extend_from_slice(&held[..used]);
+            self.consume(used);
+            read += used;
+            if found {
+                return Ok(read);
+            }
+        }
+    }
 }
 
 fn strip_one_newline(raw: &mut Vec<u8>) {
