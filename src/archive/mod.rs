@@ -491,6 +491,15 @@ impl Archive {
                     }
                     src
                 }
+                Outcome::Unread { src, held: _held } => {
+                    self.progress.failed.fetch_add(1, Ordering::Relaxed);
+                    if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
+                        // Its state is not recorded, so the next run reads it again.
+                        p.failed = true;
+                        p.received += 1;
+                    }
+                    src
+                }
                 Outcome::NotMail { src, held: _held } => {
                     if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
                         p.received += 1;

@@ -74,6 +74,12 @@ pub(super) enum Outcome {
         src: usize,
         held: Option<Share>,
     },
+    /// A file that could not be read (gone, or not readable by the server): left for the next
+    /// run to read again.
+    Unread {
+        src: usize,
+        held: Option<Share>,
+    },
     /// A file of a Maildir folder that turned out not to be a message.
     NotMail {
         src: usize,
@@ -316,13 +322,19 @@ fn parse_worker(
             let rel = relative_start(&root, &path);
             let flags = ingest::maildir_flags(&path);
             let found = ingest::Found { root, path };
-            let raw = std::fs::read(&found.path);
-            if !checked && raw.as_ref().is_ok_and(|raw| ingest::kind_of(&found, raw) != Kind::Message) {
+            let raw = match std::fs::read(&found.path) {
+                Ok(raw) => raw,
+                Err(e) => {
+                    tracing::warn!(path = %found.path.display(), error = %e, "not read");
+                    return Outcome::Unread { src, held };
+                }
+            };
+            if !checked && ingest::kind_of(&found, &raw) != Kind::Message {
                 tracing::debug!(path = %found.path.display(), "not a message: left out");
                 return Outcome::NotMail { src, held };
             }
             let source = Source::File { path: found.path };
-            let parsed = read(raw.map_err(Error::from).and_then(|raw| parse_file(Arc::from(raw), Some(source.path()))));
+            let parsed = read(parse_file(Arc::from(raw), Some(source.path())));
             match parsed {
                 Ok(mut msg) => {
                     if let Some(f) = &flags {

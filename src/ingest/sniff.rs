@@ -227,9 +227,14 @@ fn in_maildir(path: &Path) -> bool {
 /// What a file found under a PATH is: its first bytes read as strictly as its [`Claim`] asks,
 /// except that a file in a Maildir is one message whatever its first line (see [`kind_of`]).
 pub fn sniff_found(found: &Found) -> std::io::Result<Kind> {
+    Ok(kind_of(found, &head(&found.path)?))
+}
+
+/// The first [`HEAD`] bytes of a file, or all of a shorter one.
+fn head(path: &Path) -> std::io::Result<Vec<u8>> {
     let mut head = Vec::with_capacity(HEAD);
-    File::open(&found.path)?.take(HEAD as u64).read_to_end(&mut head)?;
-    Ok(kind_of(found, &head))
+    File::open(path)?.take(HEAD as u64).read_to_end(&mut head)?;
+    Ok(head)
 }
 
 /// How many first bytes of a file tell what it is.
@@ -260,9 +265,7 @@ pub fn maildir_message(found: &Found) -> bool {
 
 /// Reads the first bytes of a file for [`sniff_claimed`].
 pub fn sniff_file(path: &Path, claim: Claim) -> std::io::Result<Kind> {
-    let mut head = Vec::with_capacity(HEAD);
-    File::open(path)?.take(HEAD as u64).read_to_end(&mut head)?;
-    Ok(sniff_claimed(&head, claim))
+    Ok(sniff_claimed(&head(path)?, claim))
 }
 
 #[cfg(test)]
