@@ -496,6 +496,8 @@ async fn maildir_files_that_are_not_messages_are_left_out() {
     std::fs::write(mail.join("cur/1704103202.M3P1.host:2,S"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").expect("write");
     std::fs::write(mail.join("cur/notes.json"), b"[\n  {\"not\": \"mail\"}\n]\n").expect("write");
     std::fs::write(mail.join("new/1704103203.M4P1.host"), b"").expect("write");
+    // A large file that is not mail, of which only the first bytes are read.
+    std::fs::write(mail.join("cur/1704103204.M5P1.host:2,S"), vec![0u8; 4 << 20]).expect("write");
     std::fs::write(mail.join("cur/kept.mbox"), format!("From a\n{}\nFrom b\n{}", message(3), message(4)))
         .expect("write");
 

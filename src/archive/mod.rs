@@ -115,7 +115,8 @@ struct Pending {
     replaced: Vec<EntryId>,
     received: usize,
     done: Option<(usize, SourceState)>,
-    /// A message of it could not be indexed: its state is not kept, so it is read again.
+    /// It could not be read, or a message of it could not be indexed: its state is not kept, so
+    /// it is read again.
     failed: bool,
 }
 

@@ -50,7 +50,7 @@ const HANDED_BYTES: u64 = MAX_IN_FLIGHT_BYTES / 8;
 enum Job {
     /// A file that is one message: `checked` when the walker read its first bytes to tell, else a
     /// Maildir's message file ([`ingest::maildir_message`]), which the worker tells from its bytes.
-    File { src: usize, root: Arc<Path>, path: PathBuf, held: Share, checked: bool },
+    File { src: usize, root: Arc<Path>, path: PathBuf, size: u64, held: Share, checked: bool },
     /// One message of an mbox, already read.
     Mbox { src: usize, source: Source, rel: u16, raw: Vec<u8>, held: Share },
     /// One item of an Outlook data file, read by the worker (of a size not known before).
@@ -244,7 +244,7 @@ fn walk_one(
         Kind::Other => Ok((0, state)),
         Kind::Message => {
             let held = jobs.share(in_flight, size);
-            jobs.push(Job::File { src, root: found.root.clone(), path: found.path.clone(), held, checked });
+            jobs.push(Job::File { src, root: found.root.clone(), path: found.path.clone(), size, held, checked });
             Ok((1, state))
         }
         Kind::Pst => {
@@ -317,22 +317,24 @@ fn parse_worker(
             .clone()
     };
     let one = |job: Job| match job {
-        Job::File { src, root, path, held, checked } => {
+        Job::File { src, root, path, size, held, checked } => {
             let held = Some(held);
             let rel = relative_start(&root, &path);
             let flags = ingest::maildir_flags(&path);
             let found = ingest::Found { root, path };
-            let raw = match std::fs::read(&found.path) {
-                Ok(raw) => raw,
+            let raw = match read_message_file(&found, size, checked) {
+                Ok(Some(raw)) => raw,
+                Ok(None) => return Outcome::NotMail { src, held },
                 Err(e) => {
-                    tracing::warn!(path = %found.path.display(), error = %e, "not read");
+                    if e.kind() == std::io::ErrorKind::NotFound {
+                        // Moved since the scan (`new/` to `cur/`, a flag changed): the next run finds it.
+                        tracing::debug!(path = %found.path.display(), "gone before it was read");
+                    } else {
+                        tracing::warn!(path = %found.path.display(), error = %e, "not read");
+                    }
                     return Outcome::Unread { src, held };
                 }
             };
-            if !checked && ingest::kind_of(&found, &raw) != Kind::Message {
-                tracing::debug!(path = %found.path.display(), "not a message: left out");
-                return Outcome::NotMail { src, held };
-            }
             let source = Source::File { path: found.path };
             let parsed = read(parse_file(Arc::from(raw), Some(source.path())));
             match parsed {
@@ -402,6 +404,31 @@ fn parse_worker(
             return;
         }
     }
+}
+
+/// A file that is one message, read whole; `None` when it was not `checked` by the walker and its
+/// first bytes say it is not mail (the rest is then never read: a large file that is not mail
+/// costs no more than its first bytes).
+fn read_message_file(found: &ingest::Found, size: u64, checked: bool) -> std::io::Result<Option<Vec<u8>>> {
+    let mut file = File::open(&found.path)?;
+    let whole = usize::try_from(size).unwrap_or(usize::MAX).saturating_add(1);
+    let mut raw = Vec::with_capacity(if checked { whole } else { ingest::HEAD });
+    if !checked {
+        (&mut file).take(ingest::HEAD as u64).read_to_end(&mut raw)?;
+        match ingest::kind_of(found, &raw) {
+            Kind::Message => raw.reserve(whole.saturating_sub(raw.len())),
+            Kind::Pst => {
+                tracing::warn!(path = %found.path.display(), "an Outlook data file in a Maildir folder is not read: name it .pst");
+                return Ok(None);
+            }
+            Kind::Mbox | Kind::Other => {
+                tracing::debug!(path = %found.path.display(), "not a message: left out");
+                return Ok(None);
+            }
+        }
+    }
+    file.read_to_end(&mut raw)?;
+    Ok(Some(raw))
 }
 
 pub(super) fn stat(path: &Path) -> std::io::Result<(u64, i64)> {

@@ -191,7 +191,8 @@ fn read_more(inner: &mut impl Read, into: &mut [u8]) -> std::io::Result<usize> {
     loop {
         match inner.read(into) {
             Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            read => return read,
+            // A reader that claims more than it was given room for is not believed.
+            read => return read.map(|n| n.min(into.len())),
         }
     }
 }

@@ -238,7 +238,7 @@ fn head(path: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 /// How many first bytes of a file tell what it is.
-const HEAD: usize = 8192;
+pub const HEAD: usize = 8192;
 
 /// What a file found under a PATH is, from its first bytes (at least [`HEAD`] of them, or all).
 /// Some delivery agents write the mbox separator (`From sender date`) at the top of each Maildir
