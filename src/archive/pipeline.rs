@@ -427,7 +427,10 @@ fn read_message_file(found: &ingest::Found, size: u64, checked: bool) -> std::io
             }
         }
     }
-    file.read_to_end(&mut raw)?;
+    // Fewer first bytes than asked for: the file has ended already (most mail is a few KiB).
+    if checked || raw.len() == ingest::HEAD {
+        file.read_to_end(&mut raw)?;
+    }
     Ok(Some(raw))
 }
 
