@@ -410,13 +410,21 @@ fn parse_worker(
 /// first bytes say it is not mail (the rest is then never read: a large file that is not mail
 /// costs no more than its first bytes).
 fn read_message_file(found: &ingest::Found, size: u64, checked: bool) -> std::io::Result<Option<Vec<u8>>> {
+    // Room asked for, not taken: a sparse file of a terabyte is an error, as with `fs::read`.
+    let reserve = |raw: &mut Vec<u8>, room: usize| {
+        raw.try_reserve_exact(room).map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))
+    };
     let mut file = File::open(&found.path)?;
     let whole = usize::try_from(size).unwrap_or(usize::MAX).saturating_add(1);
-    let mut raw = Vec::with_capacity(if checked { whole } else { ingest::HEAD });
+    let mut raw = Vec::new();
+    reserve(&mut raw, if checked { whole } else { ingest::HEAD })?;
     if !checked {
         (&mut file).take(ingest::HEAD as u64).read_to_end(&mut raw)?;
         match ingest::kind_of(found, &raw) {
-            Kind::Message => raw.reserve(whole.saturating_sub(raw.len())),
+            Kind::Message => {
+                let rest = whole.saturating_sub(raw.len());
+                reserve(&mut raw, rest)?;
+            }
             Kind::Pst => {
                 tracing::warn!(path = %found.path.display(), "an Outlook data file in a Maildir folder is not read: name it .pst");
                 return Ok(None);
