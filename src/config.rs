@@ -120,6 +120,7 @@ impl OpenArgs {
             listen: "127.0.0.1:0".into(),
             data_dir: Some(data_dir),
             max_upload: crate::limits::DEFAULT_MAX_UPLOAD.into(),
+            max_message: "256M".into(),
             search: true,
             attachment_text: true,
             cors_origins: Vec::new(),
@@ -155,6 +156,11 @@ pub struct ServeArgs {
     /// Largest upload accepted, in bytes (suffixes K, M, G allowed); larger ones get 413.
     #[arg(long, env = "MAILSHELF_MAX_UPLOAD", default_value = crate::limits::DEFAULT_MAX_UPLOAD)]
     pub max_upload: String,
+
+    /// Largest message read whole, in bytes (suffixes K, M, G allowed): a longer one is listed,
+    /// shown and searched as far as that, with a notice; its file keeps the rest.
+    #[arg(long, env = "MAILSHELF_MAX_MESSAGE", default_value = "256M")]
+    pub max_message: String,
 
     /// Keep a full-text search index (on by default; `false` indexes faster and smaller, and the
     /// search box answers that search is off).
@@ -227,6 +233,8 @@ pub struct Config {
     pub listen: SocketAddr,
     pub data_dir: PathBuf,
     pub max_upload: usize,
+    /// Bytes read of one message.
+    pub max_message: usize,
     pub cors_origins: Vec<String>,
     /// Host names answered besides IP literals and `localhost`, lower case; `*` for any.
     pub allowed_hosts: Vec<String>,
@@ -273,6 +281,9 @@ impl Config {
         let data_dir = args.data_dir.unwrap_or_else(default_data_dir);
         let max_upload = parse_size(&args.max_upload)
             .ok_or_else(|| Error::BadSetting(format!("--max-upload: cannot read {:?} as a size", args.max_upload)))?;
+        let max_message = parse_size(&args.max_message)
+            .filter(|&n| n > 0)
+            .ok_or_else(|| Error::BadSetting(format!("--max-message: cannot read {:?} as a size", args.max_message)))?;
         // An empty item is no item: a variable set to nothing (`MAILSHELF_ALLOWED_HOSTS=`, as a
         // compose file's `${VAR:-}` gives) or a trailing comma.
         let listed = |items: &[String]| -> Vec<String> {
@@ -309,6 +320,7 @@ impl Config {
             listen,
             data_dir,
             max_upload,
+            max_message,
             cors_origins,
             allowed_hosts,
             search: args.search,
@@ -436,6 +448,14 @@ mod tests {
         let config = Config::from_args(serve_args(&["--allowed-host", "mail.example.org,"])).expect("valid");
         assert_eq!(config.allowed_hosts, ["mail.example.org"]);
         assert!(Config::from_args(serve_args(&["--allowed-host", "http://x"])).is_err());
+    }
+
+    /// The setting's default is the limit's.
+    #[test]
+    fn max_message_default() {
+        let config = Config::from_args(serve_args(&[])).expect("valid");
+        assert_eq!(config.max_message, crate::limits::DEFAULT_MAX_MESSAGE);
+        assert!(Config::from_args(serve_args(&["--max-message", "0"])).is_err());
     }
 
     #[test]

@@ -86,7 +86,8 @@ async fn serve(config: Config) -> Result<(), mailshelf::Error> {
             }
             None => Archive::open_with(&config.data_dir, config.search)?,
         }
-        .with_attachment_text(config.attachment_text),
+        .with_attachment_text(config.attachment_text)
+        .with_max_message(config.max_message),
     );
     tracing::debug!(
         seconds = opened.elapsed().as_secs_f64(),

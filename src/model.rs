@@ -118,12 +118,21 @@ pub struct Origin {
     pub flags: Option<String>,
     /// What could not be read, for the reader.
     pub notices: Vec<String>,
+    /// The message's whole size in its source, when only its first bytes were read (see
+    /// [`crate::limits::DEFAULT_MAX_MESSAGE`]): what is shown and searched ends where they do.
+    pub cut_from: Option<u64>,
 }
 
 impl Message {
     /// The bytes as they were given: the original file, else [`Message::raw`].
     pub fn given(&self) -> &[u8] {
         self.origin.original.as_deref().unwrap_or(&self.raw)
+    }
+
+    /// The message's size in its source: that of [`Message::given`], or the whole size of a
+    /// message of which only the first bytes were read.
+    pub fn size(&self) -> u64 {
+        self.origin.cut_from.unwrap_or(self.given().len() as u64)
     }
 }
 

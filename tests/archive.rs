@@ -102,7 +102,12 @@ async fn mbox_files_split_into_every_message() {
     let app = TestApp::new(std::slice::from_ref(&one));
     let distinct: HashSet<Vec<u8>> = mailshelf::ingest::split_mbox(&std::fs::read(&one).expect("read"))
         .into_iter()
-        .map(|(o, l)| mailshelf::ingest::Source::Mbox { path: one.clone(), offset: o, len: l }.read().expect("read"))
+        .map(|(o, l)| {
+            mailshelf::ingest::Source::Mbox { path: one.clone(), offset: o, len: l }
+                .read(usize::MAX)
+                .expect("read")
+                .bytes
+        })
         .collect();
     assert_eq!(app.archive.index().listed_count(), distinct.len());
     assert!(distinct.len() >= 300);
@@ -508,6 +513,55 @@ async fn maildir_files_that_are_not_messages_are_left_out() {
     for n in 1..=4 {
         assert_eq!(app.json(&format!("/api/messages/kept-{n}@example.org")).await["subject"], format!("kept {n}"));
     }
+}
+
+/// A message longer than `--max-message` (a file, a message of an mbox, counted or not) is listed
+/// with its whole size, and shown and searched as far as it was read, with a notice; the messages
+/// after it in its mbox are whole.
+#[tokio::test]
+async fn messages_longer_than_the_limit_are_shown_as_far_as_read() {
+    let dir = tempfile::tempdir().expect("dir");
+    let mail = dir.path().join("mail");
+    std::fs::create_dir_all(&mail).expect("mkdir");
+    let message = |id: &str, body: &str| {
+        format!(
+            "From: Sender <sender@example.org>\nSubject: {id}\nMessage-ID: <{id}@example.org>\n\
+             Date: Mon, 1 Jan 2024 10:00:00 +0000\n\nfirstword {id}\n{body}lastword\n"
+        )
+    };
+    let filler = "lorem ipsum dolor sit amet\n".repeat(5000);
+    let big = message("big", &filler);
+    std::fs::write(mail.join("big.eml"), &big).expect("write");
+    let counted = message("counted", &filler);
+    let body = counted.split_once("\n\n").map_or(0, |(_, b)| b.len());
+    let counted = counted.replacen("\n\n", &format!("\nContent-Length: {body}\n\n"), 1);
+    let mbox = format!(
+        "From a\n{}\nFrom b\n{}\nFrom c\n{counted}\nFrom d\n{}",
+        message("before", ""),
+        message("inside", &filler),
+        message("after", "")
+    );
+    std::fs::write(mail.join("archive.mbox"), mbox).expect("write");
+
+    let app = TestApp::with_config(std::slice::from_ref(&mail), |c| c.max_message = 64 * 1024);
+    let status = app.json("/api/status").await;
+    assert_eq!(status["messages"], 5, "{status}");
+    for (id, cut) in [("big", true), ("before", false), ("inside", true), ("counted", true), ("after", false)] {
+        let m = app.json(&format!("/api/messages/{id}@example.org")).await;
+        assert_eq!(m["subject"], id, "{m}");
+        let notices = m["notices"].to_string();
+        assert_eq!(notices.contains("only its first 64 KB"), cut, "{id}: {notices}");
+    }
+    let page = app.get("/message/big@example.org").await.text();
+    assert!(page.contains("more than this server reads of one message"), "the page says so");
+    let found = |q: &str| {
+        let app = &app;
+        let q = q.to_string();
+        async move { app.json(&format!("/api/messages?q={q}")).await["total"].as_u64() }
+    };
+    assert_eq!(found("firstword").await, Some(5));
+    assert_eq!(found("lastword").await, Some(2), "only the whole messages' last words are searched");
+    assert_eq!(found("larger:100K").await, Some(3), "a cut message keeps its whole size");
 }
 
 /// Some delivery agents write the mbox separator line at the top of every Maildir file. Inside a

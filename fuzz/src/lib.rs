@@ -134,14 +134,28 @@ pub fn document(formats: &[mailshelf::parse::extract::Format], data: &[u8]) {
 
 /// Bytes as an mbox file, split as the indexer reads a file (a 256 KiB buffer) and again through a
 /// buffer of a few bytes that the input's length chooses: both must find the same messages, and
-/// each must be the very bytes of the input where it says it lies.
+/// each must be the very bytes of the input where it says it lies; and once more keeping at most a
+/// few hundred bytes of a message, which must find them in the same places, each cut to its first
+/// bytes.
 pub fn mbox(data: &[u8]) {
     use mailshelf::ingest::{unescape_from_lines, MboxReader};
     let split = |capacity: usize| -> Vec<(u64, u64, Vec<u8>)> {
-        MboxReader::with_capacity(capacity, data, 0).flatten().map(|m| (m.offset, m.len, m.raw)).collect()
+        MboxReader::with_capacity(capacity, std::io::Cursor::new(data), 0)
+            .flatten()
+            .map(|m| (m.offset, m.len, m.raw))
+            .collect()
     };
     let indexed = split(256 * 1024);
     assert_eq!(indexed, split(1 + data.len() % 61), "messages depend on the buffer");
+    // Within a limit: the same messages in the same places, each its first bytes.
+    let limit = data.len() % 1500;
+    let cut: Vec<_> =
+        MboxReader::with_capacity(1 + data.len() % 67, std::io::Cursor::new(data), 0).limit(limit).flatten().collect();
+    assert_eq!(cut.len(), indexed.len(), "the limit changes the messages");
+    for (c, (offset, len, raw)) in cut.iter().zip(&indexed) {
+        assert_eq!((c.offset, c.len), (*offset, *len), "the limit moves a message");
+        assert_eq!(c.raw, raw[..raw.len().min(limit)], "a cut message is not its first bytes");
+    }
     for (offset, len, raw) in indexed {
         let at = usize::try_from(offset).unwrap_or(usize::MAX);
         let end = at.saturating_add(usize::try_from(len).unwrap_or(usize::MAX));

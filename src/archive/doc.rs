@@ -37,7 +37,7 @@ pub fn search_doc(id: EntryId, msg: &Message, documents: bool) -> Doc {
         filenames: filenames.join(" "),
         attachments,
         timestamp: msg.summary.timestamp,
-        size: msg.given().len() as u64,
+        size: msg.size(),
         has_attachment: msg.has_attachments(),
         labels: msg.summary.labels.clone(),
         list: msg.summary.list.clone(),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::Archive;
 use crate::error::Error;
 use crate::index::{ContentHash, Entry, EntryId, Location};
-use crate::ingest::Source;
+use crate::ingest::{Given, Source};
 use crate::model::{Body, Message, PartIdx};
 use crate::parse::parse_file;
 
@@ -103,22 +103,24 @@ impl Archive {
             Some(Location::Top { source, .. }) => source,
             _ => return Err(Error::MessageNotFound),
         };
-        let raw = self.read_source(&source)?;
+        let read = self.read_source(&source)?;
         let path = match &source {
             Source::File { path } => Some(path.as_path()),
             Source::Mbox { .. } | Source::Pst { .. } | Source::Stored { .. } => None,
         };
-        let msg =
-            Arc::new(Archive::as_indexed(self.index_keys.get().map(Arc::as_ref), parse_file(Arc::from(raw), path)?));
+        let mut msg = parse_file(Arc::from(read.bytes), path)?;
+        msg.origin.cut_from = read.cut_from;
+        let msg = Arc::new(Archive::as_indexed(self.index_keys.get().map(Arc::as_ref), msg));
         self.cache.insert(id, Arc::clone(&msg));
         Ok(msg)
     }
 
-    /// A message's bytes as given, from its file or, for an upload kept in the store, from there.
-    pub fn read_source(&self, source: &Source) -> Result<Vec<u8>, Error> {
+    /// A message's bytes as given (up to `--max-message` of them), from its file or, for an upload
+    /// kept in the store, from there.
+    pub fn read_source(&self, source: &Source) -> Result<Given, Error> {
         match source {
-            Source::Stored { name, .. } => self.store.upload(name)?.ok_or(Error::SourceGone),
-            _ => source.read().map_err(|e| {
+            Source::Stored { name, .. } => self.store.upload(name)?.map(Given::whole).ok_or(Error::SourceGone),
+            _ => source.read(self.max_message).map_err(|e| {
                 tracing::warn!(path = %source.path().display(), error = %e, "source unreadable");
                 Error::SourceGone
             }),

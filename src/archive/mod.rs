@@ -67,6 +67,8 @@ pub struct Archive {
     search: Option<Box<dyn SearchIndex>>,
     /// Whether the text of attached documents goes into the search index.
     attachment_text: bool,
+    /// Bytes read of one message (`--max-message`).
+    max_message: usize,
     /// Whether the search index was checked against the index since start.
     search_checked: AtomicBool,
     /// Set by [`Archive::close`]: commits after it are not errors.
@@ -157,6 +159,12 @@ impl Archive {
         Archive { attachment_text: on, ..self }
     }
 
+    /// The same archive, reading at most `bytes` of one message (a longer one is listed, shown and
+    /// searched as far as that, with a notice).
+    pub fn with_max_message(self, bytes: usize) -> Archive {
+        Archive { max_message: bytes, ..self }
+    }
+
     fn with_parts(
         store: Arc<dyn Store>,
         search: Option<Box<dyn SearchIndex>>,
@@ -172,6 +180,7 @@ impl Archive {
             store,
             search,
             attachment_text: true,
+            max_message: crate::limits::DEFAULT_MAX_MESSAGE,
             search_checked: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             ingest_lock: Mutex::new(()),

@@ -51,8 +51,9 @@ enum Job {
     /// A file that is one message: `checked` when the walker read its first bytes to tell, else a
     /// Maildir's message file ([`ingest::maildir_message`]), which the worker tells from its bytes.
     File { src: usize, root: Arc<Path>, path: PathBuf, size: u64, held: Share, checked: bool },
-    /// One message of an mbox, already read.
-    Mbox { src: usize, source: Source, rel: u16, raw: Vec<u8>, held: Share },
+    /// One message of an mbox, already read (its first bytes, when it is longer than the limit:
+    /// `cut_from` is then its whole size).
+    Mbox { src: usize, source: Source, rel: u16, raw: Vec<u8>, cut_from: Option<u64>, held: Share },
     /// One item of an Outlook data file, read by the worker (of a size not known before).
     Pst { src: usize, source: Source, rel: u16 },
 }
@@ -123,13 +124,14 @@ impl Archive {
             let walker_out = out_tx.clone();
             let in_flight = Arc::new(Quota::new(MAX_IN_FLIGHT_BYTES));
             let turns = Arc::new(Quota::new(BATCHES_OUT));
-            scope.spawn(move || walk_sources(files, Jobs::new(job_tx, turns), walker_out, &in_flight));
+            let limit = self.max_message;
+            scope.spawn(move || walk_sources(files, Jobs::new(job_tx, turns), walker_out, &in_flight, limit));
             for _ in 0..workers {
                 let rx = Arc::clone(&job_rx);
                 let tx = out_tx.clone();
                 let search = self.search.is_some().then_some(self.attachment_text);
                 let keys = self.index_keys.get().cloned();
-                scope.spawn(move || parse_worker(&rx, &tx, search, keys.as_deref()));
+                scope.spawn(move || parse_worker(&rx, &tx, search, keys.as_deref(), limit));
             }
             drop(out_tx);
             // Only the workers hold the jobs' receiver now: if collecting stops early, they stop
@@ -151,16 +153,17 @@ impl Archive {
     }
 }
 
-/// The walker: tells files from mbox files, streams mbox files into single-message jobs, and
-/// reports each source done with its job count.
+/// The walker: tells files from mbox files, streams mbox files into single-message jobs (each
+/// within `limit` bytes), and reports each source done with its job count.
 fn walk_sources(
     files: Vec<(ingest::Found, u64, (u64, i64))>,
     mut jobs: Jobs,
     out: SyncSender<Numbered<Outcome>>,
     in_flight: &Arc<Quota>,
+    limit: usize,
 ) {
     for (src, (found, start, stat)) in files.into_iter().enumerate() {
-        let (count, state) = match walk_one(&found, src, start, stat, &mut jobs, in_flight) {
+        let (count, state) = match walk_one(&found, src, start, stat, &mut jobs, in_flight, limit) {
             Ok(r) => r,
             Err(e) => {
                 tracing::warn!(path = %found.path.display(), error = %e, "skipped");
@@ -236,6 +239,7 @@ fn walk_one(
     (size, mtime_ns): (u64, i64),
     jobs: &mut Jobs,
     in_flight: &Arc<Quota>,
+    limit: usize,
 ) -> std::io::Result<(usize, SourceState)> {
     let mut state = SourceState { size, mtime_ns, ..SourceState::default() };
     // A Maildir's message files, most of a Maildir archive, are opened once, by the worker.
@@ -243,7 +247,7 @@ fn walk_one(
     match if checked { ingest::sniff_found(found)? } else { Kind::Message } {
         Kind::Other => Ok((0, state)),
         Kind::Message => {
-            let held = jobs.share(in_flight, size);
+            let held = jobs.share(in_flight, size.min(limit as u64));
             jobs.push(Job::File { src, root: found.root.clone(), path: found.path.clone(), size, held, checked });
             Ok((1, state))
         }
@@ -275,7 +279,7 @@ fn walk_one(
             let rel = relative_start(&found.root, &found.path);
             let mut count = 0;
             let mut end = start;
-            for m in MboxReader::with_capacity(256 * 1024, f, start) {
+            for m in MboxReader::with_capacity(256 * 1024, f, start).limit(limit) {
                 let m = m?;
                 end = m.offset + m.len;
                 if m.len == 0 {
@@ -283,7 +287,9 @@ fn walk_one(
                 }
                 let source = Source::Mbox { path: found.path.clone(), offset: m.offset, len: m.len };
                 let held = jobs.share(in_flight, m.raw.len() as u64);
-                if !jobs.push(Job::Mbox { src, source, rel, raw: ingest::unescape_from_lines(m.raw), held }) {
+                let cut_from = m.is_cut().then_some(m.len);
+                let raw = ingest::unescape_from_lines(m.raw);
+                if !jobs.push(Job::Mbox { src, source, rel, raw, cut_from, held }) {
                     break;
                 }
                 count += 1;
@@ -296,14 +302,22 @@ fn walk_one(
 }
 
 /// `search`: `None` when search is off, else whether documents' text goes into it. With
-/// `--index-decrypted` (`keys`), what encrypted layers hide is read (and indexed) too.
+/// `--index-decrypted` (`keys`), what encrypted layers hide is read (and indexed) too. Files are
+/// read up to `limit` bytes.
 fn parse_worker(
     jobs: &Mutex<Receiver<Numbered<Job>>>,
     out: &SyncSender<Numbered<Outcome>>,
     search: Option<bool>,
     keys: Option<&Keyring>,
+    limit: usize,
 ) {
-    let read = |parsed: Result<Message, Error>| parsed.map(|m| Archive::as_indexed(keys, m));
+    // A message cut at the limit says so, and keeps its whole size.
+    let read = |parsed: Result<Message, Error>, cut_from: Option<u64>| {
+        parsed.map(|mut m| {
+            m.origin.cut_from = cut_from;
+            Archive::as_indexed(keys, m)
+        })
+    };
     // Search documents are made here, on every core, rather than on the indexing thread.
     let doc = |msg: &Message| search.map(|documents| Box::new(search_doc(0, msg, documents)));
     let draft = |msg: &Message| Box::new(Draft::of(msg));
@@ -322,8 +336,8 @@ fn parse_worker(
             let rel = relative_start(&root, &path);
             let flags = ingest::maildir_flags(&path);
             let found = ingest::Found { root, path };
-            let raw = match read_message_file(&found, size, checked) {
-                Ok(Some(raw)) => raw,
+            let (raw, cut_from) = match read_message_file(&found, size, checked, limit) {
+                Ok(Some(read)) => (read.bytes, read.cut_from),
                 Ok(None) => return Outcome::NotMail { src, held },
                 Err(e) => {
                     if e.kind() == std::io::ErrorKind::NotFound {
@@ -336,7 +350,7 @@ fn parse_worker(
                 }
             };
             let source = Source::File { path: found.path };
-            let parsed = read(parse_file(Arc::from(raw), Some(source.path())));
+            let parsed = read(parse_file(Arc::from(raw), Some(source.path())), cut_from);
             match parsed {
                 Ok(mut msg) => {
                     if let Some(f) = &flags {
@@ -364,7 +378,7 @@ fn parse_worker(
             }
         }
         Job::Pst { src, source, rel } => {
-            match read(source.read().map_err(Error::from).and_then(|raw| parse_message(Arc::from(raw)))) {
+            match read(source.read(limit).map_err(Error::from).and_then(|r| parse_message(Arc::from(r.bytes))), None) {
                 Ok(msg) => Outcome::Parsed {
                     src,
                     doc: doc(&msg),
@@ -378,7 +392,7 @@ fn parse_worker(
                 }
             }
         }
-        Job::Mbox { src, source, rel, raw, held } => match read(parse_message(Arc::from(raw))) {
+        Job::Mbox { src, source, rel, raw, cut_from, held } => match read(parse_message(Arc::from(raw)), cut_from) {
             Ok(msg) => Outcome::Parsed {
                 src,
                 doc: doc(&msg),
@@ -406,25 +420,23 @@ fn parse_worker(
     }
 }
 
-/// A file that is one message, read whole; `None` when it was not `checked` by the walker and its
-/// first bytes say it is not mail (the rest is then never read: a large file that is not mail
-/// costs no more than its first bytes).
-fn read_message_file(found: &ingest::Found, size: u64, checked: bool) -> std::io::Result<Option<Vec<u8>>> {
-    // Room asked for, not taken: a sparse file of a terabyte is an error, as with `fs::read`.
-    let reserve = |raw: &mut Vec<u8>, room: usize| {
-        raw.try_reserve_exact(room).map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))
-    };
+/// A file that is one message, read whole (up to `limit` bytes); `None` when it was not `checked`
+/// by the walker and its first bytes say it is not mail (the rest is then never read: a large
+/// file that is not mail costs no more than its first bytes).
+fn read_message_file(
+    found: &ingest::Found,
+    size: u64,
+    checked: bool,
+    limit: usize,
+) -> std::io::Result<Option<ingest::Given>> {
     let mut file = File::open(&found.path)?;
-    let whole = usize::try_from(size).unwrap_or(usize::MAX).saturating_add(1);
-    let mut raw = Vec::new();
-    reserve(&mut raw, if checked { whole } else { ingest::HEAD })?;
+    let mut bytes = Vec::new();
+    let head = ingest::HEAD.min(limit);
     if !checked {
-        (&mut file).take(ingest::HEAD as u64).read_to_end(&mut raw)?;
-        match ingest::kind_of(found, &raw) {
-            Kind::Message => {
-                let rest = whole.saturating_sub(raw.len());
-                reserve(&mut raw, rest)?;
-            }
+        ingest::reserve(&mut bytes, head)?;
+        (&mut file).take(head as u64).read_to_end(&mut bytes)?;
+        match ingest::kind_of(found, &bytes) {
+            Kind::Message => {}
             Kind::Pst => {
                 tracing::warn!(path = %found.path.display(), "an Outlook data file in a Maildir folder is not read: name it .pst");
                 return Ok(None);
@@ -434,12 +446,13 @@ fn read_message_file(found: &ingest::Found, size: u64, checked: bool) -> std::io
                 return Ok(None);
             }
         }
+        // Fewer first bytes than asked for: the file has ended already (most mail is a few KiB).
+        if bytes.len() < head {
+            return Ok(Some(ingest::Given::whole(bytes)));
+        }
     }
-    // Fewer first bytes than asked for: the file has ended already (most mail is a few KiB).
-    if checked || raw.len() == ingest::HEAD {
-        file.read_to_end(&mut raw)?;
-    }
-    Ok(Some(raw))
+    let cut_from = ingest::read_within(&mut file, &mut bytes, size, limit)?;
+    Ok(Some(ingest::Given { bytes, cut_from }))
 }
 
 pub(super) fn stat(path: &Path) -> std::io::Result<(u64, i64)> {

@@ -197,7 +197,9 @@ impl Archive {
 /// nothing.
 fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error> {
     let messages: Vec<Vec<u8>> = match ingest::sniff_claimed(&bytes[..bytes.len().min(8192)], ingest::Claim::Given) {
-        Kind::Mbox => MboxReader::new(bytes.as_slice(), 0)
+        // Kept whole (an upload is within `--max-upload`): what is stored is what was given.
+        Kind::Mbox => MboxReader::new(std::io::Cursor::new(bytes.as_slice()), 0)
+            .limit(usize::MAX)
             .filter_map(Result::ok)
             .filter(|m| m.len > 0)
             .map(|m| ingest::unescape_from_lines(m.raw))

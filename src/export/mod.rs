@@ -123,7 +123,11 @@ pub(crate) fn read(archive: &Archive, id: EntryId, format: Format) -> Result<Opt
         (entry, folder)
     };
     let Location::Top { source, .. } = &entry.location else { return Ok(None) };
-    let given: Arc<[u8]> = Arc::from(archive.read_source(source)?);
+    let read = archive.read_source(source)?;
+    if let Some(whole) = read.cut_from {
+        tracing::warn!(id, bytes = whole, "exported as far as it was read: its file holds the rest");
+    }
+    let given: Arc<[u8]> = Arc::from(read.bytes);
     let path = match source {
         Source::File { path } => Some(path.as_path()),
         Source::Mbox { .. } | Source::Pst { .. } | Source::Stored { .. } => None,

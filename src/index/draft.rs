@@ -57,7 +57,7 @@ impl Draft {
                 timestamp: msg.summary.timestamp,
                 zone: msg.summary.date.as_deref().and_then(crate::dates::offset_minutes),
             },
-            size: msg.given().len() as u64,
+            size: msg.size(),
             labels: msg.summary.labels.clone(),
             list: msg.summary.list.clone(),
             attachments: msg

@@ -1,10 +1,11 @@
 //! mbox files: split into messages a message at a time (mboxrd and the Content-Length variant),
 //! and `>From ` lines un-escaped when a message is read back.
 
-use std::io::{BufRead, ErrorKind, Read};
+use std::io::{BufRead, ErrorKind, Read, Seek, SeekFrom};
 
 /// One message of an mbox: where it lies in the file (the `From ` line excluded) and its bytes as
-/// they are there (still `>From `-escaped).
+/// they are there (still `>From `-escaped): all of them, or the first ones of a message longer
+/// than the reader's limit (see [`MboxMessage::is_cut`]).
 #[derive(Debug, Clone)]
 pub struct MboxMessage {
     pub offset: u64,
@@ -12,31 +13,43 @@ pub struct MboxMessage {
     pub raw: Vec<u8>,
 }
 
+impl MboxMessage {
+    /// Whether the message was longer than the reader keeps: `raw` is then its first bytes.
+    pub fn is_cut(&self) -> bool {
+        (self.raw.len() as u64) < self.len
+    }
+}
+
 /// Streams an mbox a message at a time, so an mbox of any size is read with the memory of one
-/// message. A separator is a line starting with `From ` at the start, after an empty line, or
-/// followed by a header field. When a
-/// message declares a Content-Length that lands exactly on the next separator (or the end), it is
-/// trusted (the Content-Length variant), so unescaped `From ` lines inside such bodies stay inside.
-pub struct MboxReader<R: Read> {
+/// message, and a message of any size with at most its first [`MboxReader::limit`] bytes (the
+/// rest is read past, and where it ends is still found). A separator is a line starting with
+/// `From ` at the start, after an empty line, or followed by a header field. When a message
+/// declares a Content-Length that lands exactly on the next separator (or the end), it is trusted
+/// (the Content-Length variant), so unescaped `From ` lines inside such bodies stay inside; when it
+/// does not, the reader goes back and reads the body by the line rules.
+pub struct MboxReader<R: Read + Seek> {
     reader: Ahead<R>,
     /// Offset in the file of the next byte to read.
     pos: u64,
     /// True once the `From ` line of the next message has been consumed.
     at_message: bool,
     done: bool,
+    /// Bytes kept of one message.
+    limit: usize,
 }
 
 /// What a message's buffer starts with: most mail is a few kilobytes.
 const MESSAGE_ROOM: usize = 16 * 1024;
 
-/// How far ahead a `From ` line is judged: a header field's name, or the blank lines and the
-/// `From ` after a Content-Length body, fit well within a line's 998 bytes (RFC 5322).
+/// How far ahead a `From ` line is judged, and how much of a line is looked at when it is not
+/// kept: a header field's name, or the blank lines and the `From ` after a Content-Length body,
+/// fit well within a line's 998 bytes (RFC 5322).
 const LOOKAHEAD: usize = 1024;
 
 /// The reader's buffer when none is chosen.
 const BUFFER: usize = 64 * 1024;
 
-impl<R: Read> MboxReader<R> {
+impl<R: Read + Seek> MboxReader<R> {
     /// `start` is the file offset `reader` begins at (for reading an appended tail).
     pub fn new(reader: R, start: u64) -> Self {
         Self::with_capacity(BUFFER, reader, start)
@@ -44,14 +57,19 @@ impl<R: Read> MboxReader<R> {
 
     /// As [`MboxReader::new`], reading `capacity` bytes at a time.
     pub fn with_capacity(capacity: usize, reader: R, start: u64) -> Self {
-        MboxReader { reader: Ahead::new(reader, capacity), pos: start, at_message: false, done: false }
+        MboxReader {
+            reader: Ahead::new(reader, capacity),
+            pos: start,
+            at_message: false,
+            done: false,
+            limit: crate::limits::DEFAULT_MAX_MESSAGE,
+        }
     }
 
-    fn read_line(&mut self, line: &mut Vec<u8>) -> std::io::Result<usize> {
-        line.clear();
-        let n = self.reader.read_until(b'\n', line)?;
-        self.pos += n as u64;
-        Ok(n)
+    /// The same reader, keeping at most `bytes` of each message
+    /// ([`crate::limits::DEFAULT_MAX_MESSAGE`] unless told).
+    pub fn limit(self, bytes: usize) -> Self {
+        MboxReader { limit: bytes, ..self }
     }
 
     /// Whether the next line reads as a header field: a `From ` line right after a non-blank line is
@@ -62,82 +80,113 @@ impl<R: Read> MboxReader<R> {
         Ok(matches!(ahead.iter().position(ends_name), Some(at) if at > 0 && ahead[at] == b':'))
     }
 
-    /// After a trusted Content-Length: is the next thing a separator (or the end)?
-    fn separator_follows(&mut self) -> std::io::Result<bool> {
+    /// Whether a body of `n` bytes from here ends where a separator (or the end) follows: then
+    /// its Content-Length is trusted. Told without reading the body.
+    fn lands_on_separator(&mut self, n: u64) -> std::io::Result<bool> {
         let text_at = |ahead: &[u8]| ahead.iter().position(|&c| !matches!(c, b'\r' | b'\n'));
-        let (ahead, at_end) = self.reader.peek(|ahead| text_at(ahead).is_some_and(|at| ahead.len() >= at + 5))?;
-        Ok(match text_at(ahead) {
-            Some(at) => ahead[at..].starts_with(b"From "),
-            None => at_end && ahead.len() < 3,
-        })
+        self.reader.judge_at(
+            n,
+            |ahead| text_at(ahead).is_some_and(|at| ahead.len() >= at + 5),
+            |ahead, at_end| match text_at(ahead) {
+                Some(at) => ahead[at..].starts_with(b"From "),
+                None => at_end && ahead.len() < 3,
+            },
+        )
+    }
+
+    /// The next line's first bytes (at most [`LOOKAHEAD`]) in `head`, the line read past.
+    fn skip_line(&mut self, head: &mut Vec<u8>) -> std::io::Result<usize> {
+        head.clear();
+        let (n, _) = self.reader.read_line_into(head, LOOKAHEAD)?;
+        self.pos += n as u64;
+        Ok(n)
     }
 
     fn next_message(&mut self) -> std::io::Result<Option<MboxMessage>> {
-        let mut line_buf = Vec::new();
+        let mut head = Vec::new();
         // Find the first separator.
         while !self.at_message {
-            if self.read_line(&mut line_buf)? == 0 {
+            if self.skip_line(&mut head)? == 0 {
                 self.done = true;
                 return Ok(None);
             }
-            let line = line_buf.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&line_buf);
+            let line = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&head);
             self.at_message = line.starts_with(b"From ");
         }
         let offset = self.pos;
         // Room for most of a message at once: grown a line at a time from nothing, it was copied
         // into a buffer twice its size a dozen times over.
-        let mut raw = Vec::with_capacity(MESSAGE_ROOM);
+        let mut raw = Vec::with_capacity(MESSAGE_ROOM.min(self.limit));
+        // The message's length in the file; `raw` holds the first `limit` bytes of it.
+        let mut len = 0u64;
         let mut prev_blank = false;
+        // How many bytes ended the last line (`\n`, `\r\n`): a separator takes them off the message.
+        let mut last_newline = 0u64;
         let mut in_headers = true;
         let mut content_length: Option<u64> = None;
         loop {
-            // Each line is read straight onto the message and taken back off if it ends it.
+            // Each line is read straight onto the message (and taken back off if it ends it).
+            // Near the limit it may not all fit: its first bytes are then judged from a copy.
             let start = raw.len();
-            let n = self.reader.read_until(b'\n', &mut raw)?;
+            let room = self.limit.saturating_sub(start);
+            let near = room < LOOKAHEAD;
+            if near {
+                head.clear();
+                let (ahead, _) = self.reader.peek(|ahead| memchr::memchr(b'\n', ahead).is_some())?;
+                head.extend_from_slice(&ahead[..memchr::memchr(b'\n', ahead).map_or(ahead.len(), |at| at + 1)]);
+            }
+            let (n, newline) = self.reader.read_line_into(&mut raw, room)?;
             self.pos += n as u64;
             if n == 0 {
                 self.done = true;
                 break;
             }
-            if raw[start..].starts_with(b"From ") && (prev_blank || self.header_follows()?) {
-                raw.truncate(start);
-                // The blank line before a separator belongs to the format, not the message.
-                strip_one_newline(&mut raw);
+            len += n as u64;
+            let line: &[u8] = if near { &head } else { &raw[start..] };
+            let blank = matches!(line, b"\n" | b"\r\n");
+            let from = line.starts_with(b"From ");
+            if in_headers && !from && !blank && line.len() > 15 && line[..15].eq_ignore_ascii_case(b"content-length:") {
+                let value = &line[15..line.len().min(LOOKAHEAD)];
+                content_length = std::str::from_utf8(value).ok().and_then(|v| v.trim().parse().ok());
+            }
+            if from && (prev_blank || self.header_follows()?) {
+                // The newline before a separator belongs to the format, not the message.
+                len -= n as u64;
+                len -= last_newline.min(len);
                 break;
             }
-            let line = &raw[start..];
-            let blank = matches!(line, b"\n" | b"\r\n");
-            if in_headers {
-                if blank {
-                    in_headers = false;
-                    if let Some(cl) = content_length {
-                        let got = (&mut self.reader).take(cl).read_to_end(&mut raw)?;
-                        self.pos += got as u64;
-                        if got as u64 == cl && self.separator_follows()? {
-                            // Exact: skip the blank lines up to the next `From ` line.
-                            loop {
-                                if self.read_line(&mut line_buf)? == 0 {
-                                    self.done = true;
-                                    break;
-                                }
-                                if line_buf.starts_with(b"From ") {
-                                    break;
-                                }
-                            }
-                            let len = raw.len() as u64;
-                            return Ok(Some(MboxMessage { offset, len, raw }));
+            if in_headers && blank {
+                in_headers = false;
+                // A Content-Length that does not land on a separator is not trusted: the body is
+                // read by the line rules.
+                let trusted = match content_length {
+                    Some(cl) => self.lands_on_separator(cl)?.then_some(cl),
+                    None => None,
+                };
+                if let Some(cl) = trusted {
+                    let keep = cl.min(self.limit.saturating_sub(raw.len()) as u64);
+                    let kept = (&mut self.reader).take(keep).read_to_end(&mut raw)? as u64;
+                    let got = if kept == keep { kept + self.reader.skip(cl - kept)? } else { kept };
+                    self.pos += got;
+                    len += got;
+                    // Skip the blank lines up to the next `From ` line.
+                    loop {
+                        if self.skip_line(&mut head)? == 0 {
+                            self.done = true;
+                            break;
                         }
-                        prev_blank = raw.ends_with(b"\n\n") || raw.ends_with(b"\r\n\r\n");
-                        continue;
+                        if head.starts_with(b"From ") {
+                            break;
+                        }
                     }
-                } else if line.len() > 15 && line[..15].eq_ignore_ascii_case(b"content-length:") {
-                    content_length = std::str::from_utf8(&line[15..]).ok().and_then(|v| v.trim().parse().ok());
+                    return Ok(Some(MboxMessage { offset, len, raw }));
                 }
             }
             prev_blank = blank;
+            last_newline = newline;
         }
-        let len = raw.len() as u64;
-        if raw.is_empty() && self.done {
+        raw.truncate(usize::try_from(len).unwrap_or(usize::MAX));
+        if len == 0 && self.done {
             return Ok(None);
         }
         Ok(Some(MboxMessage { offset, len, raw }))
@@ -155,7 +204,7 @@ struct Ahead<R> {
     end: usize,
 }
 
-impl<R: Read> Ahead<R> {
+impl<R: Read + Seek> Ahead<R> {
     fn new(inner: R, capacity: usize) -> Self {
         Ahead { inner, buf: vec![0; capacity.max(1)], pos: 0, end: 0 }
     }
@@ -184,6 +233,89 @@ impl<R: Read> Ahead<R> {
             self.end += n;
         }
     }
+
+    /// Reads one line (through its `\n`, or to the end of the input) and appends at most `room`
+    /// of its bytes to `out`; the line's length, and that of its end (`\n`: 1, `\r\n`: 2, none
+    /// at the end of the input: 0). Lines are found with the `memchr` crate's search (std's
+    /// `read_until` uses a plain one).
+    fn read_line_into(&mut self, out: &mut Vec<u8>, mut room: usize) -> std::io::Result<(usize, u64)> {
+        let mut read = 0;
+        let mut last = 0u8;
+        loop {
+            let held = self.fill_buf()?;
+            if held.is_empty() {
+                return Ok((read, 0));
+            }
+            let (found, used) = match memchr::memchr(b'\n', held) {
+                Some(at) => (true, at + 1),
+                None => (false, held.len()),
+            };
+            let kept = used.min(room);
+            out.extend_from_slice(&held[..kept]);
+            room -= kept;
+            read += used;
+            if found {
+                let cr = if used >= 2 { held[used - 2] } else { last } == b'\r';
+                self.consume(used);
+                return Ok((read, if cr { 2 } else { 1 }));
+            }
+            last = held[used - 1];
+            self.consume(used);
+        }
+    }
+
+    /// `judge` of the bytes `n` bytes ahead, as [`Ahead::peek`] would give them there (`false`
+    /// beyond the end of the input). From the buffer when it holds them, else by seeking there
+    /// and back, the buffer kept as it is.
+    fn judge_at(
+        &mut self,
+        n: u64,
+        enough: impl Fn(&[u8]) -> bool,
+        judge: impl Fn(&[u8], bool) -> bool,
+    ) -> std::io::Result<bool> {
+        let held = self.end - self.pos;
+        if let Some(at) = usize::try_from(n).ok().filter(|&n| n.saturating_add(LOOKAHEAD) <= held) {
+            let at = self.pos + at;
+            return Ok(judge(&self.buf[at..at + LOOKAHEAD], false));
+        }
+        let back_to = self.inner.stream_position()?;
+        let Some(target) = back_to.checked_sub(held as u64).and_then(|here| here.checked_add(n)) else {
+            return Ok(false);
+        };
+        let judged = if target > self.inner.seek(SeekFrom::End(0))? {
+            false
+        } else {
+            self.inner.seek(SeekFrom::Start(target))?;
+            let mut ahead = vec![0; LOOKAHEAD];
+            let (mut got, mut at_end) = (0, false);
+            while got < LOOKAHEAD && !enough(&ahead[..got]) {
+                let n = read_more(&mut self.inner, &mut ahead[got..])?;
+                at_end = n == 0;
+                if at_end {
+                    break;
+                }
+                got += n;
+            }
+            judge(&ahead[..got], at_end)
+        };
+        self.inner.seek(SeekFrom::Start(back_to))?;
+        Ok(judged)
+    }
+
+    /// Reads past `n` bytes (fewer when the input ends first); how many.
+    fn skip(&mut self, n: u64) -> std::io::Result<u64> {
+        let mut skipped = 0;
+        while skipped < n {
+            let held = self.fill_buf()?.len();
+            if held == 0 {
+                break;
+            }
+            let used = held.min(usize::try_from(n - skipped).unwrap_or(usize::MAX));
+            self.consume(used);
+            skipped += used as u64;
+        }
+        Ok(skipped)
+    }
 }
 
 /// `Read::read`, asked again when a signal interrupted it.
@@ -197,7 +329,7 @@ fn read_more(inner: &mut impl Read, into: &mut [u8]) -> std::io::Result<usize> {
     }
 }
 
-impl<R: Read> Read for Ahead<R> {
+impl<R: Read + Seek> Read for Ahead<R> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         let held = self.fill_buf()?;
         let n = held.len().min(out.len());
@@ -207,7 +339,7 @@ impl<R: Read> Read for Ahead<R> {
     }
 }
 
-impl<R: Read> BufRead for Ahead<R> {
+impl<R: Read + Seek> BufRead for Ahead<R> {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
         if self.pos == self.end {
             self.pos = 0;
@@ -219,40 +351,9 @@ impl<R: Read> BufRead for Ahead<R> {
     fn consume(&mut self, n: usize) {
         self.pos = (self.pos + n).min(self.end);
     }
-
-    /// As the provided method, with the `memchr` crate's search for the line's end (a message is
-    /// read a line at a time, and std's own search is a plain one).
-    fn read_until(&mut self, byte: u8, out: &mut Vec<u8>) -> std::io::Result<usize> {
-        let mut read = 0;
-        loop {
-            let held = self.fill_buf()?;
-            if held.is_empty() {
-                return Ok(read);
-            }
-            let (found, used) = match memchr::memchr(byte, held) {
-                Some(at) => (true, at + 1),
-                None => (false, held.len()),
-            };
-            out.extend_from_slice(&held[..used]);
-            self.consume(used);
-            read += used;
-            if found {
-                return Ok(read);
-            }
-        }
-    }
 }
 
-fn strip_one_newline(raw: &mut Vec<u8>) {
-    if raw.ends_with(b"\n") {
-        raw.pop();
-        if raw.ends_with(b"\r") {
-            raw.pop();
-        }
-    }
-}
-
-impl<R: Read> Iterator for MboxReader<R> {
+impl<R: Read + Seek> Iterator for MboxReader<R> {
     type Item = std::io::Result<MboxMessage>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -265,7 +366,11 @@ impl<R: Read> Iterator for MboxReader<R> {
 
 /// Message ranges of an mbox held in memory.
 pub fn split_mbox(data: &[u8]) -> Vec<(u64, u64)> {
-    MboxReader::new(data, 0).filter_map(Result::ok).filter(|m| m.len > 0).map(|m| (m.offset, m.len)).collect()
+    MboxReader::new(std::io::Cursor::new(data), 0)
+        .filter_map(Result::ok)
+        .filter(|m| m.len > 0)
+        .map(|m| (m.offset, m.len))
+        .collect()
 }
 
 /// mboxrd: one `>` is removed from every line matching `^>+From `.
@@ -314,20 +419,32 @@ mod tests {
     }
 
     /// A reader that hands over one byte at a time, however much is asked for.
-    struct Trickle<'a>(&'a [u8]);
+    struct Trickle<'a>(std::io::Cursor<&'a [u8]>);
 
     impl Read for Trickle<'_> {
         fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-            let Some((first, rest)) = self.0.split_first() else { return Ok(0) };
-            let Some(slot) = out.first_mut() else { return Ok(0) };
-            *slot = *first;
-            self.0 = rest;
-            Ok(1)
+            let end = out.len().min(1);
+            self.0.read(&mut out[..end])
         }
     }
 
+    impl Seek for Trickle<'_> {
+        fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+            self.0.seek(to)
+        }
+    }
+
+    /// What a test reads from.
+    trait Input: Read + Seek {}
+    impl<T: Read + Seek> Input for T {}
+
+    fn cursor(s: &str) -> std::io::Cursor<&[u8]> {
+        std::io::Cursor::new(s.as_bytes())
+    }
+
     /// Where a message ends does not depend on where the reader's buffer does, nor on how much
-    /// each read returns: the line after a `From ` line is judged whole.
+    /// each read returns: the line after a `From ` line is judged whole. A Content-Length that
+    /// does not land on a separator (too long, too short) is not trusted.
     #[test]
     fn messages_end_at_separators_whatever_the_buffer_size() {
         let long = "y".repeat(300);
@@ -336,7 +453,8 @@ mod tests {
             "From a Mon\r\nSubject: 1\r\n\r\nbody\r\nFrom here on, a line of text\r\n{long}\r\n\r\n\
 From b Mon\nSubject: 2\n\ntext\nFrom c, not after a blank line\n>From escaped\n\nFrom d Mon\nSubject: 3\n\n\
 last\nFrom\nFrom e Mon\nX-A-Rather-Long-Header-Field-Name: 4\n\nno blank line before\n\
-From f Mon\nContent-Length: {}\n\n{fenced}\nFrom g Mon\nContent-Length: 2\n\nok\n",
+From f Mon\nContent-Length: {}\n\n{fenced}\nFrom h Mon\nContent-Length: 500\n\nshort\n\nFrom i Mon\n\
+Content-Length: 1\n\nabc\nFrom inside\n\nFrom g Mon\nContent-Length: 2\n\nok\n",
             fenced.len()
         );
         let want: &[&str] = &[
@@ -345,20 +463,63 @@ From f Mon\nContent-Length: {}\n\n{fenced}\nFrom g Mon\nContent-Length: 2\n\nok\
             "Subject: 3\n\nlast\nFrom",
             "X-A-Rather-Long-Header-Field-Name: 4\n\nno blank line before",
             &format!("Content-Length: {}\n\n{fenced}", fenced.len()),
+            "Content-Length: 500\n\nshort\n",
+            "Content-Length: 1\n\nabc\nFrom inside\n",
             "Content-Length: 2\n\nok",
         ];
-        let read = |messages: MboxReader<&mut dyn Read>| -> Vec<String> {
+        let read = |messages: MboxReader<&mut dyn Input>| -> Vec<String> {
             messages.map(|m| String::from_utf8(m.expect("reads").raw).expect("text")).collect()
         };
         for cap in [1, 2, 5, 16, 64, 8192] {
-            let mut whole = mbox.as_bytes();
+            let mut whole = cursor(&mbox);
             assert_eq!(read(MboxReader::with_capacity(cap, &mut whole, 0)), want, "buffer of {cap}");
-            let mut trickle = Trickle(mbox.as_bytes());
+            let mut trickle = Trickle(cursor(&mbox));
             assert_eq!(
                 read(MboxReader::with_capacity(cap, &mut trickle, 0)),
                 want,
                 "a byte at a time, buffer of {cap}"
             );
         }
+    }
+
+    /// A message longer than the limit keeps its first bytes; where it and the next one lie does
+    /// not change, nor what the messages within the limit hold, whatever the limit and the buffer.
+    #[test]
+    fn messages_longer_than_the_limit_keep_their_first_bytes() {
+        let line = "0123456789".repeat(50);
+        let big = format!("Subject: big\n\n{}", format!("{line}\n").repeat(40));
+        let counted = format!("Subject: counted\nContent-Length: {}\n\n{big}", big.len());
+        let mbox = format!(
+            "From a\n{big}\nFrom b\nSubject: small\n\nhi\n\nFrom c\n{counted}\nFrom d\n{}no newline at the end",
+            "x".repeat(5000)
+        );
+        let whole: Vec<MboxMessage> = MboxReader::new(cursor(&mbox), 0).map(|m| m.expect("reads")).collect();
+        assert_eq!(whole.len(), 4);
+        assert!(whole.iter().all(|m| !m.is_cut()));
+        for limit in [0, 1, 7, 100, 1023, 1024, 1500, 4096, 30_000] {
+            for capacity in [3, 64, 8192] {
+                let cut: Vec<MboxMessage> = MboxReader::with_capacity(capacity, cursor(&mbox), 0)
+                    .limit(limit)
+                    .map(|m| m.expect("reads"))
+                    .collect();
+                let at = |ms: &[MboxMessage]| ms.iter().map(|m| (m.offset, m.len)).collect::<Vec<_>>();
+                assert_eq!(at(&cut), at(&whole), "limit {limit}, buffer {capacity}");
+                for (c, w) in cut.iter().zip(&whole) {
+                    assert_eq!(c.raw, w.raw[..w.raw.len().min(limit)], "limit {limit}, buffer {capacity}");
+                    assert_eq!(c.is_cut(), w.raw.len() > limit);
+                }
+            }
+        }
+    }
+
+    /// A file with no line end keeps no more than the limit, before a first separator or after.
+    #[test]
+    fn a_file_with_no_line_end_is_read_within_the_limit() {
+        let endless = "y".repeat(1 << 20);
+        assert_eq!(MboxReader::new(cursor(&endless), 0).count(), 0);
+        let one = format!("From a\n{endless}");
+        let got: Vec<MboxMessage> = MboxReader::new(cursor(&one), 0).limit(4096).map(|m| m.expect("reads")).collect();
+        assert_eq!(got.len(), 1);
+        assert_eq!((got[0].offset, got[0].len, got[0].raw.len()), (7, 1 << 20, 4096));
     }
 }

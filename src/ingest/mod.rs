@@ -46,31 +46,111 @@ impl Source {
         }
     }
 
-    /// Reads the message's bytes. mbox ranges are un-escaped (`>From ` → `From `, mboxrd rules).
-    pub fn read(&self) -> std::io::Result<Vec<u8>> {
+    /// Reads the message's bytes, at most `limit` of them. mbox ranges are un-escaped (`>From ` →
+    /// `From `, mboxrd rules).
+    pub fn read(&self, limit: usize) -> std::io::Result<Given> {
         match self {
-            Source::File { path } => std::fs::read(path),
+            Source::File { path } => {
+                let mut file = File::open(path)?;
+                let size = file.metadata()?.len();
+                let mut bytes = Vec::new();
+                let cut_from = read_within(&mut file, &mut bytes, size, limit)?;
+                Ok(Given { bytes, cut_from })
+            }
             Source::Mbox { path, offset, len } => {
                 let mut f = File::open(path)?;
                 f.seek(SeekFrom::Start(*offset))?;
-                let mut buf = Vec::with_capacity(*len as usize);
-                f.take(*len).read_to_end(&mut buf)?;
-                if buf.len() as u64 != *len {
+                let want = (*len).min(limit as u64);
+                let mut buf = Vec::new();
+                reserve(&mut buf, want as usize)?;
+                f.take(want).read_to_end(&mut buf)?;
+                if buf.len() as u64 != want {
                     return Err(std::io::Error::new(
                         std::io::ErrorKind::UnexpectedEof,
                         "mbox file is shorter than indexed",
                     ));
                 }
-                Ok(unescape_from_lines(buf))
+                Ok(Given { bytes: unescape_from_lines(buf), cut_from: (*len > want).then_some(*len) })
             }
             // The item as the `.msg` Outlook would save it as.
             Source::Pst { path, node, .. } if *node == crate::ingest::pst::NOTICE_NODE => {
                 let listing = crate::ingest::pst::list(path).map_err(std::io::Error::other)?;
-                Ok(crate::ingest::pst::notice_message(path, &listing.notices))
+                Ok(Given::whole(crate::ingest::pst::notice_message(path, &listing.notices)))
             }
-            Source::Pst { path, node, .. } => crate::ingest::pst::item_msg(path, *node).map_err(std::io::Error::other),
+            // Bounded on its own (`MAX_PST_ITEM`), and the item says what it left out.
+            Source::Pst { path, node, .. } => {
+                crate::ingest::pst::item_msg(path, *node).map(Given::whole).map_err(std::io::Error::other)
+            }
             // Read through the store, which holds it (see `Archive::load`).
             Source::Stored { .. } => Err(std::io::Error::other("an upload kept in the store")),
+        }
+    }
+}
+
+/// A message's bytes as read from its source: all of them, or the first ones of a longer message
+/// than the reader keeps.
+#[derive(Debug)]
+pub struct Given {
+    pub bytes: Vec<u8>,
+    /// The message's whole size in its source, when `bytes` is only its start.
+    pub cut_from: Option<u64>,
+}
+
+impl Given {
+    pub fn whole(bytes: Vec<u8>) -> Given {
+        Given { bytes, cut_from: None }
+    }
+}
+
+/// Room for `more` bytes in `bytes`, asked for and not taken: a size the machine cannot give is an
+/// error (as with `fs::read`), not an abort.
+pub fn reserve(bytes: &mut Vec<u8>, more: usize) -> std::io::Result<()> {
+    bytes.try_reserve_exact(more).map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))
+}
+
+/// Reads on from `from` onto `bytes`, up to `limit` bytes in all; the source's whole size when it
+/// holds more (at least `size`, its size as last seen). Room is asked for from `size` (a sparse
+/// file of a terabyte is an error).
+pub fn read_within(from: &mut impl Read, bytes: &mut Vec<u8>, size: u64, limit: usize) -> std::io::Result<Option<u64>> {
+    let want = usize::try_from(size).unwrap_or(usize::MAX).min(limit).saturating_add(1);
+    reserve(bytes, want.saturating_sub(bytes.len()))?;
+    from.by_ref().take(limit.saturating_sub(bytes.len()) as u64).read_to_end(bytes)?;
+    if bytes.len() < limit {
+        return Ok(None);
+    }
+    let mut probe = [0u8; 1];
+    let more = loop {
+        match from.read(&mut probe) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            read => break read?,
+        }
+    };
+    Ok((more > 0).then(|| size.max(limit as u64 + 1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A source read within a limit: all of it when it fits (exactly, too), else its first bytes
+    /// and its whole size.
+    #[test]
+    fn sources_are_read_within_the_limit() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = dir.path().join("m.eml");
+        std::fs::write(&file, b"Subject: x\n\n>From body\n").expect("write");
+        let source = Source::File { path: file.clone() };
+        let range = Source::Mbox { path: file, offset: 12, len: 11 };
+        for (source, limit, bytes, cut_from) in [
+            (&source, 100, &b"Subject: x\n\n>From body\n"[..], None),
+            (&source, 23, b"Subject: x\n\n>From body\n", None),
+            (&source, 22, b"Subject: x\n\n>From body", Some(23)),
+            (&source, 0, b"", Some(23)),
+            (&range, 11, b"From body\n", None),
+            (&range, 6, b"From ", Some(11)),
+        ] {
+            let read = source.read(limit).expect("reads");
+            assert_eq!((&read.bytes[..], read.cut_from), (bytes, cut_from), "{source:?} within {limit}");
         }
     }
 }

@@ -66,7 +66,7 @@ pub(super) fn parse(raw: Arc<[u8]>, path: Option<&Path>) -> Result<Message, Erro
             mime::parse(Arc::from(as_text_message(&raw, &message)))?
         }
     };
-    msg.origin = Origin { original: Some(raw), flags, notices };
+    msg.origin = Origin { original: Some(raw), flags, notices, cut_from: None };
     Ok(msg)
 }
 

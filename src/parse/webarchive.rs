@@ -72,7 +72,7 @@ pub(super) fn parse(raw: Arc<[u8]>) -> Result<Message, Error> {
     let id = crate::ids::derived_message_id(&raw);
     let mime = to_mhtml(&id, main.as_ref(), &resources);
     let mut msg = mime::parse(Arc::from(mime))?;
-    msg.origin = Origin { original: Some(raw), flags: None, notices };
+    msg.origin = Origin { original: Some(raw), flags: None, notices, cut_from: None };
     Ok(msg)
 }
 

@@ -25,6 +25,21 @@ pub(crate) fn human_size(n: u64) -> String {
     }
 }
 
+/// What a reader is told could not be read of a message: its own notices, and that only its first
+/// bytes were, when it is longer than the server reads of one message.
+pub(crate) fn notices(msg: &crate::model::Message) -> Vec<String> {
+    let mut out = msg.origin.notices.clone();
+    if let Some(whole) = msg.origin.cut_from {
+        out.push(format!(
+            "This message is {}, more than this server reads of one message (--max-message): only its first {} \
+             are shown and searched. Its file still holds all of it.",
+            human_size(whole),
+            human_size(msg.given().len() as u64)
+        ));
+    }
+    out
+}
+
 /// A value for a query string (`?q=…`, `&folder=…`), every byte but letters and digits encoded.
 pub(crate) fn query_value(s: &str) -> String {
     percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()

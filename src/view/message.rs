@@ -214,7 +214,7 @@ impl MessageView {
             damaged: msg.parts.iter().any(|p| p.damaged),
             truncated: msg.truncated,
             max_parts: crate::limits::MAX_PARTS,
-            notices: msg.origin.notices.clone(),
+            notices: crate::view::format::notices(msg),
             attachments: attachments(key, msg),
             externals,
             nested: msg.nested().map(|(_, m)| nested(view, m)).collect(),

@@ -489,7 +489,7 @@ pub(crate) fn detail(view: &View, loaded: &Loaded, security: &Security) -> Messa
         image_url: msg.image_body.map(|i| route::part_url(key, msg, i)),
         raw_url: route::raw_url(key),
         flags: flags.filter(|f| !f.is_empty()),
-        notices: msg.origin.notices.clone(),
+        notices: crate::view::format::notices(msg),
         parts: if msg.parts.is_empty() { Vec::new() } else { vec![part_node(view, key, msg, 0, now())] },
         thread: view
             .thread(loaded.id)

@@ -174,7 +174,7 @@ fn print_page(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> Pr
         externals,
         blocked,
         remote,
-        notices: msg.origin.notices.clone(),
+        notices: crate::view::format::notices(msg),
         security: view.security(loaded).summary(),
         sections,
     }

@@ -251,6 +251,7 @@ mod tests {
             listen: "127.0.0.1:0".parse().unwrap(),
             data_dir: dir.path().join("data"),
             max_upload: 1 << 20,
+            max_message: crate::limits::DEFAULT_MAX_MESSAGE,
             cors_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             search: false,

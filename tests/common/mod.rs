@@ -46,6 +46,7 @@ pub fn config_for(paths: &[PathBuf], data_dir: &Path) -> Config {
         listen: "127.0.0.1:0".parse().expect("address"),
         data_dir: data_dir.to_path_buf(),
         max_upload: 1 << 20,
+        max_message: mailshelf::limits::DEFAULT_MAX_MESSAGE,
         cors_origins: Vec::new(),
         allowed_hosts: Vec::new(),
         search: true,
@@ -114,7 +115,8 @@ impl TestApp {
                 }
                 None => Archive::open_with(data_dir.path(), config.search).expect("archive opens"),
             }
-            .with_attachment_text(config.attachment_text),
+            .with_attachment_text(config.attachment_text)
+            .with_max_message(config.max_message),
         );
         if config.index_decrypted {
             archive.index_decrypted(config.keys.clone());
