@@ -281,9 +281,9 @@ impl Config {
         let data_dir = args.data_dir.unwrap_or_else(default_data_dir);
         let max_upload = parse_size(&args.max_upload)
             .ok_or_else(|| Error::BadSetting(format!("--max-upload: cannot read {:?} as a size", args.max_upload)))?;
-        let max_message = parse_size(&args.max_message)
-            .filter(|&n| n > 0)
-            .ok_or_else(|| Error::BadSetting(format!("--max-message: cannot read {:?} as a size", args.max_message)))?;
+        let max_message = parse_size(&args.max_message).filter(|&n| n > 0).ok_or_else(|| {
+            Error::BadSetting(format!("--max-message: cannot read {:?} as a size above 0", args.max_message))
+        })?;
         // An empty item is no item: a variable set to nothing (`MAILSHELF_ALLOWED_HOSTS=`, as a
         // compose file's `${VAR:-}` gives) or a trailing comma.
         let listed = |items: &[String]| -> Vec<String> {
