@@ -532,6 +532,11 @@ async fn messages_longer_than_the_limit_are_shown_as_far_as_read() {
     let filler = "lorem ipsum dolor sit amet\n".repeat(5000);
     let big = message("big", &filler);
     std::fs::write(mail.join("big.eml"), &big).expect("write");
+    // A Maildir's file, which the worker tells from its first bytes.
+    for sub in ["cur", "new", "tmp"] {
+        std::fs::create_dir_all(mail.join("Maildir").join(sub)).expect("mkdir");
+    }
+    std::fs::write(mail.join("Maildir/cur/1704103200.M1P1.host:2,S"), message("filed", &filler)).expect("write");
     let counted = message("counted", &filler);
     let body = counted.split_once("\n\n").map_or(0, |(_, b)| b.len());
     let counted = counted.replacen("\n\n", &format!("\nContent-Length: {body}\n\n"), 1);
@@ -545,8 +550,10 @@ async fn messages_longer_than_the_limit_are_shown_as_far_as_read() {
 
     let app = TestApp::with_config(std::slice::from_ref(&mail), |c| c.max_message = 64 * 1024);
     let status = app.json("/api/status").await;
-    assert_eq!(status["messages"], 5, "{status}");
-    for (id, cut) in [("big", true), ("before", false), ("inside", true), ("counted", true), ("after", false)] {
+    assert_eq!(status["messages"], 6, "{status}");
+    for (id, cut) in
+        [("big", true), ("filed", true), ("before", false), ("inside", true), ("counted", true), ("after", false)]
+    {
         let m = app.json(&format!("/api/messages/{id}@example.org")).await;
         assert_eq!(m["subject"], id, "{m}");
         let notices = m["notices"].to_string();
@@ -559,9 +566,9 @@ async fn messages_longer_than_the_limit_are_shown_as_far_as_read() {
         let q = q.to_string();
         async move { app.json(&format!("/api/messages?q={q}")).await["total"].as_u64() }
     };
-    assert_eq!(found("firstword").await, Some(5));
+    assert_eq!(found("firstword").await, Some(6));
     assert_eq!(found("lastword").await, Some(2), "only the whole messages' last words are searched");
-    assert_eq!(found("larger:100K").await, Some(3), "a cut message keeps its whole size");
+    assert_eq!(found("larger:100K").await, Some(4), "a cut message keeps its whole size");
 }
 
 /// Some delivery agents write the mbox separator line at the top of every Maildir file. Inside a
