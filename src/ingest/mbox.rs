@@ -25,8 +25,9 @@ impl MboxMessage {
 /// rest is read past, and where it ends is still found). A separator is a line starting with
 /// `From ` at the start, after an empty line, or followed by a header field. When a message
 /// declares a Content-Length that lands exactly on the next separator (or the end), it is trusted
-/// (the Content-Length variant), so unescaped `From ` lines inside such bodies stay inside; when it
-/// does not, the reader goes back and reads the body by the line rules.
+/// (the Content-Length variant), so unescaped `From ` lines inside such bodies stay inside; where it
+/// lands is looked at before the body is read, and a body whose length does not land is read by
+/// the line rules.
 pub struct MboxReader<R: Read + Seek> {
     reader: Ahead<R>,
     /// Offset in the file of the next byte to read.
