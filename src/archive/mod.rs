@@ -120,6 +120,9 @@ struct Pending {
     /// It could not be read, or a message of it could not be indexed: its state is not kept, so
     /// it is read again.
     failed: bool,
+    /// It (or the file of a message of it) could not be read: what it gave before stays listed
+    /// until a run reads it.
+    unread: bool,
 }
 
 impl Archive {
@@ -506,6 +509,7 @@ impl Archive {
                     if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
                         // Its state is not recorded, so the next run reads it again.
                         p.failed = true;
+                        p.unread = true;
                         p.received += 1;
                     }
                     src
@@ -516,9 +520,11 @@ impl Archive {
                     }
                     src
                 }
-                Outcome::Done { src, count, state } => {
+                Outcome::Done { src, count, state, whole } => {
                     if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
                         p.done = Some((count, state));
+                        p.failed |= !whole;
+                        p.unread |= !whole;
                     }
                     src
                 }
@@ -532,7 +538,7 @@ impl Archive {
                 if let Some(mut p) = slot.and_then(Option::take) {
                     p.ids.sort_unstable();
                     p.ids.dedup();
-                    if !p.replaced.is_empty() {
+                    if !p.replaced.is_empty() && !p.unread {
                         p.replaced.sort_unstable();
                         let (gone, _) = sorted_differences(&p.replaced, &p.ids);
                         let mut index = self.index_mut();
@@ -642,7 +648,41 @@ fn mbox_prefix_unchanged(path: &Path, st: &SourceState) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::sorted_differences;
+    use super::in_order::{InOrder, Numbered};
+    use super::{sorted_differences, Archive, Batch, Outcome, Pending, SourceState};
+
+    /// A source read again from its start that could not be read to its end keeps the messages
+    /// it gave before, and its state is not kept (the next run reads it again); read whole, those
+    /// it no longer holds go.
+    #[test]
+    fn a_source_not_read_to_its_end_keeps_its_messages() {
+        let dir = tempfile::tempdir().expect("dir");
+        let mail = dir.path().join("mail");
+        std::fs::create_dir_all(&mail).expect("mkdir");
+        std::fs::write(mail.join("one.eml"), "Subject: one\nMessage-ID: <one@example.org>\n\nbody\n").expect("write");
+        let archive = Archive::open_with(&dir.path().join("data"), false).expect("opens");
+        archive.ingest_paths(&archive.roots(std::slice::from_ref(&mail)));
+        let ids = archive.index().listed().to_vec();
+        assert_eq!(ids.len(), 1);
+        for (whole, kept) in [(false, true), (true, false)] {
+            let mut pending = vec![Some(Pending {
+                key: "one.eml".into(),
+                path: mail.join("one.eml"),
+                ids: Vec::new(),
+                replaced: ids.clone(),
+                received: 0,
+                done: None,
+                failed: false,
+                unread: false,
+            })];
+            let done = Outcome::Done { src: 0, count: 0, state: SourceState::default(), whole };
+            let outcomes = vec![Numbered { place: None, items: vec![done], turn: None }];
+            let mut batch = Batch::default();
+            assert!(archive.collect(InOrder::new(outcomes.into_iter()), &mut pending, &mut batch, false));
+            assert_eq!(archive.index().get(ids[0]).is_some(), kept, "read whole: {whole}");
+            assert_eq!(batch.sources.len(), usize::from(whole), "its state kept only when read whole");
+        }
+    }
 
     #[test]
     fn search_reconciliation_finds_what_each_side_lacks() {

@@ -86,11 +86,13 @@ pub(super) enum Outcome {
         src: usize,
         held: Option<Share>,
     },
-    /// The walker finished a source: it gave `count` jobs.
+    /// The walker finished a source: it gave `count` jobs; `whole` unless it could not be read to
+    /// its end (then what it gave before stays listed, and the next run reads it again).
     Done {
         src: usize,
         count: usize,
         state: SourceState,
+        whole: bool,
     },
 }
 
@@ -111,6 +113,7 @@ impl Archive {
         for t in todo {
             pending.push(Some(Pending {
                 failed: false,
+                unread: false,
                 key: t.key,
                 path: t.found.path.clone(),
                 ids: t.ids,
@@ -125,7 +128,7 @@ impl Archive {
             let in_flight = Arc::new(Quota::new(MAX_IN_FLIGHT_BYTES));
             let turns = Arc::new(Quota::new(BATCHES_OUT));
             let limit = self.max_message;
-            scope.spawn(move || walk_sources(files, Jobs::new(job_tx, turns), walker_out, &in_flight, limit));
+            scope.spawn(move || walk_sources(files, Jobs::new(job_tx, turns, in_flight), walker_out, limit));
             for _ in 0..workers {
                 let rx = Arc::clone(&job_rx);
                 let tx = out_tx.clone();
@@ -159,19 +162,20 @@ fn walk_sources(
     files: Vec<(ingest::Found, u64, (u64, i64))>,
     mut jobs: Jobs,
     out: SyncSender<Numbered<Outcome>>,
-    in_flight: &Arc<Quota>,
     limit: usize,
 ) {
     for (src, (found, start, stat)) in files.into_iter().enumerate() {
-        let (count, state) = match walk_one(&found, src, start, stat, &mut jobs, in_flight, limit) {
-            Ok(r) => r,
+        // The jobs handed on count even when reading stops part way: their outcomes are on their way.
+        let mut count = 0;
+        let (state, whole) = match walk_one(&found, src, start, stat, &mut jobs, limit, &mut count) {
+            Ok(state) => (state, true),
             Err(e) => {
-                tracing::warn!(path = %found.path.display(), error = %e, "skipped");
-                (0, SourceState::default())
+                tracing::warn!(path = %found.path.display(), error = %e, "not read to its end");
+                (SourceState::default(), false)
             }
         };
         // Taken as it comes: a source is finished once this and all its messages are in.
-        let done = Numbered { place: None, items: vec![Outcome::Done { src, count, state }], turn: None };
+        let done = Numbered { place: None, items: vec![Outcome::Done { src, count, state, whole }], turn: None };
         if out.send(done).is_err() {
             return;
         }
@@ -191,15 +195,18 @@ struct Jobs {
     turns: Arc<Quota>,
     /// The next batch's place in the order.
     place: u64,
+    /// The bytes of messages read and not yet indexed (the jobs' [`Share`]s).
+    in_flight: Arc<Quota>,
 }
 
 impl Jobs {
-    fn new(to: SyncSender<Numbered<Job>>, turns: Arc<Quota>) -> Jobs {
-        Jobs { to, held: Vec::with_capacity(HANDED_AT_ONCE), bytes: 0, turns, place: 0 }
+    fn new(to: SyncSender<Numbered<Job>>, turns: Arc<Quota>, in_flight: Arc<Quota>) -> Jobs {
+        Jobs { to, held: Vec::with_capacity(HANDED_AT_ONCE), bytes: 0, turns, place: 0, in_flight }
     }
 
     /// A share of `amount` bytes in flight for the next job, once it fits.
-    fn share(&mut self, in_flight: &Arc<Quota>, amount: u64) -> Share {
+    fn share(&mut self, amount: u64) -> Share {
+        let in_flight = Arc::clone(&self.in_flight);
         let share = in_flight.try_take(amount).unwrap_or_else(|| {
             self.send();
             in_flight.take(amount)
@@ -238,18 +245,20 @@ fn walk_one(
     start: u64,
     (size, mtime_ns): (u64, i64),
     jobs: &mut Jobs,
-    in_flight: &Arc<Quota>,
     limit: usize,
-) -> std::io::Result<(usize, SourceState)> {
+    count: &mut usize,
+) -> std::io::Result<SourceState> {
     let mut state = SourceState { size, mtime_ns, ..SourceState::default() };
     // A Maildir's message files, most of a Maildir archive, are opened once, by the worker.
     let checked = !ingest::maildir_message(found);
     match if checked { ingest::sniff_found(found)? } else { Kind::Message } {
-        Kind::Other => Ok((0, state)),
+        Kind::Other => Ok(state),
         Kind::Message => {
-            let held = jobs.share(in_flight, size.min(limit as u64));
-            jobs.push(Job::File { src, root: found.root.clone(), path: found.path.clone(), size, held, checked });
-            Ok((1, state))
+            let held = jobs.share(size.min(limit as u64));
+            if jobs.push(Job::File { src, root: found.root.clone(), path: found.path.clone(), size, held, checked }) {
+                *count += 1;
+            }
+            Ok(state)
         }
         Kind::Pst => {
             // What the walker holds goes first: listing (or, below, reading) a large source takes a while.
@@ -262,22 +271,20 @@ fn walk_one(
             let rel = relative_start(&found.root, &found.path);
             let notices = (!listing.notices.is_empty())
                 .then(|| crate::ingest::pst::PstItem { node: crate::ingest::pst::NOTICE_NODE, folder: String::new() });
-            let mut count = 0;
             for item in listing.items.into_iter().chain(notices) {
                 let source = Source::Pst { path: found.path.clone(), node: item.node, folder: item.folder };
                 if !jobs.push(Job::Pst { src, source, rel }) {
                     break;
                 }
-                count += 1;
+                *count += 1;
             }
-            Ok((count, state))
+            Ok(state)
         }
         Kind::Mbox => {
             jobs.send();
             let mut f = File::open(&found.path)?;
             f.seek(SeekFrom::Start(start))?;
             let rel = relative_start(&found.root, &found.path);
-            let mut count = 0;
             let mut end = start;
             for m in MboxReader::with_capacity(256 * 1024, f, start).limit(limit) {
                 let m = m?;
@@ -286,17 +293,17 @@ fn walk_one(
                     continue;
                 }
                 let source = Source::Mbox { path: found.path.clone(), offset: m.offset, len: m.len };
-                let held = jobs.share(in_flight, m.raw.len() as u64);
+                let held = jobs.share(m.raw.len() as u64);
                 let cut_from = m.is_cut().then_some(m.len);
                 let raw = ingest::unescape_from_lines(m.raw);
                 if !jobs.push(Job::Mbox { src, source, rel, raw, cut_from, held }) {
                     break;
                 }
-                count += 1;
+                *count += 1;
             }
             state.mbox_end = end;
             state.mbox_tail = tail_hash(&found.path, end).ok();
-            Ok((count, state))
+            Ok(state)
         }
     }
 }
