@@ -82,7 +82,9 @@ impl<R: Read + Seek> MboxReader<R> {
     }
 
     /// Whether a body of `n` bytes from here ends where a separator (or the end) follows: then
-    /// its Content-Length is trusted. Told without reading the body.
+    /// its Content-Length is trusted. Told without reading the body. (Kept out of the line loop,
+    /// which it would otherwise weigh on.)
+    #[inline(never)]
     fn lands_on_separator(&mut self, n: u64) -> std::io::Result<bool> {
         let text_at = |ahead: &[u8]| ahead.iter().position(|&c| !matches!(c, b'\r' | b'\n'));
         self.reader.judge_at(
@@ -93,6 +95,15 @@ impl<R: Read + Seek> MboxReader<R> {
                 None => at_end && ahead.len() < 3,
             },
         )
+    }
+
+    /// The next line's first bytes (at most [`LOOKAHEAD`]) in `head`, nothing consumed.
+    #[cold]
+    fn line_start(&mut self, head: &mut Vec<u8>) -> std::io::Result<()> {
+        head.clear();
+        let (ahead, _) = self.reader.peek(|ahead| memchr::memchr(b'\n', ahead).is_some())?;
+        head.extend_from_slice(&ahead[..memchr::memchr(b'\n', ahead).map_or(ahead.len(), |at| at + 1)]);
+        Ok(())
     }
 
     /// The next line's first bytes (at most [`LOOKAHEAD`]) in `head`, the line read past.
@@ -132,9 +143,7 @@ impl<R: Read + Seek> MboxReader<R> {
             let room = self.limit.saturating_sub(start);
             let near = room < LOOKAHEAD;
             if near {
-                head.clear();
-                let (ahead, _) = self.reader.peek(|ahead| memchr::memchr(b'\n', ahead).is_some())?;
-                head.extend_from_slice(&ahead[..memchr::memchr(b'\n', ahead).map_or(ahead.len(), |at| at + 1)]);
+                self.line_start(&mut head)?;
             }
             let (n, newline) = self.reader.read_line_into(&mut raw, room)?;
             self.pos += n as u64;
