@@ -120,7 +120,7 @@ impl OpenArgs {
             listen: "127.0.0.1:0".into(),
             data_dir: Some(data_dir),
             max_upload: crate::limits::DEFAULT_MAX_UPLOAD.into(),
-            max_message: "256M".into(),
+            max_message: crate::limits::DEFAULT_MAX_MESSAGE.to_string(),
             search: true,
             attachment_text: true,
             cors_origins: Vec::new(),

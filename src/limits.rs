@@ -53,9 +53,9 @@ pub const MAX_MAIL_SERVER_REQUEST: usize = 4096;
 /// Default for `--max-upload`: the largest request body.
 pub const DEFAULT_MAX_UPLOAD: &str = "64M";
 
-/// Default for `--max-message`: bytes read of one message (a file, a message of an mbox, an
-/// Outlook item's are bounded by [`MAX_PST_ITEM`]). A longer one is listed, shown and searched as
-/// far as that, with a notice; its file keeps the rest.
+/// Default for `--max-message`: bytes read of one message, a file or a message of an mbox (an
+/// Outlook item is bounded by [`MAX_PST_ITEM`]). A longer one is listed, shown and searched as far
+/// as that, with a notice; its file keeps the rest.
 pub const DEFAULT_MAX_MESSAGE: usize = 256 << 20;
 
 /// Default for `--max-connections`: connections open at once; further ones wait to be accepted.
