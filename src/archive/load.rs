@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::index::{ContentHash, Entry, EntryId, Location};
 use crate::ingest::{Given, Source};
 use crate::model::{Body, Message, PartIdx};
-use crate::parse::parse_file;
+use crate::parse::parse_given;
 
 /// A message ready to show: the parsed top-level message it lives in, and the way down to it.
 #[derive(Clone)]
@@ -103,13 +103,7 @@ impl Archive {
             Some(Location::Top { source, .. }) => source,
             _ => return Err(Error::MessageNotFound),
         };
-        let read = self.read_source(&source)?;
-        let path = match &source {
-            Source::File { path } => Some(path.as_path()),
-            Source::Mbox { .. } | Source::Pst { .. } | Source::Stored { .. } => None,
-        };
-        let mut msg = parse_file(Arc::from(read.bytes), path)?;
-        msg.origin.cut_from = read.cut_from;
+        let msg = parse_given(self.read_source(&source)?, source.own_file())?;
         let msg = Arc::new(Archive::as_indexed(self.index_keys.get().map(Arc::as_ref), msg));
         self.cache.insert(id, Arc::clone(&msg));
         Ok(msg)

@@ -19,7 +19,7 @@ use crate::ingest::{self, Kind, MboxReader, Source};
 use crate::limits::MAX_IN_FLIGHT_BYTES;
 use crate::model::Message;
 use crate::par::{Quota, Share};
-use crate::parse::{parse_file, parse_message};
+use crate::parse::parse_given;
 use crate::search::Doc;
 use crate::store::{Batch, SourceState};
 
@@ -51,9 +51,8 @@ enum Job {
     /// A file that is one message: `checked` when the walker read its first bytes to tell, else a
     /// Maildir's message file ([`ingest::maildir_message`]), which the worker tells from its bytes.
     File { src: usize, root: Arc<Path>, path: PathBuf, size: u64, held: Share, checked: bool },
-    /// One message of an mbox, already read (its first bytes, when it is longer than the limit:
-    /// `cut_from` is then its whole size).
-    Mbox { src: usize, source: Source, rel: u16, raw: Vec<u8>, cut_from: Option<u64>, held: Share },
+    /// One message of an mbox, already read (its first bytes, when it is longer than the limit).
+    Mbox { src: usize, source: Source, rel: u16, given: ingest::Given, held: Share },
     /// One item of an Outlook data file, read by the worker (of a size not known before).
     Pst { src: usize, source: Source, rel: u16 },
 }
@@ -295,8 +294,8 @@ fn walk_one(
                 let source = Source::Mbox { path: found.path.clone(), offset: m.offset, len: m.len };
                 let held = jobs.share(m.raw.len() as u64);
                 let cut_from = m.is_cut().then_some(m.len);
-                let raw = ingest::unescape_from_lines(m.raw);
-                if !jobs.push(Job::Mbox { src, source, rel, raw, cut_from, held }) {
+                let given = ingest::Given { bytes: ingest::unescape_from_lines(m.raw), cut_from };
+                if !jobs.push(Job::Mbox { src, source, rel, given, held }) {
                     break;
                 }
                 *count += 1;
@@ -318,13 +317,7 @@ fn parse_worker(
     keys: Option<&Keyring>,
     limit: usize,
 ) {
-    // A message cut at the limit says so, and keeps its whole size.
-    let read = |parsed: Result<Message, Error>, cut_from: Option<u64>| {
-        parsed.map(|mut m| {
-            m.origin.cut_from = cut_from;
-            Archive::as_indexed(keys, m)
-        })
-    };
+    let read = |parsed: Result<Message, Error>| parsed.map(|m| Archive::as_indexed(keys, m));
     // Search documents are made here, on every core, rather than on the indexing thread.
     let doc = |msg: &Message| search.map(|documents| Box::new(search_doc(0, msg, documents)));
     let draft = |msg: &Message| Box::new(Draft::of(msg));
@@ -343,8 +336,8 @@ fn parse_worker(
             let rel = relative_start(&root, &path);
             let flags = ingest::maildir_flags(&path);
             let found = ingest::Found { root, path };
-            let (raw, cut_from) = match read_message_file(&found, size, checked, limit) {
-                Ok(Some(read)) => (read.bytes, read.cut_from),
+            let given = match read_message_file(&found, size, checked, limit) {
+                Ok(Some(given)) => given,
                 Ok(None) => return Outcome::NotMail { src, held },
                 Err(e) => {
                     if e.kind() == std::io::ErrorKind::NotFound {
@@ -357,7 +350,7 @@ fn parse_worker(
                 }
             };
             let source = Source::File { path: found.path };
-            let parsed = read(parse_file(Arc::from(raw), Some(source.path())), cut_from);
+            let parsed = read(parse_given(given, source.own_file()));
             match parsed {
                 Ok(mut msg) => {
                     if let Some(f) = &flags {
@@ -385,7 +378,7 @@ fn parse_worker(
             }
         }
         Job::Pst { src, source, rel } => {
-            match read(source.read(limit).map_err(Error::from).and_then(|r| parse_message(Arc::from(r.bytes))), None) {
+            match read(source.read(limit).map_err(Error::from).and_then(|given| parse_given(given, None))) {
                 Ok(msg) => Outcome::Parsed {
                     src,
                     doc: doc(&msg),
@@ -399,7 +392,7 @@ fn parse_worker(
                 }
             }
         }
-        Job::Mbox { src, source, rel, raw, cut_from, held } => match read(parse_message(Arc::from(raw)), cut_from) {
+        Job::Mbox { src, source, rel, given, held } => match read(parse_given(given, None)) {
             Ok(msg) => Outcome::Parsed {
                 src,
                 doc: doc(&msg),

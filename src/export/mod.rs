@@ -22,7 +22,6 @@ use std::sync::Arc;
 use crate::archive::Archive;
 use crate::error::Error;
 use crate::index::{Access, Entry, EntryId, Location};
-use crate::ingest::Source;
 use crate::model::Message;
 use crate::view::browse::Scope;
 
@@ -128,10 +127,7 @@ pub(crate) fn read(archive: &Archive, id: EntryId, format: Format) -> Result<Opt
         tracing::warn!(id, bytes = whole, "exported as far as it was read: its file holds the rest");
     }
     let given: Arc<[u8]> = Arc::from(read.bytes);
-    let path = match source {
-        Source::File { path } => Some(path.as_path()),
-        Source::Mbox { .. } | Source::Pst { .. } | Source::Stored { .. } => None,
-    };
+    let path = source.own_file();
     let message = if format == Format::Csv || !crate::parse::is_plain_message(&given, path) {
         Some(crate::parse::parse_file(given.clone(), path)?)
     } else {

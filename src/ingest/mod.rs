@@ -46,6 +46,15 @@ impl Source {
         }
     }
 
+    /// The file that is this message alone (a `.eml`, a Maildir file), where some formats find
+    /// what belongs beside it; `None` for a message inside a larger file or in the store.
+    pub fn own_file(&self) -> Option<&Path> {
+        match self {
+            Source::File { path } => Some(path),
+            Source::Mbox { .. } | Source::Pst { .. } | Source::Stored { .. } => None,
+        }
+    }
+
     /// Reads the message's bytes, at most `limit` of them. mbox ranges are un-escaped (`>From ` →
     /// `From `, mboxrd rules).
     pub fn read(&self, limit: usize) -> std::io::Result<Given> {
@@ -112,20 +121,15 @@ pub fn reserve(bytes: &mut Vec<u8>, more: usize) -> std::io::Result<()> {
 /// holds more (at least `size`, its size as last seen). Room is asked for from `size` (a sparse
 /// file of a terabyte is an error).
 pub fn read_within(from: &mut impl Read, bytes: &mut Vec<u8>, size: u64, limit: usize) -> std::io::Result<Option<u64>> {
-    let want = usize::try_from(size).unwrap_or(usize::MAX).min(limit).saturating_add(1);
-    reserve(bytes, want.saturating_sub(bytes.len()))?;
-    from.by_ref().take(limit.saturating_sub(bytes.len()) as u64).read_to_end(bytes)?;
-    if bytes.len() < limit {
+    // One byte past the limit tells a source that holds more.
+    let past = limit.saturating_add(1);
+    reserve(bytes, usize::try_from(size).unwrap_or(usize::MAX).min(past).saturating_sub(bytes.len()))?;
+    from.by_ref().take(past.saturating_sub(bytes.len()) as u64).read_to_end(bytes)?;
+    if bytes.len() <= limit {
         return Ok(None);
     }
-    let mut probe = [0u8; 1];
-    let more = loop {
-        match from.read(&mut probe) {
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            read => break read?,
-        }
-    };
-    Ok((more > 0).then(|| size.max(limit as u64 + 1)))
+    bytes.truncate(limit);
+    Ok(Some(size.max(past as u64)))
 }
 
 #[cfg(test)]

@@ -73,6 +73,14 @@ pub fn parse_file(raw: Arc<[u8]>, path: Option<&Path>) -> Result<Message, Error>
     })
 }
 
+/// [`parse_file`] for a message's bytes as read from its source: one cut at the limit keeps its
+/// whole size ([`crate::model::Origin::cut_from`]).
+pub fn parse_given(given: crate::ingest::Given, path: Option<&Path>) -> Result<Message, Error> {
+    let mut msg = parse_file(Arc::from(given.bytes), path)?;
+    msg.origin.cut_from = given.cut_from;
+    Ok(msg)
+}
+
 fn parse_format(raw: Arc<[u8]>, path: Option<&Path>) -> Result<Message, Error> {
     if let Some(text) = crate::ingest::utf16_to_bytes(&raw) {
         // The message is the text the file holds; the file stays what `/raw/` serves.
