@@ -15,9 +15,10 @@
 //!    budget at every character; a page on which pdf-extract panics is skipped (quietly: see
 //!    [`quiet_panics`]) and reading goes on with the next one.
 //!
-//! Steps 2–4 run on a thread of their own with a large stack. If the deadline passes and the
-//! thread has not answered (pdf-extract working through something that calls back nothing), the
-//! text of the pages it finished is kept and the thread is left to end by itself. Each reading
+//! Steps 2–4 run on a reading thread with a large stack ([`threads`], kept a moment for the next
+//! document). If the deadline passes and the thread has not answered (pdf-extract working through
+//! something that calls back nothing), the text of the pages it finished is kept and the thread is
+//! left to end the reading by itself. Each reading
 //! thread holds a whole document, so their number bounds the memory PDFs take: small files are
 //! read [`MAX_SMALL_PDF_READERS`] at once within [`MAX_SMALL_PDF_INFLATED`] of decompression, any
 //! other (or a small one that needs more, read again) [`MAX_PDF_READERS`] at once, stragglers
@@ -27,6 +28,7 @@
 mod actual;
 mod prepare;
 mod raw;
+mod threads;
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -146,19 +148,23 @@ fn attempt(bytes: &[u8], sink: &mut Sink, place: Share, budget: u64) -> Option<R
     let job = Job { bytes: bytes.to_vec(), budget, room: sink.room(), deadline: sink.deadline() };
     let (tx, rx) = mpsc::channel();
     let worker = Arc::clone(&shared);
-    let spawned = std::thread::Builder::new().name("pdf-text".into()).stack_size(STACK).spawn(move || {
-        let _place = place;
-        QUIET.with(|q| q.set(true));
-        let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(job, &worker)));
-        let report = report.unwrap_or_else(|_| Report {
-            inflated: 0,
-            stop: None,
-            notices: Vec::new(),
-            unreadable: Some("damaged: the PDF reader gave up on it".into()),
-        });
-        *worker.state.lock().unwrap_or_else(|e| e.into_inner()) = State::Done;
-        let _ = tx.send(report);
-    });
+    let spawned = threads::run(
+        "pdf-text",
+        STACK,
+        Box::new(move || {
+            let _place = place;
+            QUIET.with(|q| q.set(true));
+            let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(job, &worker)));
+            let report = report.unwrap_or_else(|_| Report {
+                inflated: 0,
+                stop: None,
+                notices: Vec::new(),
+                unreadable: Some("damaged: the PDF reader gave up on it".into()),
+            });
+            *worker.state.lock().unwrap_or_else(|e| e.into_inner()) = State::Done;
+            let _ = tx.send(report);
+        }),
+    );
     if spawned.is_err() {
         return Some(Err(unreadable("not read: no thread to read it on")));
     }
