@@ -117,8 +117,8 @@ struct Pending {
     replaced: Vec<EntryId>,
     received: usize,
     done: Option<(usize, SourceState)>,
-    /// It could not be read, or a message of it could not be indexed: its state is not kept, so
-    /// it is read again.
+    /// It could not be read, or a message of it could not be indexed: its state is kept as one
+    /// to read again ([`SourceState::to_read_again`]).
     failed: bool,
     /// It (or the file of a message of it) could not be read: what it gave before stays listed
     /// until a run reads it.
@@ -546,9 +546,23 @@ impl Archive {
                             index.remove(id);
                         }
                     }
-                    if let Some((_, mut state)) = p.done.filter(|_| !p.failed) {
-                        state.ids = p.ids;
-                        batch.sources.push((p.key, state));
+                    match p.done {
+                        Some((_, mut state)) if !p.failed => {
+                            state.ids = p.ids;
+                            batch.sources.push((p.key, state));
+                        }
+                        // Read again by the next run; until then it holds what it gave now and,
+                        // when not read to its end, what it gave before.
+                        Some(_) => {
+                            let mut ids = p.ids;
+                            if p.unread {
+                                ids.extend(p.replaced);
+                                ids.sort_unstable();
+                                ids.dedup();
+                            }
+                            batch.sources.push((p.key, SourceState::to_read_again(ids)));
+                        }
+                        None => {}
                     }
                 }
                 self.progress.indexed.fetch_add(1, Ordering::Relaxed);
@@ -664,23 +678,32 @@ mod tests {
         archive.ingest_paths(&archive.roots(std::slice::from_ref(&mail)));
         let ids = archive.index().listed().to_vec();
         assert_eq!(ids.len(), 1);
-        for (whole, kept) in [(false, true), (true, false)] {
+        // An entry the run added from the source (not found in the index: only its id counts).
+        let added = ids[0] + 1;
+        for whole in [false, true] {
             let mut pending = vec![Some(Pending {
                 key: "one.eml".into(),
                 path: mail.join("one.eml"),
-                ids: Vec::new(),
+                ids: vec![added],
                 replaced: ids.clone(),
                 received: 0,
                 done: None,
                 failed: false,
                 unread: false,
             })];
-            let done = Outcome::Done { src: 0, count: 0, state: SourceState::default(), whole };
+            let state = SourceState { size: 52, mtime_ns: 7, ..SourceState::default() };
+            let done = Outcome::Done { src: 0, count: 0, state: state.clone(), whole };
             let outcomes = vec![Numbered { place: None, items: vec![done], turn: None }];
             let mut batch = Batch::default();
             assert!(archive.collect(InOrder::new(outcomes.into_iter()), &mut pending, &mut batch, false));
-            assert_eq!(archive.index().get(ids[0]).is_some(), kept, "read whole: {whole}");
-            assert_eq!(batch.sources.len(), usize::from(whole), "its state kept only when read whole");
+            assert_eq!(archive.index().get(ids[0]).is_some(), !whole, "read whole: {whole}");
+            let kept = if whole {
+                SourceState { ids: vec![added], ..state }
+            } else {
+                // Read again next time, holding what it gave before and now.
+                SourceState::to_read_again(vec![ids[0], added])
+            };
+            assert_eq!(batch.sources, vec![("one.eml".to_string(), kept)], "read whole: {whole}");
         }
     }
 

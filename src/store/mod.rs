@@ -139,6 +139,15 @@ pub struct SourceState {
     pub mbox_tail: Option<[u8; 16]>,
 }
 
+impl SourceState {
+    /// The state of a source that was not read whole: no file has its size and modification
+    /// time, so the next run reads it again from the start, and it holds `ids`, every entry the
+    /// source may still list, so that they go with it if it goes.
+    pub fn to_read_again(ids: Vec<EntryId>) -> SourceState {
+        SourceState { size: u64::MAX, mtime_ns: i64::MIN, ids, mbox_end: 0, mbox_tail: None }
+    }
+}
+
 /// Changes to write in one transaction.
 #[derive(Debug, Default)]
 pub struct Batch {
