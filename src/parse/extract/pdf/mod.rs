@@ -148,23 +148,19 @@ fn attempt(bytes: &[u8], sink: &mut Sink, place: Share, budget: u64) -> Option<R
     let job = Job { bytes: bytes.to_vec(), budget, room: sink.room(), deadline: sink.deadline() };
     let (tx, rx) = mpsc::channel();
     let worker = Arc::clone(&shared);
-    let spawned = threads::run(
-        "pdf-text",
-        STACK,
-        Box::new(move || {
-            let _place = place;
-            QUIET.with(|q| q.set(true));
-            let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(job, &worker)));
-            let report = report.unwrap_or_else(|_| Report {
-                inflated: 0,
-                stop: None,
-                notices: Vec::new(),
-                unreadable: Some("damaged: the PDF reader gave up on it".into()),
-            });
-            *worker.state.lock().unwrap_or_else(|e| e.into_inner()) = State::Done;
-            let _ = tx.send(report);
-        }),
-    );
+    let spawned = threads::run(Box::new(move || {
+        let _place = place;
+        QUIET.with(|q| q.set(true));
+        let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(job, &worker)));
+        let report = report.unwrap_or_else(|_| Report {
+            inflated: 0,
+            stop: None,
+            notices: Vec::new(),
+            unreadable: Some("damaged: the PDF reader gave up on it".into()),
+        });
+        *worker.state.lock().unwrap_or_else(|e| e.into_inner()) = State::Done;
+        let _ = tx.send(report);
+    }));
     if spawned.is_err() {
         return Some(Err(unreadable("not read: no thread to read it on")));
     }

@@ -14,6 +14,8 @@ use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use super::STACK;
+
 /// One reading, run to its end on a reading thread.
 pub(super) type Task = Box<dyn FnOnce() + Send>;
 
@@ -31,9 +33,9 @@ fn waiting() -> MutexGuard<'static, Vec<(u64, Sender<Task>)>> {
     WAITING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Runs `task` on a waiting reading thread, or on a new one of `stack` bytes named `name`; an
-/// error when no thread could be started.
-pub(super) fn run(name: &str, stack: usize, mut task: Task) -> io::Result<()> {
+/// Runs `task` on a waiting reading thread, or on a new one; an error when no thread could be
+/// started.
+pub(super) fn run(mut task: Task) -> io::Result<()> {
     while let Some((_, thread)) = waiting().pop() {
         // A thread taken from the list waits for its task (see `serve`); one whose sending fails
         // ended without taking itself off, which only a panic outside a task could do.
@@ -44,7 +46,7 @@ pub(super) fn run(name: &str, stack: usize, mut task: Task) -> io::Result<()> {
     }
     let number = NUMBER.fetch_add(1, Ordering::Relaxed);
     let (sender, tasks) = mpsc::channel();
-    std::thread::Builder::new().name(name.into()).stack_size(stack).spawn(move || {
+    std::thread::Builder::new().name("pdf-text".into()).stack_size(STACK).spawn(move || {
         let mut task = task;
         loop {
             // The tasks catch their own panics; one that did not would still leave this thread
@@ -86,13 +88,9 @@ mod tests {
         let (done, results) = mpsc::channel();
         for i in 0..64u32 {
             let done = done.clone();
-            run(
-                "test-reader",
-                256 << 10,
-                Box::new(move || {
-                    let _ = done.send(i);
-                }),
-            )
+            run(Box::new(move || {
+                let _ = done.send(i);
+            }))
             .expect("a thread");
         }
         drop(done);
@@ -106,22 +104,14 @@ mod tests {
         let (release, held) = mpsc::channel::<()>();
         let (done, results) = mpsc::channel();
         let first = done.clone();
-        run(
-            "test-reader",
-            256 << 10,
-            Box::new(move || {
-                let _ = held.recv();
-                let _ = first.send("straggler");
-            }),
-        )
+        run(Box::new(move || {
+            let _ = held.recv();
+            let _ = first.send("straggler");
+        }))
         .expect("a thread");
-        run(
-            "test-reader",
-            256 << 10,
-            Box::new(move || {
-                let _ = done.send("next");
-            }),
-        )
+        run(Box::new(move || {
+            let _ = done.send("next");
+        }))
         .expect("a thread");
         assert_eq!(results.recv().ok(), Some("next"));
         drop(release);
@@ -134,17 +124,13 @@ mod tests {
         let (done, results) = mpsc::channel();
         for i in 0..8u32 {
             let done = done.clone();
-            run(
-                "test-reader",
-                256 << 10,
-                Box::new(move || {
-                    super::super::QUIET.with(|q| q.set(true));
-                    let _ = done.send(i);
-                    if i % 2 == 0 {
-                        panic!("a task that fails");
-                    }
-                }),
-            )
+            run(Box::new(move || {
+                super::super::QUIET.with(|q| q.set(true));
+                let _ = done.send(i);
+                if i % 2 == 0 {
+                    panic!("a task that fails");
+                }
+            }))
             .expect("a thread");
         }
         drop(done);
