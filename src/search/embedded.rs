@@ -6,7 +6,8 @@
 use std::collections::HashSet;
 use std::ops::Bound;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use tantivy::collector::{Count, TopDocs};
 use tantivy::query::{
@@ -18,6 +19,8 @@ use tantivy::tokenizer::{TextAnalyzer, TokenStream};
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::error::Error;
+use crate::limits::MAX_SEARCH_QUEUE;
+use crate::par::{Quota, Share};
 use crate::search::query::{self, Query, TextField};
 
 use super::directory::ReleasableDirectory;
@@ -44,10 +47,33 @@ struct Fields {
 
 pub struct Embedded {
     reader: IndexReader,
-    writer: Mutex<IndexWriter>,
+    writer: Mutex<IndexWriter<Queued>>,
     fields: Fields,
     analyzer: TextAnalyzer,
+    /// Bytes of the documents waiting for the indexing thread.
+    queued: Arc<Quota>,
 }
+
+/// A document on its way to the index's indexing thread, holding its bytes' place in
+/// [`Embedded::queued`] until that thread has indexed it and drops it.
+struct Queued {
+    doc: TantivyDocument,
+    _place: Option<Share>,
+}
+
+impl tantivy::Document for Queued {
+    type Value<'a> = <TantivyDocument as tantivy::Document>::Value<'a>;
+    type FieldsValuesIter<'a> = <TantivyDocument as tantivy::Document>::FieldsValuesIter<'a>;
+
+    fn iter_fields_and_values(&self) -> Self::FieldsValuesIter<'_> {
+        self.doc.iter_fields_and_values()
+    }
+}
+
+/// Longest wait for room in the queue: the indexing thread indexes megabytes a second, so only
+/// a thread that stopped would keep a document waiting this long (and it is then added anyway,
+/// to fail as tantivy says).
+const QUEUE_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 const TOKENIZER: &str = "mail";
 /// Memory the writer may buffer before it flushes a segment.
@@ -118,10 +144,11 @@ impl Embedded {
         index.tokenizers().register(TOKENIZER, analyzer());
         let writer = index.writer_with_num_threads(1, WRITER_BUDGET).map_err(fail)?;
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(fail)?;
-        Ok(Embedded { reader, writer: Mutex::new(writer), fields, analyzer: analyzer() })
+        let queued = Arc::new(Quota::new(MAX_SEARCH_QUEUE));
+        Ok(Embedded { reader, writer: Mutex::new(writer), fields, analyzer: analyzer(), queued })
     }
 
-    fn writer(&self) -> std::sync::MutexGuard<'_, IndexWriter> {
+    fn writer(&self) -> std::sync::MutexGuard<'_, IndexWriter<Queued>> {
         self.writer.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -155,7 +182,18 @@ impl SearchIndex for Embedded {
         if let Some(l) = &d.list {
             doc.add_text(f.list, l.to_lowercase());
         }
-        if let Err(e) = self.writer().add_document(doc) {
+        // The text's bytes and about what each value costs besides.
+        let bytes = [&d.subject, &d.from, &d.to, &d.cc, &d.body, &d.filenames, &d.attachments]
+            .iter()
+            .map(|t| t.len() as u64)
+            .sum::<u64>()
+            + 64 * d.labels.len() as u64
+            + 1024;
+        let place = self.queued.take_by(bytes, Instant::now() + QUEUE_WAIT);
+        if place.is_none() {
+            tracing::warn!(id = d.id, "the search index's indexing thread has not taken a document for a minute");
+        }
+        if let Err(e) = self.writer().add_document(Queued { doc, _place: place }) {
             tracing::warn!(error = %e, id = d.id, "not added to the search index");
         }
     }
@@ -401,6 +439,7 @@ impl Embedded {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::MAX_INDEXED_TEXT;
 
     fn doc(id: u32, body: &str, timestamp: i64) -> Doc {
         Doc { id, body: body.to_string(), timestamp: Some(timestamp), size: 100, ..Doc::default() }
@@ -430,6 +469,26 @@ mod tests {
         ] {
             let hits = index.search(q, 0, 10, &|_| Vec::new()).expect("search");
             assert_eq!(hits.ids, [3, 4, 1], "{q}");
+        }
+    }
+
+    /// Documents waiting for the indexing thread hold their bytes' place until it has indexed
+    /// them: more than the queue holds goes through, a place at a time, and every place is free
+    /// again once they are indexed.
+    #[test]
+    fn the_queue_to_the_indexing_thread_is_bounded_by_bytes() {
+        let dir = tempfile::tempdir().expect("dir");
+        let index = Embedded::open(dir.path()).expect("open");
+        let body = "word ".repeat(MAX_INDEXED_TEXT / 5);
+        let count = (4 * MAX_SEARCH_QUEUE as usize) / body.len();
+        for id in 0..count as u32 {
+            index.add(&Doc { body: format!("{body} marker{id}"), ..doc(id, "", 1_600_000_000) });
+        }
+        index.commit();
+        assert!(index.queued.try_take(MAX_SEARCH_QUEUE).is_some(), "every place given back");
+        for id in [0, count as u32 - 1] {
+            let hits = index.search(&format!("marker{id}"), 0, 10, &|_| Vec::new()).expect("search");
+            assert_eq!(hits.ids, [id]);
         }
     }
 }
