@@ -1,7 +1,7 @@
 //! The threads PDFs are read on: each with a large stack (pdf-extract recurses into forms), and
 //! kept a moment after a reading for the next one. Starting a thread with such a stack and
-//! unmapping it afterwards cost the kernel about 0.1 ms, as much as reading a small PDF takes, and
-//! one archive in fifteen of its messages carries a PDF.
+//! unmapping it afterwards cost the kernel about 0.1 ms, as much as reading a small PDF takes (one
+//! message in fifteen of the bench archive carries one).
 //!
 //! A thread waits [`IDLE`] for its next document and then ends, so that what a deep reading
 //! touched of its stack is not held while the server only serves. There are never more threads
@@ -36,9 +36,10 @@ fn waiting() -> MutexGuard<'static, Vec<(u64, Sender<Task>)>> {
 /// Runs `task` on a waiting reading thread, or on a new one; an error when no thread could be
 /// started.
 pub(super) fn run(mut task: Task) -> io::Result<()> {
-    while let Some((_, thread)) = waiting().pop() {
-        // A thread taken from the list waits for its task (see `serve`); one whose sending fails
-        // ended without taking itself off, which only a panic outside a task could do.
+    loop {
+        let Some((_, thread)) = waiting().pop() else { break };
+        // A thread taken off the list waits for its task (see its loop below); one whose sending
+        // fails ended without taking itself off, which only a panic outside a task could do.
         match thread.send(task) {
             Ok(()) => return Ok(()),
             Err(mpsc::SendError(back)) => task = back,
