@@ -507,7 +507,7 @@ impl Archive {
                 Outcome::Unread { src, held: _held } => {
                     self.progress.failed.fetch_add(1, Ordering::Relaxed);
                     if let Some(p) = pending.get_mut(src).and_then(Option::as_mut) {
-                        // Its state is not recorded, so the next run reads it again.
+                        // Its state is kept as one to read again (see where it finishes).
                         p.failed = true;
                         p.unread = true;
                         p.received += 1;
@@ -666,8 +666,8 @@ mod tests {
     use super::{sorted_differences, Archive, Batch, Outcome, Pending, SourceState};
 
     /// A source read again from its start that could not be read to its end keeps the messages
-    /// it gave before, and its state is not kept (the next run reads it again); read whole, those
-    /// it no longer holds go.
+    /// it gave before, and is kept as one to read again holding those and the ones it gave now;
+    /// read whole, those it no longer holds go, and its state is the one the walker gave.
     #[test]
     fn a_source_not_read_to_its_end_keeps_its_messages() {
         let dir = tempfile::tempdir().expect("dir");
