@@ -22,12 +22,17 @@ fn fixtures(target: &str) -> Vec<PathBuf> {
     files
 }
 
+/// Runs `drive` over every input kept for `target`, naming each first (so that a failure says which).
+fn replay(target: &str, drive: impl Fn(&[u8])) {
+    for f in fixtures(target) {
+        println!("{}", f.display());
+        drive(&fs::read(&f).expect("read fixture"));
+    }
+}
+
 #[test]
 fn message_findings_complete() {
-    for f in fixtures("message") {
-        println!("{}", f.display());
-        drive::message(&fs::read(&f).expect("read fixture"));
-    }
+    replay("message", drive::message);
 }
 
 /// Every input the mbox fuzzer found, and made-up mboxes whose separators are judged by what
@@ -50,10 +55,7 @@ fn mbox_findings_complete() {
     for input in made_up {
         drive::mbox(input.as_bytes());
     }
-    for f in fixtures("mbox") {
-        println!("{}", f.display());
-        drive::mbox(&fs::read(&f).expect("read fixture"));
-    }
+    replay("mbox", drive::mbox);
 }
 
 /// Every input the document readers' fuzzers found, through all of them.
@@ -73,10 +75,7 @@ fn document_findings_complete() {
         Format::Zip,
     ];
     for target in ["pdf", "ooxml", "odf", "rtf", "text", "zip"] {
-        for f in fixtures(target) {
-            println!("{}", f.display());
-            drive::document(&all, &fs::read(&f).expect("read fixture"));
-        }
+        replay(target, |data| drive::document(&all, data));
     }
 }
 
@@ -118,11 +117,7 @@ fn hostile_documents_complete() {
 
 #[test]
 fn query_findings_complete() {
-    for f in fixtures("query") {
-        println!("{}", f.display());
-        let bytes = fs::read(&f).expect("read fixture");
-        drive::query(&String::from_utf8_lossy(&bytes));
-    }
+    replay("query", |bytes| drive::query(&String::from_utf8_lossy(bytes)));
 }
 
 fn crlf(s: &str) -> Vec<u8> {
@@ -264,20 +259,41 @@ fn hostile_queries() {
     }
 }
 
+/// Every input the binary formats' fuzzer found (Outlook `.msg`, TNEF, `.webarchive`), through
+/// the message path it fuzzes.
 #[test]
-fn cms_findings_complete() {
-    for f in fixtures("cms") {
-        println!("{}", f.display());
-        drive::cms(&fs::read(&f).expect("read fixture"));
+fn binary_findings_complete() {
+    replay("binary", drive::message);
+}
+
+/// Every input the Outlook data file fuzzer found, and the test fixtures' own data files cut
+/// short at every tenth of their length and with a byte changed at fifty places along them: each
+/// lists and reads what it can, its items parse, and nothing panics or hangs.
+#[test]
+fn pst_findings_complete() {
+    replay("pst", drive::pst);
+    for name in ["ansi-cyclic.pst", "unicode-cyclic.pst"] {
+        let whole = fs::read(crate::common::repo_path(&format!("tests/fixtures/pst/{name}"))).expect("read fixture");
+        drive::pst(&whole);
+        for tenth in 1..10 {
+            drive::pst(&whole[..whole.len() * tenth / 10]);
+        }
+        for at in (0..whole.len()).step_by(whole.len().div_ceil(50)) {
+            let mut changed = whole.clone();
+            changed[at] ^= 0x5a;
+            drive::pst(&changed);
+        }
     }
 }
 
 #[test]
+fn cms_findings_complete() {
+    replay("cms", drive::cms);
+}
+
+#[test]
 fn openpgp_findings_complete() {
-    for f in fixtures("openpgp") {
-        println!("{}", f.display());
-        drive::openpgp(&fs::read(&f).expect("read fixture"));
-    }
+    replay("openpgp", drive::openpgp);
 }
 
 /// The S/MIME objects and OpenPGP blocks of the crypto fixtures, cut short at every tenth of their

@@ -62,6 +62,39 @@ pub fn message(data: &[u8]) {
     }
 }
 
+/// Items of one Outlook data file the `pst` target takes through [`message`]: enough to reach
+/// every kind of item, few enough that an input listing thousands stays fast.
+const PST_ITEMS: usize = 16;
+
+/// Any bytes as an Outlook data file (`.pst`, `.ost`), as the indexer reads one: from a file (the
+/// reader reads a page or block at a time), listed, its first items each written out as the `.msg`
+/// the indexer makes of it and taken through [`message`], and its notices as the message that
+/// tells them. Listing and reading must answer, not panic; what an item gives must parse as a
+/// message (it is a `.msg` this program wrote).
+pub fn pst(data: &[u8]) {
+    use mailshelf::ingest::pst;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static FILES: AtomicU64 = AtomicU64::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "mailshelf-fuzz-{}-{}.pst",
+        std::process::id(),
+        FILES.fetch_add(1, Ordering::Relaxed)
+    ));
+    if std::fs::write(&path, data).is_err() {
+        return;
+    }
+    if let Ok(listing) = pst::list(&path) {
+        for item in listing.items.iter().take(PST_ITEMS) {
+            if let Ok(raw) = pst::item_msg(&path, item.node) {
+                assert!(mailshelf::parse::parse_message(Arc::from(&raw[..])).is_ok(), "an item's .msg does not parse");
+                message(&raw);
+            }
+        }
+        message(&pst::notice_message(&path, &listing.notices));
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
 /// The keyring the crypto targets check and decrypt with: the test CA as a trust anchor, Alice's
 /// RSA key and Bob's P-256 key for S/MIME, Alice's OpenPGP key (`tests/fixtures/crypto/`), so that
 /// inputs reach the signature, path and decryption code, not only the readers.
