@@ -355,3 +355,53 @@ fn hostile_cms_structures() {
     pieces.extend_from_slice(&[0, 0]);
     drive::cms(&pieces);
 }
+
+/// Every fuzz dictionary loads in libFuzzer: each entry a quoted string whose only escapes are
+/// `\\`, `\"` and `\xNN` (libFuzzer refuses the whole file, and the target does not run, on a
+/// `\n`), optionally named (`name="…"`); comments and blank lines between.
+#[test]
+fn fuzz_dictionaries_load() {
+    let dir = crate::common::repo_path("fuzz/dict");
+    let mut files: Vec<PathBuf> = fs::read_dir(&dir).expect("fuzz/dict").map(|e| e.expect("entry").path()).collect();
+    files.sort();
+    assert!(files.len() >= 13, "a dictionary per target: {files:?}");
+    for file in files {
+        let text = fs::read(&file).expect("read dictionary");
+        for (n, line) in text.split(|&b| b == b'\n').enumerate() {
+            let line = line.trim_ascii();
+            if line.is_empty() || line.starts_with(b"#") {
+                continue;
+            }
+            let at = format!("{}:{}", file.display(), n + 1);
+            let quoted = match line.iter().position(|&b| b == b'"') {
+                Some(0) => line,
+                Some(q)
+                    if line[..q].ends_with(b"=")
+                        && line[..q - 1].iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_') =>
+                {
+                    &line[q..]
+                }
+                _ => panic!("{at}: not a quoted entry"),
+            };
+            assert!(quoted.len() >= 2 && quoted.ends_with(b"\""), "{at}: not closed");
+            let mut body = quoted[1..quoted.len() - 1].iter();
+            while let Some(&b) = body.next() {
+                match b {
+                    b'"' => panic!("{at}: a quote inside an entry must be escaped"),
+                    b'\\' => match body.next() {
+                        Some(b'\\' | b'"') => {}
+                        Some(b'x') => {
+                            let hex = [body.next(), body.next()];
+                            assert!(
+                                hex.iter().all(|h| h.is_some_and(u8::is_ascii_hexdigit)),
+                                "{at}: \\x takes two hex digits"
+                            );
+                        }
+                        _ => panic!("{at}: libFuzzer knows only \\\\, \\\" and \\xNN"),
+                    },
+                    _ => {}
+                }
+            }
+        }
+    }
+}
