@@ -14,7 +14,12 @@ use mailshelf::{route, view, view::text};
 /// is rewritten and its visible text extracted (search index), CSS is rewritten, plain text is rendered, and every part gets its URL. The options vary with the input's length so
 /// that both the blocking and the remote-allowing paths run.
 pub fn message(data: &[u8]) {
-    let Ok(msg) = mailshelf::parse::parse_message(Arc::from(data)) else { return };
+    take_message(data);
+}
+
+/// [`message`], saying whether the bytes parsed as a message.
+fn take_message(data: &[u8]) -> bool {
+    let Ok(msg) = mailshelf::parse::parse_message(Arc::from(data)) else { return false };
     // What the search index gets of it: its text and its documents' text, within bounds.
     let doc = mailshelf::archive::search_doc(0, &msg, true);
     assert!(doc.attachments.len() <= mailshelf::limits::MAX_INDEXED_TEXT + 64 * msg.parts.len());
@@ -60,6 +65,7 @@ pub fn message(data: &[u8]) {
             }
         }
     }
+    true
 }
 
 /// Items of one Outlook data file the `pst` target takes through [`message`]: enough to reach
@@ -86,8 +92,7 @@ pub fn pst(data: &[u8]) {
     if let Ok(listing) = pst::list(&path) {
         for item in listing.items.iter().take(PST_ITEMS) {
             if let Ok(raw) = pst::item_msg(&path, item.node) {
-                assert!(mailshelf::parse::parse_message(Arc::from(&raw[..])).is_ok(), "an item's .msg does not parse");
-                message(&raw);
+                assert!(take_message(&raw), "an item's .msg does not parse");
             }
         }
         message(&pst::notice_message(&path, &listing.notices));
