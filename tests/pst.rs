@@ -469,6 +469,76 @@ async fn archives_of_every_layout_open_as_their_folder_trees() {
     }
 }
 
+/// A folder of thousands of items and a message sent to a thousand people: their tables' heaps
+/// span several blocks and the B-trees on them several levels (MS-PST §2.3.1, §2.3.2). Every item
+/// is listed as pffexport lists it, and every recipient is read. (The 4 KiB-page `.ost` is left
+/// out: pffexport reads no heap of more than one of its 16 KiB blocks that this writer makes, and
+/// no document says how Outlook lays those out.)
+#[tokio::test]
+async fn large_folders_and_long_recipient_lists_read_whole() {
+    if !crate::common::needs::program(
+        "large_folders_and_long_recipient_lists_read_whole",
+        "pffexport",
+        "apt-get install pff-tools",
+    ) {
+        return;
+    }
+    use writer::{Archive, Layout, V};
+    const ITEMS: usize = 2500;
+    const RECIPIENTS: usize = 1200;
+    let dir = tempfile::tempdir().expect("temp dir");
+    for layout in [Layout::Ansi, Layout::Unicode] {
+        let mut a = Archive::new(layout, writer::CRYPT_PERMUTE);
+        let big = a.folder(Archive::TOP, V::Text("Big".into()), vec![]);
+        let inbox = a.folder(Archive::TOP, V::Text("Inbox".into()), vec![]);
+        for i in 0..ITEMS {
+            a.message(
+                big,
+                vec![
+                    (0x001a, V::Text("IPM.Note".into())),
+                    (0x0037, V::Text(format!("Item {i} of the big folder"))),
+                    (0x0e07, V::Long(1)),
+                ],
+                Vec::new(),
+            );
+        }
+        let recipients = (0..RECIPIENTS)
+            .map(|r| {
+                vec![
+                    (0x0c15, V::Long(1)),
+                    (0x3001, V::Text(format!("Person {r}"))),
+                    (0x39fe, V::Text(format!("person{r}@example.com"))),
+                ]
+            })
+            .collect();
+        a.message(
+            inbox,
+            vec![
+                (0x001a, V::Text("IPM.Note".into())),
+                (0x0037, V::Text("To everyone".into())),
+                (0x1000, V::Text("All hands.".into())),
+                (0x0e07, V::Long(1)),
+            ],
+            recipients,
+        );
+        let name = format!("{layout:?}.pst");
+        let path = dir.path().join(&name);
+        std::fs::write(&path, a.finish()).expect("write");
+        let want: BTreeMap<String, usize> = [("Big".to_string(), ITEMS), ("Inbox".to_string(), 1)].into();
+        assert_eq!(pffexport(&path), want, "{name}: pffexport");
+        let app = TestApp::new(std::slice::from_ref(&path));
+        let stem = name.split('.').next().expect("stem");
+        assert_eq!(shown(&app, stem).await, want, "{name}: mailshelf");
+        let list = app.json("/api/messages?q=everyone").await;
+        let id = list["messages"][0]["id"].as_str().expect("id").to_string();
+        let message = app.json(&format!("/api/messages/{}", enc(&id))).await;
+        let to = message["to"].as_str().expect("to");
+        for r in [0, RECIPIENTS / 2, RECIPIENTS - 1] {
+            assert!(to.contains(&format!("person{r}@example.com")), "{name}: recipient {r}");
+        }
+    }
+}
+
 /// Outlook keeps copies of one item as items of their own: duplicates a sync left in a calendar,
 /// copies in Deleted Items of a message still in the Inbox, a calendar copied beside one whose name
 /// differs only by accents or language ("Calendar" and "Calendário"). Each is shown, in its folder,

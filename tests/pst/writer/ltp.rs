@@ -6,57 +6,117 @@ use std::collections::BTreeMap;
 use super::ndb::Ndb;
 use super::{Layout, Props, PT_BINARY, PT_BOOLEAN, PT_LONG, PT_STRING8, PT_SYSTIME, PT_UNICODE, V};
 
-/// A heap-on-node being built in one block: its items, addressed by HID.
+/// A heap-on-node being built: its items, addressed by HID, in as many blocks as they need
+/// (MS-PST §2.3.1: the first block starts with the HNHDR, the others with an HNPAGEHDR, or an
+/// HNBITMAPHDR at the 8th and every 128th after it).
 struct Heap {
-    items: Vec<Vec<u8>>,
+    /// The items of each block.
+    blocks: Vec<Vec<Vec<u8>>>,
+    /// Bytes of the items of the last block.
+    last_bytes: usize,
+    /// The most bytes one block of the node's data holds.
+    max_block: usize,
 }
+
+/// Most items in one heap block: the HID's index has 11 bits.
+const ITEMS_PER_BLOCK: usize = 2047;
 
 impl Heap {
-    fn new() -> Heap {
-        Heap { items: Vec::new() }
+    fn new(ndb: &Ndb) -> Heap {
+        Heap { blocks: vec![Vec::new()], last_bytes: 0, max_block: ndb.max_block() }
     }
 
-    /// Adds an item; its HID.
+    /// Bytes of a block's header: HNHDR, HNBITMAPHDR or HNPAGEHDR.
+    fn header_len(block: usize) -> usize {
+        match block {
+            0 => 12,
+            b if b % 128 == 8 => 66,
+            _ => 2,
+        }
+    }
+
+    /// Bytes a block would take with `count` items of `bytes` in all: its header, the items,
+    /// padding to an even offset and the HNPAGEMAP.
+    fn block_len(block: usize, count: usize, bytes: usize) -> usize {
+        let data = Self::header_len(block) + bytes;
+        data + data % 2 + 4 + 2 * (count + 1)
+    }
+
+    /// Adds an item, in a new block when the last one has no room for it; its HID.
     fn add(&mut self, item: Vec<u8>) -> u32 {
-        self.items.push(item);
-        (self.items.len() as u32) << 5
+        let last = self.blocks.len() - 1;
+        let count = self.blocks[last].len() + 1;
+        if count > ITEMS_PER_BLOCK || Self::block_len(last, count, self.last_bytes + item.len()) > self.max_block {
+            self.blocks.push(Vec::new());
+            self.last_bytes = 0;
+        }
+        let block = self.blocks.len() - 1;
+        self.last_bytes += item.len();
+        self.blocks[block].push(item);
+        ((block as u32) << 16) | ((self.blocks[block].len() as u32) << 5)
     }
 
-    /// The block: HNHDR, the items, the HNPAGEMAP (MS-PST §2.3.1).
+    /// The node's data: every block but the last filled out to a whole block of the node's data
+    /// tree, so that each heap block is one data block.
     fn bytes(&self, client_sig: u8, root: u32) -> Vec<u8> {
-        let mut b = vec![0u8; 12];
-        b[2] = 0xec;
-        b[3] = client_sig;
-        b[4..8].copy_from_slice(&root.to_le_bytes());
-        let mut offsets = vec![12u16];
-        for item in &self.items {
-            b.extend_from_slice(item);
-            offsets.push(b.len() as u16);
+        let mut out = Vec::new();
+        for (i, items) in self.blocks.iter().enumerate() {
+            let mut b = vec![0u8; Self::header_len(i)];
+            if i == 0 {
+                b[2] = 0xec;
+                b[3] = client_sig;
+                b[4..8].copy_from_slice(&root.to_le_bytes());
+            }
+            let mut offsets = vec![b.len() as u16];
+            for item in items {
+                b.extend_from_slice(item);
+                offsets.push(b.len() as u16);
+            }
+            if b.len() % 2 == 1 {
+                b.push(0);
+            }
+            let map = b.len() as u16;
+            b[0..2].copy_from_slice(&map.to_le_bytes());
+            b.extend_from_slice(&(items.len() as u16).to_le_bytes());
+            b.extend_from_slice(&0u16.to_le_bytes());
+            for o in offsets {
+                b.extend_from_slice(&o.to_le_bytes());
+            }
+            if i + 1 < self.blocks.len() {
+                b.resize(self.max_block, 0);
+            }
+            out.extend_from_slice(&b);
         }
-        if b.len() % 2 == 1 {
-            b.push(0);
-        }
-        let map = b.len() as u16;
-        b[0..2].copy_from_slice(&map.to_le_bytes());
-        b.extend_from_slice(&(self.items.len() as u16).to_le_bytes());
-        b.extend_from_slice(&0u16.to_le_bytes());
-        for o in offsets {
-            b.extend_from_slice(&o.to_le_bytes());
-        }
-        b
+        out
     }
 }
 
-/// A B-tree-on-heap of one leaf: its header item's HID.
+/// Most bytes of records in one node of a B-tree-on-heap.
+const BTH_NODE: usize = 3580;
+
+/// A B-tree-on-heap of as many levels as its records need: its header item's HID.
 fn bth(heap: &mut Heap, key: usize, ent: usize, mut records: Vec<(Vec<u8>, Vec<u8>)>) -> u32 {
     // Keys are little-endian numbers, ordered as numbers.
     records.sort_by(|a, b| a.0.iter().rev().cmp(b.0.iter().rev()));
-    let root = if records.is_empty() {
-        0
-    } else {
-        heap.add(records.iter().flat_map(|(k, v)| k.iter().chain(v.iter()).copied()).collect())
-    };
-    let mut header = vec![0xb5, key as u8, ent as u8, 0];
+    let mut levels = 0u8;
+    let mut root = 0;
+    let mut nodes: Vec<(Vec<u8>, Vec<u8>)> = records;
+    let mut width = key + ent;
+    while !nodes.is_empty() {
+        let mut parents = Vec::new();
+        for chunk in nodes.chunks(BTH_NODE / width) {
+            let hid = heap.add(chunk.iter().flat_map(|(k, v)| k.iter().chain(v.iter()).copied()).collect());
+            parents.push((chunk[0].0.clone(), hid.to_le_bytes().to_vec()));
+        }
+        if parents.len() == 1 {
+            root = u32::from_le_bytes(parents[0].1[..4].try_into().expect("4 bytes"));
+            break;
+        }
+        nodes = parents;
+        width = key + 4;
+        levels += 1;
+    }
+    let mut header = vec![0xb5, key as u8, ent as u8, levels];
     header.extend_from_slice(&root.to_le_bytes());
     heap.add(header)
 }
@@ -111,7 +171,7 @@ fn hnid(ndb: &mut Ndb, heap: &mut Heap, subs: &mut Subs, bytes: &[u8]) -> u32 {
 /// A property context (MS-PST §2.3.3) holding `props`, with `extra` subnodes besides those its
 /// large values need: (data bid, subnode bid).
 pub fn pc(ndb: &mut Ndb, props: &Props, extra: &BTreeMap<u32, (u64, u64)>) -> (u64, u64) {
-    let mut heap = Heap::new();
+    let mut heap = Heap::new(ndb);
     let mut subs = Subs::new();
     let mut records = Vec::new();
     for (id, v) in props {
@@ -125,7 +185,7 @@ pub fn pc(ndb: &mut Ndb, props: &Props, extra: &BTreeMap<u32, (u64, u64)>) -> (u
         records.push((id.to_le_bytes().to_vec(), value));
     }
     let root = bth(&mut heap, 2, 6, records);
-    let data = ndb.block(&heap.bytes(0xbc, root), false);
+    let data = ndb.data(&heap.bytes(0xbc, root));
     subs.entries.extend(extra.iter().map(|(k, v)| (*k, *v)));
     let sub = ndb.subnodes(&subs.entries);
     (data, sub)
@@ -157,7 +217,7 @@ pub fn tc(ndb: &mut Ndb, columns: &[(u16, u16)], rows: &[(u32, Props)]) -> (u64,
     let row_size = end_1b + ceb;
     cols.sort_by_key(|c| c.0);
 
-    let mut heap = Heap::new();
+    let mut heap = Heap::new(ndb);
     let mut subs = Subs::new();
     let mut matrix = Vec::new();
     let per_block = ndb.max_block() / usize::from(row_size);
@@ -218,7 +278,7 @@ pub fn tc(ndb: &mut Ndb, columns: &[(u16, u16)], rows: &[(u32, Props)]) -> (u64,
         info.push(*ibit);
     }
     let root = heap.add(info);
-    let data = ndb.block(&heap.bytes(0x7c, root), false);
+    let data = ndb.data(&heap.bytes(0x7c, root));
     let sub = ndb.subnodes(&subs.entries);
     (data, sub)
 }
