@@ -266,6 +266,50 @@ pub fn rfc5322_utc(t: i64) -> String {
     format!("{weekday}, {d:02} {month} {y:04} {:02}:{:02}:{:02} +0000", s / 3600, s % 3600 / 60, s % 60)
 }
 
+/// A `Date:` field's value (RFC 5322 §3.3, and the obsolete forms of §4.3 that mail still
+/// carries: two- and three-digit years, zone names, military zones) as the instant it names and
+/// the zone it was written in, in minutes east of UTC. `None` for a value that names no real
+/// instant (the 32nd of February, 25:61, a year of five digits), where a date made up by rolling
+/// the fields over would put the message in the wrong place of every list.
+///
+/// mail-parser reads the fields; this checks them. It is given the value alone, never the message:
+/// reading a one- or two-letter zone, mail-parser takes the two bytes after its first letter
+/// whatever they are, which in a message are the line's end and the next field's first letter.
+pub fn parse_mail_date(value: &str) -> Option<(i64, i16)> {
+    // mail-parser keeps the first four digits of a longer number as the year.
+    let mut run = 0;
+    for b in value.bytes() {
+        run = if b.is_ascii_digit() { run + 1 } else { 0 };
+        if run > 4 {
+            return None;
+        }
+    }
+    let d = mail_parser::DateTime::parse_rfc822(value)?;
+    // RFC 5322 §4.3: a year of three digits is counted from 1900 (two digits are mail-parser's).
+    let year = match d.year {
+        100..=999 => i64::from(d.year) + 1900,
+        y => i64::from(y),
+    };
+    let (month, day) = (i64::from(d.month), i64::from(d.day));
+    let days_in_month = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        _ => return None,
+    };
+    // A leap second (60) is the next minute's first.
+    if !(1..=days_in_month).contains(&day) || d.hour > 23 || d.minute > 59 || d.second > 60 || year < 1000 {
+        return None;
+    }
+    let offset = (i16::from(d.tz_hour) * 60 + i16::from(d.tz_minute)) * if d.tz_before_gmt { -1 } else { 1 };
+    let local = days_from_civil(year, month, day) * 86_400
+        + i64::from(d.hour) * 3600
+        + i64::from(d.minute) * 60
+        + i64::from(d.second);
+    Some((local - i64::from(offset) * 60, offset))
+}
+
 /// A Windows FILETIME (100 ns since 1601, as Outlook keeps times) as seconds since the epoch;
 /// `None` for 0 (no time) and for times outside years 1970 to 9999.
 pub fn from_filetime(ft: u64) -> Option<i64> {
@@ -283,5 +327,33 @@ mod rfc5322_tests {
         assert_eq!(from_filetime(116_444_736_000_000_000 + 10_000_000), Some(1));
         assert_eq!(from_filetime(0), None);
         assert_eq!(from_filetime(u64::MAX), None);
+    }
+
+    /// Dates as mail writes them, the obsolete forms among them, and values that name no instant.
+    #[test]
+    fn mail_dates_read_and_checked() {
+        let rfc3339 = |v: &str| parse_mail_date(v).map(|(t, o)| rfc3339(t, o));
+        for (value, want) in [
+            ("Tue, 1 Jul 2003 10:52:37 +0200", Some("2003-07-01T10:52:37+02:00")),
+            ("1 Jul 2003 10:52 -0330", Some("2003-07-01T10:52:00-03:30")),
+            ("Fri, 21 Nov 1997 09:55:06 -0600 (MDT)", Some("1997-11-21T09:55:06-06:00")),
+            ("Thu, 13 Feb 69 23:32:54 -0330", Some("1969-02-13T23:32:54-03:30")),
+            ("Thu, 1 Jan 04 10:00:00 +0000", Some("2004-01-01T10:00:00Z")),
+            ("Thu, 1 Jan 104 10:00:00 +0000", Some("2004-01-01T10:00:00Z")),
+            ("Mon, 6 Jan 2020 10:00:00 EST", Some("2020-01-06T10:00:00-05:00")),
+            ("Mon, 6 Jan 2020 10:00:00 GMT", Some("2020-01-06T10:00:00Z")),
+            ("Mon, 6 Jan 2020 10:00:00 UT", Some("2020-01-06T10:00:00Z")),
+            ("Mon, 6 Jan 2020 10:00:00 Z", Some("2020-01-06T10:00:00Z")),
+            ("Sat, 29 Feb 2020 12:00:00 +0000", Some("2020-02-29T12:00:00Z")),
+            ("Sat, 31 Dec 2016 23:59:60 +0000", Some("2017-01-01T00:00:00Z")),
+            ("Sat, 1 Jan 10000 00:00:00 +0000", None),
+            ("32 Feb 2020 25:61:00 +0000", None),
+            ("Fri, 29 Feb 2019 12:00:00 +0000", None),
+            ("Mon, 6 Jan 2020 24:00:00 +0000", None),
+            ("soon", None),
+            ("", None),
+        ] {
+            assert_eq!(rfc3339(value).as_deref(), want, "{value}");
+        }
     }
 }

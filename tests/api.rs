@@ -3,6 +3,8 @@
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 
+use serde_json::json;
+
 use crate::common::{repo_path, TestApp};
 
 fn samples() -> TestApp {
@@ -451,6 +453,60 @@ async fn the_part_route_answers_every_shape_of_request_as_the_router_does() {
             assert_eq!(r.body.is_empty(), method == "HEAD", "{method} {uri}");
         } else if method == "GET" {
             assert_eq!(r.header("content-length"), r.body.len().to_string(), "{method} {uri}");
+        }
+    }
+}
+
+/// Header fields as mail writes them: a date in an obsolete zone does not take the next field
+/// with it, a field written twice counts as first written, and a date that names no instant is no
+/// date. Each case is a message of its own; (field of the detail's JSON, value wanted).
+#[tokio::test]
+async fn header_fields_read_as_first_written() {
+    let cases: &[(&str, &[(&str, serde_json::Value)])] = &[
+        (
+            "Date: Mon, 6 Jan 2020 10:00:00 Z\r\nMessage-ID: <zone-z@example.com>\r\nSubject: zone Z\r\n",
+            &[("message_id", json!("zone-z@example.com")), ("date", json!("2020-01-06T10:00:00Z"))],
+        ),
+        (
+            "Subject: zone UT\r\nDate: Mon, 6 Jan 2020 10:00:00 UT\r\nTo: ann@example.com\r\n",
+            &[("to", json!("ann@example.com")), ("date", json!("2020-01-06T10:00:00Z"))],
+        ),
+        ("Date: Mon, 6 Jan 2020 10:00:00 A\r\nSubject: military zone\r\n", &[("subject", json!("military zone"))]),
+        (
+            "Subject: First subject\r\nFrom: first@example.com\r\nSubject: Second subject\r\nFrom: second@example.com\r\n\
+             Date: Tue, 7 Jan 2020 10:00:00 +0000\r\nDate: Wed, 8 Jan 2020 10:00:00 +0000\r\n",
+            &[
+                ("subject", json!("First subject")),
+                ("from", json!("first@example.com")),
+                ("date", json!("2020-01-07T10:00:00Z")),
+            ],
+        ),
+        ("Subject: year 10000\r\nDate: Sat, 1 Jan 10000 00:00:00 +0000\r\n", &[("date", serde_json::Value::Null)]),
+        ("Subject: no such day\r\nDate: 32 Feb 2020 25:61:00 +0000\r\n", &[("date", serde_json::Value::Null)]),
+        ("Subject: three digits\r\nDate: Thu, 1 Jan 104 10:00:00 +0000\r\n", &[("date", json!("2004-01-01T10:00:00Z"))]),
+        (
+            "Subject: names\r\nFrom: \"Doe, John\" <jd@example.com>\r\n\
+             To: Team: alice@example.com, Bob B <bob@example.com>;, carol@example.com\r\n",
+            &[
+                ("from", json!("\"Doe, John\" <jd@example.com>")),
+                ("to", json!("Team: alice@example.com, Bob B <bob@example.com>;, carol@example.com")),
+            ],
+        ),
+        (
+            "Subject: an address in an encoded word\r\nFrom: =?utf-8?q?Real_Name_=3Creal=40corp.com=3E?=\r\n",
+            &[("from", json!("\"Real Name <real@corp.com>\""))],
+        ),
+    ];
+    for (header, want) in cases {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("m.eml");
+        std::fs::write(&path, format!("{header}Content-Type: text/plain\r\n\r\nBody.\r\n")).expect("write");
+        let app = TestApp::new(&[path]);
+        let list = app.json("/api/messages").await;
+        let id = list["messages"][0]["id"].as_str().expect("one message").to_string();
+        let detail = app.json(&format!("/api/messages/{id}")).await;
+        for (field, value) in *want {
+            assert_eq!(&detail[field], value, "{field} of {header:?}: {detail}");
         }
     }
 }

@@ -40,6 +40,10 @@ static PARSER: LazyLock<MessageParser> = LazyLock::new(|| {
         .header_comma_separated(H::Keywords)
         .header_comma_separated(H::ContentLanguage)
         .header_raw(H::Received)
+        // Read by `dates::parse_mail_date` from the value alone: mail-parser, reading a zone of
+        // one or two letters in a message, takes the next field's first letter with it.
+        .header_raw(H::Date)
+        .header_raw(H::ResentDate)
 });
 
 /// One message from its bytes; `Unparseable` when mail-parser finds no message at all.
@@ -127,7 +131,10 @@ fn convert(
 /// A message with no part yet: its identity and what its header (`head`, read from `header`)
 /// says.
 fn new_message(head: &mail_parser::Message<'_>, raw: Bytes, header: HeaderAt) -> Message {
-    let message_id = head.message_id().map(|m| strip_angles(m).to_string()).filter(|m| !m.is_empty());
+    let message_id = first(head, HeaderName::MessageId)
+        .and_then(HeaderValue::as_text)
+        .map(|m| strip_angles(m).to_string())
+        .filter(|m| !m.is_empty());
     let id = message_id.clone().unwrap_or_else(|| derived_message_id(&raw));
     Message {
         message_id,
@@ -483,19 +490,33 @@ fn external_body(
 }
 
 fn summary(msg: &mail_parser::Message<'_>) -> Summary {
-    let date = msg.date();
+    let date = first(msg, HeaderName::Date).and_then(HeaderValue::as_text).and_then(crate::dates::parse_mail_date);
+    let whole: &[u8] = &msg.raw_message;
+    let address = |name| {
+        let h = msg.headers().iter().find(|h| h.name == name)?;
+        let field = whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default();
+        h.value.as_address().map(|a| format_address(a, field))
+    };
+    let ids = |name| first(msg, name).map(id_list).unwrap_or_default();
     Summary {
-        subject: msg.subject().map(clean_text),
-        from: msg.from().map(format_address),
-        to: msg.to().map(format_address),
-        cc: msg.cc().map(format_address),
-        date: date.map(|d| d.to_rfc3339()),
-        timestamp: date.map(|d| d.to_timestamp()),
-        in_reply_to: id_list(msg.in_reply_to()),
-        references: id_list(msg.references()),
+        subject: first(msg, HeaderName::Subject).and_then(HeaderValue::as_text).map(clean_text),
+        from: address(HeaderName::From),
+        to: address(HeaderName::To),
+        cc: address(HeaderName::Cc),
+        date: date.map(|(t, zone)| crate::dates::rfc3339(t, zone)),
+        timestamp: date.map(|(t, _)| t),
+        in_reply_to: ids(HeaderName::InReplyTo),
+        references: ids(HeaderName::References),
         labels: labels(msg),
         list: msg.header_raw("List-Id").and_then(list_id),
     }
+}
+
+/// The value of the header's first field named `name`. A field that may appear once but appears
+/// twice counts as it is first written, as most mail programs show it (and as a doubled
+/// `Content-Type` does); mail-parser's own getters give the last.
+fn first<'a, 'x>(msg: &'a mail_parser::Message<'x>, name: HeaderName<'_>) -> Option<&'a HeaderValue<'x>> {
+    msg.headers().iter().find(|h| h.name == name).map(|h| &h.value)
 }
 
 /// The labels of the message's header fields, read from each field's own bytes: mail-parser
@@ -638,25 +659,30 @@ fn has_control(s: &str) -> bool {
     next_control(s.as_bytes(), 0).is_some()
 }
 
-/// An address header as one line: `Name <addr>` or `addr`, comma-separated, a group as
-/// `Name: members;`. Written into one string (it runs for every address header of every message).
-fn format_address(a: &Address<'_>) -> String {
+/// An address header as one line, as RFC 5322 writes one: `Name <addr>` or `addr`,
+/// comma-separated, a group as `Name: members;`, a name with any of RFC 5322's specials quoted
+/// (`"Doe, John" <jd@example.com>`), so that a script can split the line again. `field` is the
+/// field's own bytes: an address found only in an encoded-word's decoded text (`From:
+/// =?utf-8?q?Boss_=3Cboss=40corp.com=3E?=`) is not one (RFC 2047 §5: decoded text is never
+/// taken apart as an address), and is shown as the quoted name it is. Written into one string
+/// (it runs for every address header of every message).
+fn format_address(a: &Address<'_>, field: &[u8]) -> String {
     let mut out = String::new();
     match a {
-        Address::List(list) => push_addresses(&mut out, list),
+        Address::List(list) => push_addresses(&mut out, list, field),
         Address::Group(groups) => {
             for (i, g) in groups.iter().enumerate() {
                 if i > 0 {
-                    out.push(' ');
+                    out.push_str(", ");
                 }
                 match &g.name {
                     Some(n) => {
-                        out.push_str(n);
+                        push_name(&mut out, n.trim());
                         out.push_str(": ");
-                        push_addresses(&mut out, &g.addresses);
+                        push_addresses(&mut out, &g.addresses, field);
                         out.push(';');
                     }
-                    None => push_addresses(&mut out, &g.addresses),
+                    None => push_addresses(&mut out, &g.addresses, field),
                 }
             }
         }
@@ -665,23 +691,59 @@ fn format_address(a: &Address<'_>) -> String {
 }
 
 /// Appends each address as `Name <addr>` (or the address, or the name, alone), comma-separated.
-fn push_addresses(out: &mut String, list: &[mail_parser::Addr<'_>]) {
+fn push_addresses(out: &mut String, list: &[mail_parser::Addr<'_>], field: &[u8]) {
+    let encoded = memchr::memmem::find(field, b"=?").is_some();
     for (i, addr) in list.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        match (&addr.name, &addr.address) {
-            (Some(n), Some(a)) if !n.trim().is_empty() => {
-                out.push_str(n.trim());
+        let name = addr.name.as_deref().map(str::trim).filter(|n| !n.is_empty());
+        match (name, addr.address.as_deref()) {
+            (name, Some(a)) if encoded && !contains_ignoring_case(field, a.as_bytes()) => {
+                let shown = match name {
+                    Some(n) => format!("{n} <{a}>"),
+                    None => a.to_string(),
+                };
+                quote_name(out, &shown);
+            }
+            (Some(n), Some(a)) => {
+                push_name(out, n);
                 out.push_str(" <");
                 out.push_str(a);
                 out.push('>');
             }
-            (_, Some(a)) => out.push_str(a),
-            (Some(n), None) => out.push_str(n),
+            (None, Some(a)) => out.push_str(a),
+            (Some(n), None) => push_name(out, n),
             (None, None) => {}
         }
     }
+}
+
+/// A display name as RFC 5322 §3.4 writes it: as it is when it is a phrase of atoms, quoted when
+/// it holds a special that would split it (a comma, a colon, an `@`, brackets…; a dot, which the
+/// obsolete phrase allows, stays as written: `J. Smith`).
+fn push_name(out: &mut String, name: &str) {
+    if name.bytes().any(|b| b"()<>[]:;@\\,\"".contains(&b)) {
+        quote_name(out, name);
+    } else {
+        out.push_str(name);
+    }
+}
+
+/// `name` as a quoted string, its quotes and backslashes escaped.
+fn quote_name(out: &mut String, name: &str) {
+    out.push('"');
+    for c in name.chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+}
+
+fn contains_ignoring_case(hay: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
 }
 
 /// Every header field of a message in order, RFC 2047 decoded and unfolded: its header read
@@ -705,7 +767,9 @@ fn headers(msg: &mail_parser::Message<'_>) -> Vec<(String, String)> {
             let value = match h.value() {
                 HeaderValue::Text(t) => clean_text(t),
                 HeaderValue::TextList(l) => clean_owned(l.join(", ")),
-                HeaderValue::Address(a) => format_address(a),
+                HeaderValue::Address(a) => {
+                    format_address(a, whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default())
+                }
                 HeaderValue::DateTime(d) => d.to_rfc3339(),
                 _ => clean_bytes(whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default()),
             };
