@@ -149,6 +149,11 @@ impl<R: Read + Seek> MboxReader<R> {
             self.pos += n as u64;
             if n == 0 {
                 self.done = true;
+                // A blank line at the end of the file is the separator after the last message, as
+                // before every `From ` line (mbox writers end each message with one).
+                if prev_blank {
+                    len -= last_newline.min(len);
+                }
                 break;
             }
             len += n as u64;
@@ -454,7 +459,8 @@ mod tests {
 
     /// Where a message ends does not depend on where the reader's buffer does, nor on how much
     /// each read returns: the line after a `From ` line is judged whole. A Content-Length that
-    /// does not land on a separator (too long, too short) is not trusted.
+    /// does not land on a separator (too long, too short) is not trusted. The blank line at the
+    /// end of the file is the last message's separator, as before every `From ` line.
     #[test]
     fn messages_end_at_separators_whatever_the_buffer_size() {
         let long = "y".repeat(300);
@@ -464,7 +470,8 @@ mod tests {
 From b Mon\nSubject: 2\n\ntext\nFrom c, not after a blank line\n>From escaped\n\nFrom d Mon\nSubject: 3\n\n\
 last\nFrom\nFrom e Mon\nX-A-Rather-Long-Header-Field-Name: 4\n\nno blank line before\n\
 From f Mon\nContent-Length: {}\n\n{fenced}\nFrom h Mon\nContent-Length: 500\n\nshort\n\nFrom i Mon\n\
-Content-Length: 1\n\nabc\nFrom inside\n\nFrom g Mon\nContent-Length: 2\n\nok\n",
+Content-Length: 1\n\nabc\nFrom inside\n\nFrom g Mon\nContent-Length: 2\n\nok\n\nFrom j Mon\nSubject: 5\n\n\
+the last, then the blank line every message ends with\n\n",
             fenced.len()
         );
         let want: &[&str] = &[
@@ -476,6 +483,7 @@ Content-Length: 1\n\nabc\nFrom inside\n\nFrom g Mon\nContent-Length: 2\n\nok\n",
             "Content-Length: 500\n\nshort\n",
             "Content-Length: 1\n\nabc\nFrom inside\n",
             "Content-Length: 2\n\nok",
+            "Subject: 5\n\nthe last, then the blank line every message ends with\n",
         ];
         let read = |messages: MboxReader<&mut dyn Input>| -> Vec<String> {
             messages.map(|m| String::from_utf8(m.expect("reads").raw).expect("text")).collect()
