@@ -258,3 +258,39 @@ async fn absurd_requests_get_clear_answers() {
         }
     }
 }
+
+/// A part a browser would show as a page that can load things (an SVG, XML, an HTML file whose
+/// type came from its name) but that is not rewritten is only ever downloaded, and never with
+/// remote content switched on: framed by a message (`<iframe src="cid:…">`), it would otherwise
+/// load what it likes, or frame another part of the message asking for remote content. Pictures
+/// and rewritten documents are shown in place as before.
+#[tokio::test]
+async fn parts_that_are_not_rewritten_never_show_as_pages() {
+    let raw = "From: a@example.com\r\nMessage-ID: <frames@example.com>\r\nMIME-Version: 1.0\r\n\
+        Content-Type: multipart/related; boundary=b\r\n\r\n--b\r\nContent-Type: text/html\r\n\r\n\
+        <iframe src=\"cid:svg@x\"></iframe><iframe src=\"cid:raw@x\"></iframe><img src=\"cid:png@x\">\r\n\
+        --b\r\nContent-Type: image/svg+xml\r\nContent-ID: <svg@x>\r\n\r\n\
+        <svg xmlns=\"http://www.w3.org/2000/svg\"><image href=\"http://remote.example/p.png\"/></svg>\r\n\
+        --b\r\nContent-Type: application/octet-stream; name=\"r.html\"\r\nContent-ID: <raw@x>\r\n\
+        Content-Transfer-Encoding: base64\r\n\r\nPGltZyBzcmM9Imh0dHA6Ly9yZW1vdGUuZXhhbXBsZS9wLnBuZyI+\r\n\
+        --b\r\nContent-Type: image/png\r\nContent-ID: <png@x>\r\nContent-Transfer-Encoding: base64\r\n\r\n\
+        iVBORw0KGgo=\r\n--b--\r\n";
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("frames.eml");
+    std::fs::write(&path, raw).expect("write");
+    let app = TestApp::new(&[path]);
+    for (cid, disposition) in [("svg@x", "attachment"), ("raw@x", "attachment"), ("png@x", "inline")] {
+        for query in ["", "?remote=1"] {
+            let res = app.get(&format!("/part/frames@example.com/{cid}{query}")).await;
+            assert_eq!(res.status, StatusCode::OK, "{cid}{query}");
+            assert!(res.header("content-disposition").starts_with(disposition), "{cid}{query}");
+            let csp = res.header("content-security-policy");
+            assert!(!csp.contains("http:"), "{cid}{query}: {csp}");
+        }
+    }
+    let body = app.get("/message/frames@example.com").await.text();
+    let frame = body.split("src=\"").find(|s| s.starts_with("/part/")).expect("the body's frame");
+    let url = &frame[..frame.find('"').expect("end")];
+    let res = app.get(&format!("{}?remote=1", url.split('?').next().expect("url"))).await;
+    assert!(res.header("content-security-policy").contains("http:"), "the rewritten body takes remote content");
+}

@@ -604,6 +604,27 @@ pub fn is_document(part: &Part, served: &str) -> bool {
     matches!((&part.body, served), (Body::Text(_), "text/html" | "application/xhtml+xml" | "text/css"))
 }
 
+/// Whether a browser shows a part served as `served` as a document that can load things, run
+/// style sheets or frame other pages (HTML, XHTML, SVG, any XML with its style sheets). Such a part
+/// that is not rewritten ([`is_document`]: an SVG, an HTML attachment of undeclared charset or
+/// binary transfer, a file whose `.html` name gave its type) keeps its references as written: it
+/// is only ever downloaded, never shown as a page, so that nothing in it can load remote content
+/// or frame another part with remote content switched on. Pictures still show where a message
+/// places them: an `<img>` ignores how the answer asks to be saved.
+pub fn renders_as_page(served: &str) -> bool {
+    matches!(
+        served,
+        "text/html"
+            | "application/xhtml+xml"
+            | "image/svg+xml"
+            | "text/xml"
+            | "application/xml"
+            | "text/xsl"
+            | "application/xslt+xml"
+            | "multipart/x-mixed-replace"
+    ) || served.ends_with("+xml")
+}
+
 fn is_token_type(ct: &str) -> bool {
     let token = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b));
     matches!(ct.split_once('/'), Some((a, b)) if token(a) && token(b))

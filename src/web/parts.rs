@@ -19,7 +19,7 @@ use super::state::AppState;
 use crate::error::Error;
 use crate::model::{Body as PartBody, Part};
 use crate::route;
-use crate::view::{blocking, external_place, is_document, part_filename, served_type};
+use crate::view::{blocking, external_place, is_document, part_filename, renders_as_page, served_type};
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -116,8 +116,9 @@ pub(crate) async fn part(
     if text {
         return document_text(&view, &loaded, idx, headers).await;
     }
-    let disposition = disposition(part, download);
     let content_type = served_type(part);
+    let rewritten = is_document(part, &content_type);
+    let disposition = disposition(part, download || (!rewritten && renders_as_page(&content_type)));
     let (res, font) = if raw {
         let bytes = Bytes::copy_from_slice(msg.raw.get(part.raw_range.clone()).unwrap_or(&[]));
         let res = FileResponse::new(bytes, "application/octet-stream".into())
@@ -126,7 +127,7 @@ pub(crate) async fn part(
             .cache(cache::PRIVATE_IMMUTABLE);
         (res, false)
     } else {
-        let res = if is_document(part, &content_type) {
+        let res = if rewritten {
             let fold = fold && content_type != "text/css";
             let rendered = view.rendered_as(&loaded, idx, remote, fold).await?;
             FileResponse::new(rendered.bytes, with_charset(part, &content_type)).etag(rendered.etag)
@@ -139,7 +140,9 @@ pub(crate) async fn part(
             let etag = format!("\"{}-{}\"", loaded.entry.hash, part.section);
             FileResponse::new(bytes, with_charset(part, &content_type)).etag(etag).cache(cache::PRIVATE_IMMUTABLE)
         };
-        (res.disposition(disposition).content_policy_as(remote, same_origin), is_font(&content_type))
+        // Remote content is for documents rewritten with the choice carried along, never for a
+        // part that keeps what it was written with.
+        (res.disposition(disposition).content_policy_as(remote && rewritten, same_origin), is_font(&content_type))
     };
     // Fonts are fetched in CORS mode, and a sandboxed message has an opaque origin (unless people
     // sign in: see `csp::sandbox`).
