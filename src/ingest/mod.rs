@@ -26,16 +26,72 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Source {
     /// A whole file is one message (.eml, .mht, a Maildir entry, an upload).
-    File { path: PathBuf },
+    File {
+        #[serde(with = "path_bytes")]
+        path: PathBuf,
+    },
     /// A byte range of an mbox file, `From ` line excluded.
-    Mbox { path: PathBuf, offset: u64, len: u64 },
+    Mbox {
+        #[serde(with = "path_bytes")]
+        path: PathBuf,
+        offset: u64,
+        len: u64,
+    },
     /// One item of an Outlook data file (`.pst`, `.ost`), by its node id (stable for the life of
     /// the file), with the folder it is filed in there (Outlook's names, `/`-separated). Node
     /// [`crate::ingest::pst::NOTICE_NODE`] is the file's notices.
-    Pst { path: PathBuf, node: u32, folder: String },
+    Pst {
+        #[serde(with = "path_bytes")]
+        path: PathBuf,
+        node: u32,
+        folder: String,
+    },
     /// An upload kept in the store itself (a shared database: no replica's disk holds it), by
     /// its name there, with the folder it is shown in under Uploads (`""`: Uploads itself).
     Stored { name: String, folder: String },
+}
+
+/// A path kept as its bytes, as the file system has them: a name that is not UTF-8 (`caf\xe9/`,
+/// written by an older system in Latin-1) is a path like any other, where serde's own form of a
+/// path fails on it, and the whole index with it. Written as a string is in the index's encoding
+/// (a length, then the bytes), so indexes written before read as they are.
+mod path_bytes {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    use std::path::{Path, PathBuf};
+
+    use serde::de::{Error, Visitor};
+    use serde::{Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(path.as_os_str().as_bytes())
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
+        d.deserialize_byte_buf(PathVisitor)
+    }
+
+    struct PathVisitor;
+
+    impl Visitor<'_> for PathVisitor {
+        type Value = PathBuf;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a path's bytes")
+        }
+
+        fn visit_bytes<E: Error>(self, v: &[u8]) -> Result<PathBuf, E> {
+            Ok(PathBuf::from(OsString::from_vec(v.to_vec())))
+        }
+
+        fn visit_byte_buf<E: Error>(self, v: Vec<u8>) -> Result<PathBuf, E> {
+            Ok(PathBuf::from(OsString::from_vec(v)))
+        }
+
+        fn visit_str<E: Error>(self, v: &str) -> Result<PathBuf, E> {
+            Ok(PathBuf::from(v))
+        }
+    }
 }
 
 impl Source {
@@ -135,6 +191,31 @@ pub fn read_within(from: &mut impl Read, bytes: &mut Vec<u8>, size: u64, limit: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A path that is not UTF-8 is kept as its bytes, and a path kept as a string by an older
+    /// index reads as it was.
+    #[test]
+    fn paths_are_kept_as_their_bytes() {
+        use std::os::unix::ffi::OsStrExt;
+        let odd = PathBuf::from(std::ffi::OsStr::from_bytes(b"/mail/caf\xe9/bad\xffname.eml"));
+        for source in [
+            Source::File { path: odd.clone() },
+            Source::Mbox { path: odd.clone(), offset: 7, len: 9 },
+            Source::Pst { path: odd.clone(), node: 33, folder: "Inbox".into() },
+        ] {
+            let bytes = postcard::to_stdvec(&source).expect("encodes");
+            assert_eq!(postcard::from_bytes::<Source>(&bytes).expect("decodes"), source);
+        }
+        #[derive(serde::Serialize)]
+        enum Before {
+            File { path: String },
+        }
+        let old = postcard::to_stdvec(&Before::File { path: "/mail/a.eml".into() }).expect("encodes");
+        assert_eq!(
+            postcard::from_bytes::<Source>(&old).expect("decodes"),
+            Source::File { path: PathBuf::from("/mail/a.eml") }
+        );
+    }
 
     /// A source read within a limit: all of it when it fits (exactly, too), else its first bytes
     /// and its whole size.
