@@ -8,6 +8,7 @@ use super::Exported;
 use crate::dates::zip_time;
 use crate::index::{Entry, Location};
 use crate::model::Message;
+use crate::view::hidden_in_file_name;
 
 /// A zip of one file per message, stored (not compressed: the bytes are the message's exactly and
 /// cost no CPU to write), streamed with data descriptors so nothing is seeked or held. The zip's
@@ -82,13 +83,14 @@ fn raw_extension(entry: &Entry, msg: Option<&Message>) -> String {
 }
 
 /// A subject as a file name that Windows, macOS and Linux all accept: no path separators, no
-/// characters Windows reserves (`<>:"|?*`), no control characters, no trailing dot or space, runs
+/// characters Windows reserves (`<>:"|?*`), no control characters nor characters that hide what the name
+/// shows ([`hidden_in_file_name`]), no trailing dot or space, runs
 /// of white space as one space; at most 80 characters. (The date before it means it is never a
 /// name Windows reserves, such as `CON`.)
 pub(crate) fn safe_file_stem(s: &str) -> String {
     let mut out = String::new();
     for c in s.chars() {
-        let c = if c.is_control() || matches!(c, '/' | '\\' | '<' | '>' | ':' | '"' | '|' | '?' | '*') {
+        let c = if hidden_in_file_name(c) || matches!(c, '/' | '\\' | '<' | '>' | ':' | '"' | '|' | '?' | '*') {
             '_'
         } else if c.is_whitespace() {
             ' '
@@ -114,6 +116,7 @@ mod tests {
     fn file_stems_are_safe() {
         assert_eq!(safe_file_stem("Re: a/b\\c  <d>?. "), "Re_ a_b_c _d__");
         assert_eq!(safe_file_stem("..."), "");
+        assert_eq!(safe_file_stem("invoice\u{202E}gpj.exe\u{200B}"), "invoice_gpj.exe_");
         assert_eq!(safe_file_stem(&"x".repeat(200)).len(), 80);
     }
 }

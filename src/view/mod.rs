@@ -630,6 +630,15 @@ fn is_token_type(ct: &str) -> bool {
     matches!(ct.split_once('/'), Some((a, b)) if token(a) && token(b))
 }
 
+/// Whether `c` has no place in a file name offered to save: a control character, or one that
+/// changes how the text around it is shown without being seen itself (the bidirectional overrides
+/// and isolates, zero-width characters), with which `invoice\u{202E}gpj.exe` shows as
+/// `invoiceexe.jpg`.
+pub fn hidden_in_file_name(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+}
+
 /// A file name for a part: its own, else the last segment of its Content-Location, else one made
 /// from its section and type.
 pub fn part_filename(part: &Part) -> String {

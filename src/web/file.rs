@@ -8,7 +8,7 @@ use axum::response::Response;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
 use super::csp::content_csp;
-use crate::view::etag_of;
+use crate::view::{etag_of, hidden_in_file_name};
 
 /// RFC 5987 attr-char: what may stand unencoded in `filename*`.
 const ATTR_CHAR: &AsciiSet = &NON_ALPHANUMERIC
@@ -28,7 +28,8 @@ const ATTR_CHAR: &AsciiSet = &NON_ALPHANUMERIC
 /// `inline; filename="ascii"; filename*=UTF-8''…` (RFC 6266). Control characters, path separators
 /// and quotes never reach the header, so a hostile name cannot add headers or escape a folder.
 pub(crate) fn content_disposition(kind: &str, name: &str) -> String {
-    let clean: String = name.chars().map(|c| if c.is_control() || matches!(c, '/' | '\\') { '_' } else { c }).collect();
+    let clean: String =
+        name.chars().map(|c| if hidden_in_file_name(c) || matches!(c, '/' | '\\') { '_' } else { c }).collect();
     let clean = clean.trim().trim_start_matches('.');
     let clean = if clean.is_empty() { "part" } else { clean };
     let ascii: String = clean.chars().map(|c| if c.is_ascii() && !matches!(c, '"' | '%') { c } else { '_' }).collect();
@@ -262,5 +263,8 @@ mod tests {
         let d = content_disposition("attachment", "Rechnung März.pdf");
         assert!(d.ends_with("filename*=UTF-8''Rechnung%20M%C3%A4rz.pdf"), "{d}");
         assert!(content_disposition("inline", "../../etc/passwd").contains("filename=\"_.._etc_passwd\""));
+        // A right-to-left override would show `invoice\u{202E}gpj.exe` as `invoiceexe.jpg`.
+        let d = content_disposition("attachment", "invoice\u{202E}gpj.exe");
+        assert!(d.contains("filename=\"invoice_gpj.exe\"") && d.ends_with("filename*=UTF-8''invoice_gpj.exe"), "{d}");
     }
 }
