@@ -80,6 +80,16 @@ pub enum Error {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// The message's PDF would be larger or take longer to render than the limits allow (a page
+    /// drawn miles long, a table of a hundred thousand rows): the print view still shows it.
+    #[error(
+        "this message's PDF would be larger than 64 MiB or take longer than 60 seconds to render; \
+         its print view shows it, and the browser can print that"
+    )]
+    PdfOverLimit,
+    /// As many PDFs as may wait for the renderer are waiting: worth a retry in a moment.
+    #[error("the PDF renderer is busy with other PDFs; try again in a moment")]
+    RendererBusy,
     /// The source a message was indexed from is gone or changed under us.
     #[error("the source of this message is no longer readable")]
     SourceGone,
@@ -111,7 +121,7 @@ impl Error {
     /// The HTTP status for each error: one exhaustive mapping.
     pub fn status(&self) -> u16 {
         match self {
-            Error::Unparseable | Error::NoDocumentText(_) => 422,
+            Error::Unparseable | Error::NoDocumentText(_) | Error::PdfOverLimit => 422,
             Error::MessageNotFound | Error::PartNotFound | Error::ExternalBody(_) | Error::NoRoute => 404,
             Error::BadId | Error::BadRequest(_) | Error::BadQuery(_) => 400,
             Error::TooLarge => 413,
@@ -123,7 +133,7 @@ impl Error {
             Error::ReadOnly => 405,
             Error::SourceGone => 410,
             Error::NoRenderer => 501,
-            Error::StoreUnavailable | Error::RendererFailed { .. } => 503,
+            Error::StoreUnavailable | Error::RendererFailed { .. } | Error::RendererBusy => 503,
             // Start-up errors never reach a request; were one to, it is ours to fix.
             Error::BadPath { .. } | Error::BadSetting(_) => 500,
             Error::Io(_) | Error::Internal { .. } => 500,
@@ -155,6 +165,8 @@ impl Error {
             Error::SourceGone => ("source-gone", "Source no longer readable"),
             Error::NoRenderer => ("no-renderer", "PDF rendering not available"),
             Error::RendererFailed { .. } => ("renderer-failed", "PDF renderer failed"),
+            Error::PdfOverLimit => ("pdf-over-limit", "PDF beyond the limits"),
+            Error::RendererBusy => ("renderer-busy", "PDF renderer busy"),
             Error::StoreUnavailable => ("unavailable", "Database unavailable"),
             Error::Io(_) | Error::Internal { .. } => ("internal", "Internal error"),
         }
@@ -164,7 +176,10 @@ impl Error {
     /// a 5xx that is no secret: it says what to install or to retry; nor is a database that is away.)
     pub fn public_detail(&self) -> String {
         if self.status() >= 500
-            && !matches!(self, Error::NoRenderer | Error::RendererFailed { .. } | Error::StoreUnavailable)
+            && !matches!(
+                self,
+                Error::NoRenderer | Error::RendererFailed { .. } | Error::RendererBusy | Error::StoreUnavailable
+            )
         {
             "Something went wrong on our side; the server log has the details.".to_string()
         } else {

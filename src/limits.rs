@@ -215,6 +215,10 @@ pub const MAX_ZIP_DIRECTORY: u64 = 1 << 20;
 /// Documents whose text is kept in memory for search results and `?text=1`, in bytes of text.
 pub const MAX_DOCUMENT_TEXT_CACHE: u64 = 32 << 20;
 
+/// Requests for a message's PDF at once, the one being rendered and those waiting for the one
+/// browser; more are answered 503 "busy" (each render may take up to a minute).
+pub const MAX_PDF_QUEUE: usize = 4;
+
 /// PDF documents being read at once, in the whole process. A PDF is read on a reading thread,
 /// and one whose reading outlasts [`MAX_DOCUMENT_TIME`] is left to finish there, holding its
 /// document until it does: it keeps its place in this count, and a further PDF waits for a place,

@@ -9,7 +9,8 @@
 //!   sends no `Sec-Fetch-Site`) an `Origin` that is neither ours nor one allowed with
 //!   `--cors-origin`, get 403. `Sec-Fetch-Site: same-origin` is mailshelf's own page, whatever its
 //!   `Origin` (a form posted under `Referrer-Policy: no-referrer` says `null`). Requests with neither header
-//!   (curl, scripts) are not from a browser page and go through.
+//!   (curl, scripts) are not from a browser page and go through. A message's PDF, which sets a
+//!   browser to work for up to a minute, is held to the same rule though it is a read.
 //! - **Headers on every response**: `nosniff`, no referrer, a CSP for pages that set none, and
 //!   `Cross-Origin-Opener-Policy`.
 //! - **A shared database that is away** answers 503 with `Retry-After` (rather than pages that
@@ -180,7 +181,13 @@ fn refusal(guard: &Guard, req: &Request) -> Option<Response> {
         }
     }
     let writes = matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
-    if writes && guard.cross_site(req.headers()) {
+    // A message's PDF sets a browser to work for up to a minute: held to the rule of writes, so
+    // that no other site can keep the renderer busy (`<img src=…/message/x.pdf>` on a page).
+    let renders = req.method() == Method::GET && {
+        let path = req.uri().path();
+        path.starts_with("/message/") && path.ends_with(".pdf")
+    };
+    if (writes || renders) && guard.cross_site(req.headers()) {
         return Some(refuse(req, Error::CrossSiteWrite));
     }
     None

@@ -137,7 +137,13 @@ impl Browser {
                 tracing::trace!(line, "chromium");
             }
         });
-        let (ws, _) = tokio_tungstenite::connect_async(url.as_str())
+        // The PDF comes back as one message of base64: room for the largest accepted (the
+        // library's default frame is 16 MiB, a PDF of 12).
+        let room = MAX_PDF / 3 * 4 + (1 << 20);
+        let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+            .max_message_size(Some(room))
+            .max_frame_size(Some(room));
+        let (ws, _) = tokio_tungstenite::connect_async_with_config(url.as_str(), Some(config), false)
             .await
             .map_err(|e| Some(fail("connecting to chromium", e)))?;
         Ok(Browser { _child: child, _profile: profile, ws, next_id: 0 })
@@ -346,7 +352,7 @@ impl Printer {
             .await?;
         let data = printed.get("data").and_then(Value::as_str).ok_or_else(|| fail("chromium", "no PDF data"))?;
         if data.len() / 4 * 3 > MAX_PDF {
-            return Err(fail("printing", "the PDF is larger than the limit"));
+            return Err(Error::PdfOverLimit);
         }
         base64::engine::general_purpose::STANDARD.decode(data).map_err(|e| fail("chromium", e))
     }
@@ -367,7 +373,7 @@ pub(crate) async fn print(
         let pdf = printer.print(path).await?;
         Ok::<_, Error>((pdf, printer.blocked))
     };
-    tokio::time::timeout(timeout, work).await.map_err(|_| fail("printing", "chromium took too long"))?
+    tokio::time::timeout(timeout, work).await.map_err(|_| Error::PdfOverLimit)?
 }
 
 /// Whether a render with remote content allowed may fetch `url`: `http` or `https` to a public
