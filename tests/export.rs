@@ -70,6 +70,34 @@ async fn mbox_export_served_again_holds_the_same_messages() {
     assert!(before == after, "every message comes back byte for byte");
 }
 
+/// Messages an mbox has trouble with come back as they went: one without a line end at its end
+/// (it gains one, and nothing else), one that begins with a line of white space, one whose body
+/// ends with an empty line, last in the file (newest first, as the list is).
+#[tokio::test]
+async fn mbox_export_keeps_awkward_messages_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let messages: [(&str, &[u8]); 3] = [
+        ("a.eml", b"From: a@example.com\nSubject: no line end\nDate: Wed, 3 Jan 2024 10:00:00 +0000\n\nbody a"),
+        (
+            "b.eml",
+            b"   \nFrom: b@example.com\nSubject: white line first\nDate: Tue, 2 Jan 2024 10:00:00 +0000\n\nbody b\n",
+        ),
+        ("c.eml", b"From: c@example.com\nSubject: empty line last\nDate: Mon, 1 Jan 2024 10:00:00 +0000\n\nbody c\n\n"),
+    ];
+    for (name, bytes) in messages {
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+    }
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    let r = export(&app, "/api/export?format=mbox").await;
+    let mbox = dir.path().join("export.mbox");
+    std::fs::write(&mbox, &r.body).unwrap();
+    let again = TestApp::new(&[mbox]);
+    let mut want: Vec<Vec<u8>> =
+        messages.iter().map(|(_, b)| if b.ends_with(b"\n") { b.to_vec() } else { [*b, b"\n"].concat() }).collect();
+    want.sort();
+    assert_eq!(raw_messages(&again).await, want);
+}
+
 #[tokio::test]
 async fn zip_export_files_are_the_raw_messages() {
     if !crate::common::needs::corpus("zip_export_files_are_the_raw_messages") {
