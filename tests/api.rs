@@ -458,8 +458,9 @@ async fn the_part_route_answers_every_shape_of_request_as_the_router_does() {
 }
 
 /// Header fields as mail writes them: a date in an obsolete zone does not take the next field
-/// with it, a field written twice counts as first written, and a date that names no instant is no
-/// date. Each case is a message of its own; (field of the detail's JSON, value wanted).
+/// with it, a field written twice counts as first written, a date that names no instant is no
+/// date, a character split across two encoded words comes back whole, and names and groups are
+/// written so that the line splits again. Each case is a message of its own; (field of the detail's JSON, value wanted).
 #[tokio::test]
 async fn header_fields_read_as_first_written() {
     let cases: &[(&str, &[(&str, serde_json::Value)])] = &[
@@ -492,6 +493,9 @@ async fn header_fields_read_as_first_written() {
                 ("to", json!("Team: alice@example.com, Bob B <bob@example.com>;, carol@example.com")),
             ],
         ),
+        ("Subject: =?utf-8?q?Gr=C3?= =?utf-8?q?=BC=C3=9Fe?=\r\n", &[("subject", json!("Grüße"))]),
+        ("Subject: =?utf-8?b?w6nDqcOpw6k?=\r\n", &[("subject", json!("éééé"))]),
+        ("Subject: abc=?utf-8?q?=C3=A9?=def\r\n", &[("subject", json!("abcédef"))]),
         (
             "Subject: an address in an encoded word\r\nFrom: =?utf-8?q?Real_Name_=3Creal=40corp.com=3E?=\r\n",
             &[("from", json!("\"Real Name <real@corp.com>\""))],

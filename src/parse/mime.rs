@@ -34,7 +34,7 @@ static PARSER: LazyLock<MessageParser> = LazyLock::new(|| {
     for h in [H::ListArchive, H::ListHelp, H::ListId, H::ListOwner, H::ListPost, H::ListSubscribe, H::ListUnsubscribe] {
         p = p.header_address(h);
     }
-    p.header_text(H::Subject)
+    p.header_raw(H::Subject)
         .header_text(H::Comments)
         .header_id(H::ReturnPath)
         .header_comma_separated(H::Keywords)
@@ -499,7 +499,9 @@ fn summary(msg: &mail_parser::Message<'_>) -> Summary {
     };
     let ids = |name| first(msg, name).map(id_list).unwrap_or_default();
     Summary {
-        subject: first(msg, HeaderName::Subject).and_then(HeaderValue::as_text).map(clean_text),
+        subject: first(msg, HeaderName::Subject)
+            .and_then(HeaderValue::as_text)
+            .map(|s| clean_text(&super::words::decode_header_text(s))),
         from: address(HeaderName::From),
         to: address(HeaderName::To),
         cc: address(HeaderName::Cc),
@@ -765,7 +767,9 @@ fn headers(msg: &mail_parser::Message<'_>) -> Vec<(String, String)> {
             // Each header's own bytes (the parser's raw-header list skips those that are not
             // UTF-8, so it cannot be paired with this one by position).
             let value = match h.value() {
-                HeaderValue::Text(t) => clean_text(t),
+                // Fields given raw (the Subject, those mail-parser does not know) are decoded
+                // here; in the others nothing is left to decode.
+                HeaderValue::Text(t) => clean_text(&super::words::decode_header_text(t)),
                 HeaderValue::TextList(l) => clean_owned(l.join(", ")),
                 HeaderValue::Address(a) => {
                     format_address(a, whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default())

@@ -1,5 +1,7 @@
 //! RFC 2047 encoded-words in header text that mail-parser hands back undecoded: the value of a
-//! field it does not know (`X-Gmail-Labels` among them) is given raw, folding and all.
+//! field it does not know (`X-Gmail-Labels` among them) is given raw, folding and all, and the
+//! Subject is read raw to be decoded here (mail-parser decodes each word alone, so a character
+//! split across two words came out as two replacement characters).
 //!
 //! Decoded as mail clients decode them, which is more than RFC 2047 asks: an encoded-word is
 //! recognised wherever it stands (Gmail writes a whole comma-separated list as one word, commas
@@ -86,7 +88,8 @@ fn encoded_word(s: &str) -> Option<(String, Vec<u8>, usize)> {
     }
     let bytes = match encoding {
         "Q" | "q" => q_decode(text),
-        "B" | "b" => mail_parser::decoders::base64::base64_decode(text.as_bytes())?,
+        // Read as bodies are (a last quantum without its padding still gives its octets).
+        "B" | "b" => super::transfer::base64(text.as_bytes()).0,
         _ => return None,
     };
     let charset = charset_field.split('*').next().unwrap_or(charset_field).to_string();

@@ -71,7 +71,7 @@ fn address_headers_are_written_as_one_line() {
         ("\"  \" <ann@example.org>, Bob <bob@example.org>", "ann@example.org, Bob <bob@example.org>"),
         ("Team: ann@example.org, Bob <bob@example.org>;", "Team: ann@example.org, Bob <bob@example.org>;"),
         ("undisclosed-recipients:;", "undisclosed-recipients: ;"),
-        ("A: a@x.org;, B: b@x.org;", "A: a@x.org; B: b@x.org;"),
+        ("A: a@x.org;, B: b@x.org;", "A: a@x.org;, B: b@x.org;"),
     ];
     for (header, want) in cases {
         let raw = format!("From: x@example.org\r\nTo: {header}\r\nSubject: s\r\n\r\nbody\r\n");
@@ -92,7 +92,7 @@ List-Id: Team <team.example.org>\r\n\
 Subject: =?utf-8?q?caf=C3=A9?=\r\n\r\nbody\r\n";
     let msg = parse(raw.into()).expect("parses");
     let want = [
-        ("Received", "from a.example by b.example;   Mon, 1 Jan 2024 00:00:00 +0000"),
+        ("Received", "from a.example by b.example; Mon, 1 Jan 2024 00:00:00 +0000"),
         ("X-Latin1", "caf\u{fffd}"),
         ("Content-Type", "text/plain; charset=utf-8"),
         ("List-ID", "Team <team.example.org>"),
@@ -129,7 +129,7 @@ fn header_fields_are_read_again_where_parsing_found_them() {
             b"  \r\nX-Outer: 1\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: message/rfc822\r\n\r\n\
 Received: from a.example;\r\n Mon, 1 Jan 2024 00:00:00 +0000\r\nSubject: inner\r\n\r\nhi\r\n--b--\r\n",
             &["X-Outer: 1", "Content-Type: multipart/mixed; boundary=b"],
-            &["Received: from a.example;   Mon, 1 Jan 2024 00:00:00 +0000", "Subject: inner"],
+            &["Received: from a.example; Mon, 1 Jan 2024 00:00:00 +0000", "Subject: inner"],
         ),
         (
             "read again by RFC 2046 (a forwarded message whose multipart never closes)",
