@@ -39,6 +39,13 @@ pub const MAX_LABELS: usize = 64;
 /// a longer one is not looked at. Far more than [`MAX_LABELS`] labels of 100 characters, encoded.
 pub const MAX_LABEL_FIELD: usize = 32 * 1024;
 
+/// Bytes of a message's subject, and of one of its address lines (From, To, Cc), kept for lists,
+/// pages and search: beyond, a line is cut with `…` (its header field, on the header page and in
+/// the raw message, keeps all of it). A subject of megabytes made every list page that size.
+pub const MAX_SUBJECT: usize = 4 * 1024;
+/// See [`MAX_SUBJECT`].
+pub const MAX_ADDRESS_LINE: usize = 64 * 1024;
+
 /// Attachments of one message whose type and size are kept for the overview.
 pub const MAX_LISTED_ATTACHMENTS: usize = 32;
 

@@ -501,7 +501,10 @@ async fn header_fields_read_as_first_written() {
             &[("from", json!("\"Real Name <real@corp.com>\""))],
         ),
     ];
-    for (header, want) in cases {
+    let long = format!("Subject: {}\r\n", "x".repeat(10_000));
+    let cut = json!(format!("{}…", "x".repeat(mailshelf::limits::MAX_SUBJECT - '…'.len_utf8())));
+    let long_case: (&str, &[(&str, serde_json::Value)]) = (&long, &[("subject", cut)]);
+    for (header, want) in cases.iter().chain([&long_case]) {
         let dir = tempfile::tempdir().expect("dir");
         let path = dir.path().join("m.eml");
         std::fs::write(&path, format!("{header}Content-Type: text/plain\r\n\r\nBody.\r\n")).expect("write");

@@ -20,7 +20,7 @@ use mail_parser::{Address, ContentType, Encoding, HeaderName, HeaderValue, Messa
 use super::{boundary, charset, external, mhtml, secure, tnef, transfer, MAX_DEPTH};
 use crate::error::Error;
 use crate::ids::{derived_message_id, strip_angles};
-use crate::limits::MAX_PARTS;
+use crate::limits::{MAX_ADDRESS_LINE, MAX_PARTS, MAX_SUBJECT};
 use crate::model::{Body, External, HeaderAt, Message, Part, PartIdx, Summary};
 use crate::uri;
 
@@ -495,13 +495,13 @@ fn summary(msg: &mail_parser::Message<'_>) -> Summary {
     let address = |name| {
         let h = msg.headers().iter().find(|h| h.name == name)?;
         let field = whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default();
-        h.value.as_address().map(|a| format_address(a, field))
+        h.value.as_address().map(|a| cut(format_address(a, field), MAX_ADDRESS_LINE))
     };
     let ids = |name| first(msg, name).map(id_list).unwrap_or_default();
     Summary {
         subject: first(msg, HeaderName::Subject)
             .and_then(HeaderValue::as_text)
-            .map(|s| clean_text(&super::words::decode_header_text(s))),
+            .map(|s| cut(clean_text(&super::words::decode_header_text(s)), MAX_SUBJECT)),
         from: address(HeaderName::From),
         to: address(HeaderName::To),
         cc: address(HeaderName::Cc),
@@ -512,6 +512,19 @@ fn summary(msg: &mail_parser::Message<'_>) -> Summary {
         labels: labels(msg),
         list: msg.header_raw("List-Id").and_then(list_id),
     }
+}
+
+/// `s` within `max` bytes: cut at a character's end, with `…` after it.
+fn cut(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut end = max - '…'.len_utf8();
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+        s.push('…');
+    }
+    s
 }
 
 /// The value of the header's first field named `name`. A field that may appear once but appears
