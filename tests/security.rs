@@ -128,14 +128,14 @@ fn cross_site_writes_are_refused_and_scripts_write() {
     );
     assert_eq!(status, 403);
     assert_eq!(server.request("GET", "/api/messages/up-1@example.com", &[("Host", &host)], "").0, 200);
-    // Nor may another site set the PDF renderer to work (a picture on its page would do).
-    let (status, _) = server.request(
-        "GET",
-        "/message/up-1@example.com.pdf",
-        &[("Host", &host), ("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Dest", "image")],
-        "",
-    );
-    assert_eq!(status, 403);
+    // Nor may another site set the PDF renderer to work (a picture on its page would do), or
+    // tell from a thumbnail whether a message exists.
+    for path in ["/message/up-1@example.com.pdf", "/thumb/up-1@example.com/~1", "/thumb/nope@example.com/~1"] {
+        let cross = [("Host", host.as_str()), ("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Dest", "image")];
+        assert_eq!(server.request("GET", path, &cross, "").0, 403, "{path}");
+    }
+    let own = [("Host", host.as_str()), ("Sec-Fetch-Site", "same-origin"), ("Sec-Fetch-Dest", "image")];
+    assert_eq!(server.request("GET", "/thumb/up-1@example.com/~1", &own, "").0, 200);
     // Reads from another site are not refused (images in a sandboxed frame look cross-site), but
     // nothing lets the other site's script see them: no CORS grant on the API or raw messages.
     let (status, answer) = server.request(

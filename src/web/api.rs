@@ -534,14 +534,14 @@ pub(crate) async fn get_message(
             headers(("location" = String, description = "The first message's API URL"))),
         (status = 303, description = "With `Accept: text/html`: stored; Location is the message's page (one message) or the Uploads folder",
             headers(("location" = String, description = "Where the browser goes next"))),
-        (status = 400, description = "Unreadable upload (with `Accept: text/html`, also a form with no file chosen)", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Unreadable upload, or a form with no file chosen", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Sent by a page of another site", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Larger than --max-upload", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Not a message", body = Problem, content_type = "application/problem+json"),
     ))]
 pub(crate) async fn upload(State(state): State<AppState>, Viewer(view, _): Viewer, req: Request) -> Response {
     let html = wants_html(req.headers());
-    match receive(&state, req, html).await {
+    match receive(&state, req).await {
         Ok(loaded) if html => {
             let to = match loaded.as_slice() {
                 [one] => route::message_url(&one.entry.key),
@@ -575,9 +575,10 @@ pub(crate) async fn upload(State(state): State<AppState>, Viewer(view, _): Viewe
     }
 }
 
-/// Reads the upload and stores every message in it. From a form (`form`), a file input left
-/// empty is no file, and a form with no file at all is a mistake worth saying.
-async fn receive(state: &AppState, req: Request, form: bool) -> Result<Vec<Loaded>, Error> {
+/// Reads the upload and stores every message in it. In a form, a file input left empty is no
+/// file, and a form with no file at all is a mistake worth saying (from the page or from a script
+/// alike).
+async fn receive(state: &AppState, req: Request) -> Result<Vec<Loaded>, Error> {
     let limit = state.config.max_upload;
     let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
     let mut files: Vec<(Option<String>, Vec<u8>)> = Vec::new();
@@ -599,7 +600,7 @@ async fn receive(state: &AppState, req: Request, form: bool) -> Result<Vec<Loade
                 Err(e) => return Err(too_large_or_bad(e.status(), e.body_text())),
             }
         }
-        if form && files.is_empty() {
+        if files.is_empty() {
             return Err(Error::BadRequest("no file was chosen: pick one or more messages to upload".into()));
         }
     } else {

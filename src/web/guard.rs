@@ -10,7 +10,9 @@
 //!   `--cors-origin`, get 403. `Sec-Fetch-Site: same-origin` is mailshelf's own page, whatever its
 //!   `Origin` (a form posted under `Referrer-Policy: no-referrer` says `null`). Requests with neither header
 //!   (curl, scripts) are not from a browser page and go through. A message's PDF, which sets a
-//!   browser to work for up to a minute, is held to the same rule though it is a read.
+//!   browser to work for up to a minute, and thumbnails, which only mailshelf's own pages show
+//!   and whose answer tells whether a message exists, are held to the same rule though they are
+//!   reads.
 //! - **Headers on every response**: `nosniff`, no referrer, a CSP for pages that set none, and
 //!   `Cross-Origin-Opener-Policy`.
 //! - **A shared database that is away** answers 503 with `Retry-After` (rather than pages that
@@ -181,13 +183,15 @@ fn refusal(guard: &Guard, req: &Request) -> Option<Response> {
         }
     }
     let writes = matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH | Method::DELETE);
-    // A message's PDF sets a browser to work for up to a minute: held to the rule of writes, so
-    // that no other site can keep the renderer busy (`<img src=…/message/x.pdf>` on a page).
-    let renders = req.method() == Method::GET && {
+    // Reads held to the rule of writes: a message's PDF sets a browser to work for up to a
+    // minute (`<img src=…/message/x.pdf>` on another site's page would keep the renderer busy),
+    // and a thumbnail, shown only on mailshelf's own pages, answers a picture or an icon as the
+    // message exists or not (another site's `<img>` could tell which from its `load` event).
+    let guarded_read = req.method() == Method::GET && {
         let path = req.uri().path();
-        path.starts_with("/message/") && path.ends_with(".pdf")
+        (path.starts_with("/message/") && path.ends_with(".pdf")) || path.starts_with("/thumb/")
     };
-    if (writes || renders) && guard.cross_site(req.headers()) {
+    if (writes || guarded_read) && guard.cross_site(req.headers()) {
         return Some(refuse(req, Error::CrossSiteWrite));
     }
     None
