@@ -500,6 +500,10 @@ async fn header_fields_read_as_first_written() {
             "Subject: an address in an encoded word\r\nFrom: =?utf-8?q?Real_Name_=3Creal=40corp.com=3E?=\r\n",
             &[("from", json!("\"Real Name <real@corp.com>\""))],
         ),
+        (
+            "Subject: an address written inside an encoded word\r\nFrom: =?utf-8?q?Boss_<boss@corp.com>?=\r\n",
+            &[("from", json!("\"Boss <boss@corp.com>\""))],
+        ),
     ];
     let long = format!("Subject: {}\r\n", "x".repeat(10_000));
     let cut = json!(format!("{}…", "x".repeat(mailshelf::limits::MAX_SUBJECT - '…'.len_utf8())));

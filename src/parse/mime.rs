@@ -490,27 +490,63 @@ fn external_body(
 }
 
 fn summary(msg: &mail_parser::Message<'_>) -> Summary {
-    let date = first(msg, HeaderName::Date).and_then(HeaderValue::as_text).and_then(crate::dates::parse_mail_date);
+    let f = Firsts::of(msg);
+    let date = f.date.and_then(|h| h.value.as_text()).and_then(crate::dates::parse_mail_date);
     let whole: &[u8] = &msg.raw_message;
-    let address = |name| {
-        let h = msg.headers().iter().find(|h| h.name == name)?;
+    let address = |h: Option<&mail_parser::Header<'_>>| {
+        let h = h?;
         let field = whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default();
         h.value.as_address().map(|a| cut(format_address(a, field), MAX_ADDRESS_LINE))
     };
-    let ids = |name| first(msg, name).map(id_list).unwrap_or_default();
+    let ids = |h: Option<&mail_parser::Header<'_>>| h.map(|h| id_list(&h.value)).unwrap_or_default();
     Summary {
-        subject: first(msg, HeaderName::Subject)
-            .and_then(HeaderValue::as_text)
+        subject: f
+            .subject
+            .and_then(|h| h.value.as_text())
             .map(|s| cut(clean_text(&super::words::decode_header_text(s)), MAX_SUBJECT)),
-        from: address(HeaderName::From),
-        to: address(HeaderName::To),
-        cc: address(HeaderName::Cc),
+        from: address(f.from),
+        to: address(f.to),
+        cc: address(f.cc),
         date: date.map(|(t, zone)| crate::dates::rfc3339(t, zone)),
         timestamp: date.map(|(t, _)| t),
-        in_reply_to: ids(HeaderName::InReplyTo),
-        references: ids(HeaderName::References),
+        in_reply_to: ids(f.in_reply_to),
+        references: ids(f.references),
         labels: labels(msg),
         list: msg.header_raw("List-Id").and_then(list_id),
+    }
+}
+
+/// The first field of each name the summary reads, found in one pass over the header. A field
+/// that may appear once but appears twice counts as it is first written, as most mail programs
+/// show it (and as a doubled `Content-Type` does); mail-parser's own getters give the last.
+#[derive(Default)]
+struct Firsts<'a, 'x> {
+    subject: Option<&'a mail_parser::Header<'x>>,
+    from: Option<&'a mail_parser::Header<'x>>,
+    to: Option<&'a mail_parser::Header<'x>>,
+    cc: Option<&'a mail_parser::Header<'x>>,
+    date: Option<&'a mail_parser::Header<'x>>,
+    in_reply_to: Option<&'a mail_parser::Header<'x>>,
+    references: Option<&'a mail_parser::Header<'x>>,
+}
+
+impl<'a, 'x> Firsts<'a, 'x> {
+    fn of(msg: &'a mail_parser::Message<'x>) -> Self {
+        let mut f = Firsts::default();
+        for h in msg.headers() {
+            let slot = match h.name {
+                HeaderName::Subject => &mut f.subject,
+                HeaderName::From => &mut f.from,
+                HeaderName::To => &mut f.to,
+                HeaderName::Cc => &mut f.cc,
+                HeaderName::Date => &mut f.date,
+                HeaderName::InReplyTo => &mut f.in_reply_to,
+                HeaderName::References => &mut f.references,
+                _ => continue,
+            };
+            slot.get_or_insert(h);
+        }
+        f
     }
 }
 
@@ -527,9 +563,7 @@ fn cut(mut s: String, max: usize) -> String {
     s
 }
 
-/// The value of the header's first field named `name`. A field that may appear once but appears
-/// twice counts as it is first written, as most mail programs show it (and as a doubled
-/// `Content-Type` does); mail-parser's own getters give the last.
+/// The value of the header's first field named `name` (see [`Firsts`]).
 fn first<'a, 'x>(msg: &'a mail_parser::Message<'x>, name: HeaderName<'_>) -> Option<&'a HeaderValue<'x>> {
     msg.headers().iter().find(|h| h.name == name).map(|h| &h.value)
 }
@@ -683,6 +717,15 @@ fn has_control(s: &str) -> bool {
 /// (it runs for every address header of every message).
 fn format_address(a: &Address<'_>, field: &[u8]) -> String {
     let mut out = String::new();
+    // Each address written as such stands outside the field's encoded-words (RFC 2047 §5 allows
+    // no `@` in one of a phrase): only when there are fewer `@` there than addresses can one have
+    // come out of an encoded word, and only then is each looked for.
+    let with_address = match a {
+        Address::List(list) => list.iter().filter(|a| a.address.is_some()).count(),
+        Address::Group(groups) => groups.iter().flat_map(|g| &g.addresses).filter(|a| a.address.is_some()).count(),
+    };
+    let plain = if memchr::memmem::find(field, b"=?").is_some() { outside_encoded_words(field) } else { Vec::new() };
+    let field = if with_address > memchr::memchr_iter(b'@', &plain).count() { &plain[..] } else { &[][..] };
     match a {
         Address::List(list) => push_addresses(&mut out, list, field),
         Address::Group(groups) => {
@@ -705,9 +748,29 @@ fn format_address(a: &Address<'_>, field: &[u8]) -> String {
     clean_owned(out)
 }
 
+/// An address field's bytes with each encoded-word (`=?…?=`) made a space: what it writes as
+/// plain text.
+fn outside_encoded_words(field: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(field.len());
+    let mut rest = field;
+    while let Some(start) = memchr::memmem::find(rest, b"=?") {
+        out.extend_from_slice(&rest[..start]);
+        let Some(end) = memchr::memmem::find(&rest[start + 2..], b"?=") else {
+            rest = &rest[start..];
+            break;
+        };
+        out.push(b' ');
+        rest = &rest[start + 2 + end + 2..];
+    }
+    out.extend_from_slice(rest);
+    out
+}
+
 /// Appends each address as `Name <addr>` (or the address, or the name, alone), comma-separated.
+/// `field` is the field's plain text when an address may have come out of an encoded word (see
+/// [`format_address`]), else empty.
 fn push_addresses(out: &mut String, list: &[mail_parser::Addr<'_>], field: &[u8]) {
-    let encoded = memchr::memmem::find(field, b"=?").is_some();
+    let encoded = !field.is_empty();
     for (i, addr) in list.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
@@ -738,7 +801,10 @@ fn push_addresses(out: &mut String, list: &[mail_parser::Addr<'_>], field: &[u8]
 /// it holds a special that would split it (a comma, a colon, an `@`, brackets…; a dot, which the
 /// obsolete phrase allows, stays as written: `J. Smith`).
 fn push_name(out: &mut String, name: &str) {
-    if name.bytes().any(|b| b"()<>[]:;@\\,\"".contains(&b)) {
+    if name
+        .bytes()
+        .any(|b| matches!(b, b'(' | b')' | b'<' | b'>' | b'[' | b']' | b':' | b';' | b'@' | b'\\' | b',' | b'"'))
+    {
         quote_name(out, name);
     } else {
         out.push_str(name);
@@ -758,7 +824,10 @@ fn quote_name(out: &mut String, name: &str) {
 }
 
 fn contains_ignoring_case(hay: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
+    // As written, nearly always: mail-parser keeps an address's case.
+    !needle.is_empty()
+        && (memchr::memmem::find(hay, needle).is_some()
+            || hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle)))
 }
 
 /// Every header field of a message in order, RFC 2047 decoded and unfolded: its header read

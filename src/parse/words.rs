@@ -13,6 +13,10 @@
 /// `raw` unfolded (line breaks out, the white space after them kept) and with its encoded-words
 /// decoded.
 pub(super) fn decode_header_text(raw: &str) -> String {
+    // Most values hold no encoded-word and are on one line.
+    if !raw.contains("=?") {
+        return raw.replace(['\r', '\n'], "");
+    }
     let unfolded: String = raw.chars().filter(|&c| c != '\r' && c != '\n').collect();
     let mut out = String::with_capacity(unfolded.len());
     // Adjacent words in one charset: the charset, and their bytes so far.
