@@ -521,3 +521,22 @@ async fn header_fields_read_as_first_written() {
         }
     }
 }
+
+/// File names continued over RFC 2231 segments whose bytes split a character, or in a charset
+/// other than UTF-8, come back whole.
+#[tokio::test]
+async fn file_names_continued_over_segments_read_whole() {
+    let raw = "From: a@example.com\r\nMessage-ID: <names@example.com>\r\nMIME-Version: 1.0\r\n\
+        Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nSee the files.\r\n\
+        --b\r\nContent-Type: text/plain\r\nContent-Disposition: attachment;\r\n filename*0*=UTF-8''%C3;\r\n \
+        filename*1*=%A9t%C3%A9.txt\r\n\r\nsummer\r\n\
+        --b\r\nContent-Type: text/plain; name*0*=iso-8859-1''caf%E9; name*1*=%E9.txt\r\n\r\ncoffee\r\n--b--\r\n";
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("names.eml");
+    std::fs::write(&path, raw).expect("write");
+    let app = TestApp::new(&[path]);
+    let detail = app.json("/api/messages/names@example.com").await;
+    let names: Vec<&str> =
+        detail["parts"][0]["parts"].as_array().expect("parts").iter().filter_map(|p| p["filename"].as_str()).collect();
+    assert_eq!(names, ["été.txt", "caféé.txt"], "{detail}");
+}

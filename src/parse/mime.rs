@@ -232,6 +232,11 @@ fn add_part(
     let begin = walk.at(src.offset_body, out.raw.len());
     let end = walk.at(src.offset_end, out.raw.len()).max(begin);
     let mut part = described(src, Some(&src.body), begin..end, out);
+    if part.filename.as_deref().is_some_and(|f| f.contains('\u{FFFD}')) {
+        if let Some(name) = continued_filename(src, walk, &out.raw) {
+            part.filename = Some(name);
+        }
+    }
     part.section = if section.is_empty() {
         // The root: "1" for a single-part message, "0" for the whole of a multipart body.
         if matches!(src.body, PartType::Multipart(_)) {
@@ -324,6 +329,18 @@ fn add_part(
             add_part(msg, child as usize, Some(idx), child_section, walk, out);
         }
     }
+}
+
+/// A file name continued over RFC 2231 segments, read again from the part's Content-Disposition
+/// (`filename`) or Content-Type (`name`) field: mail-parser decoded each segment alone.
+fn continued_filename(src: &mail_parser::MessagePart<'_>, walk: &Walk<'_>, raw: &[u8]) -> Option<String> {
+    [(HeaderName::ContentDisposition, "filename"), (HeaderName::ContentType, "name")].into_iter().find_map(
+        |(h, name)| {
+            let h = src.headers.iter().find(|f| f.name == h)?;
+            let field = raw.get(walk.at(h.offset_start, raw.len())..walk.at(h.offset_end, raw.len()))?;
+            super::params::continued(&String::from_utf8_lossy(field), name).map(|f| f.trim().to_string())
+        },
+    )
 }
 
 /// A part as its header describes it (type, parameters, identifiers, name, disposition, and for

@@ -7,7 +7,8 @@
 //! lives, never the data itself. [`transfer`] undoes transfer encodings for the bodies decoded here
 //! rather than by mail-parser (documents without a charset, uuencoded bodies, bodies mail-parser
 //! decodes otherwise than RFC 2045 advises); [`words`] decodes the encoded-words of header fields
-//! mail-parser leaves raw, for [`labels`].
+//! mail-parser leaves raw, for [`labels`] and the Subject; [`params`] reads again the RFC 2231
+//! parameter values mail-parser decodes a segment at a time.
 //! Files in other formats become the Internet message they stand for and are read by [`mime`]:
 //! [`emlx`] (Apple Mail), [`webarchive`] (Safari), and UTF-16 files; [`proplist`] reads the
 //! property lists of the first two within bounds.
@@ -38,6 +39,7 @@ mod external;
 mod mhtml;
 mod mime;
 mod outlook;
+mod params;
 mod proplist;
 mod rtf;
 mod tnef;
