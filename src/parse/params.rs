@@ -42,7 +42,7 @@ pub(super) fn continued(field: &str, name: &str) -> Option<String> {
             }
         }
         if *extended {
-            percent_decode(value, &mut bytes);
+            bytes.extend(percent_encoding::percent_decode_str(value));
         } else {
             bytes.extend_from_slice(value.as_bytes());
         }
@@ -86,25 +86,6 @@ fn unquote(v: &str) -> String {
             out
         }
         None => v.to_string(),
-    }
-}
-
-/// `%XX` as the byte it names; anything else as it is.
-fn percent_decode(v: &str, out: &mut Vec<u8>) {
-    let b = v.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        let hex = (b[i] == b'%').then(|| b.get(i + 1..i + 3)).flatten();
-        match hex.and_then(|h| std::str::from_utf8(h).ok()).and_then(|h| u8::from_str_radix(h, 16).ok()) {
-            Some(byte) => {
-                out.push(byte);
-                i += 3;
-            }
-            None => {
-                out.push(b[i]);
-                i += 1;
-            }
-        }
     }
 }
 
