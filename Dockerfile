@@ -49,7 +49,7 @@ ARG APP_GID=10001
 # Chromium renders the PDFs of /message/<id>.pdf, found on PATH. Its fonts: DejaVu for Latin,
 # Greek, Cyrillic, Hebrew and Arabic; Noto for Thai, the Indic scripts and the others of that set;
 # Droid Sans Fallback for Chinese, Japanese and Korean (without them, mail in those scripts prints
-# as empty boxes). It makes the image about 850 MB instead of 100 MB: WITH_CHROMIUM=0 leaves it
+# as empty boxes). It makes the image about 870 MB instead of 100 MB: WITH_CHROMIUM=0 leaves it
 # out, and the PDF route then answers 501.
 ARG WITH_CHROMIUM=1
 # hadolint ignore=DL3008

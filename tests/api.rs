@@ -495,6 +495,10 @@ async fn header_fields_read_as_first_written() {
         ),
         ("Subject: =?utf-8?q?Gr=C3?= =?utf-8?q?=BC=C3=9Fe?=\r\n", &[("subject", json!("Grüße"))]),
         ("Subject: =?utf-8?b?w6nDqcOpw6k?=\r\n", &[("subject", json!("éééé"))]),
+        (
+            "Subject: =?ISO-2022-JP?B?GyRCRGpOYzJxNUQkTiQqQ04kaSQ7GyhC?=\r\n =?ISO-2022-JP?B?GyRCIUobKEIxMBskQjduGyhCMTUbJEJGfCFLGyhC?=\r\n",
+            &[("subject", json!("定例会議のお知らせ（10月15日）"))],
+        ),
         ("Subject: abc=?utf-8?q?=C3=A9?=def\r\n", &[("subject", json!("abcédef"))]),
         (
             "Subject: an address in an encoded word\r\nFrom: =?utf-8?q?Real_Name_=3Creal=40corp.com=3E?=\r\n",

@@ -27,8 +27,11 @@ pub(super) fn decode_header_text(raw: &str) -> String {
     while !rest.is_empty() {
         if let Some((charset, bytes, len)) = encoded_word(rest) {
             match &mut pending {
-                // After another word: the white space between them goes.
-                Some((c, b)) if c.eq_ignore_ascii_case(&charset) => b.extend_from_slice(&bytes),
+                // After another word: the white space between them goes. The bytes of words in a
+                // stateful charset (ISO-2022-JP) are not joined: each word returns to ASCII at its
+                // end (RFC 1468), and a decoder takes the escape that ends one word next to the
+                // escape that starts the next as an error.
+                Some((c, b)) if c.eq_ignore_ascii_case(&charset) && !is_stateful(c) => b.extend_from_slice(&bytes),
                 Some(_) => {
                     flush(&mut pending, &mut out);
                     pending = Some((charset, bytes));
@@ -56,6 +59,11 @@ pub(super) fn decode_header_text(raw: &str) -> String {
     flush(&mut pending, &mut out);
     out.push_str(&gap);
     out
+}
+
+/// A charset whose bytes switch between character sets with escape sequences.
+fn is_stateful(charset: &str) -> bool {
+    charset.get(..8).is_some_and(|p| p.eq_ignore_ascii_case("iso-2022"))
 }
 
 /// Writes the bytes of the pending words, decoded by their charset (UTF-8 when it is unknown,
@@ -143,6 +151,12 @@ mod tests {
             // Different encodings of one charset join; different charsets do not.
             ("=?utf-8?Q?Sent=2C?= =?utf-8?B?5Lit5paH?=", "Sent,中文"),
             ("=?iso-8859-1?Q?Caf=E9?= =?utf-8?Q?_ok?=", "Café ok"),
+            // Words in ISO-2022-JP each end in ASCII: decoded one by one (joined, the escape that
+            // ends one and the one that starts the next would be an error).
+            (
+                "=?ISO-2022-JP?B?GyRCRGpOYzJxNUQkTiQqQ04kaSQ7GyhC?=\r\n =?ISO-2022-JP?B?GyRCIUobKEIxMBskQjduGyhCMTUbJEJGfCFLGyhC?=",
+                "定例会議のお知らせ（10月15日）",
+            ),
             // Text between words keeps its white space.
             ("Inbox, =?UTF-8?Q?D=C3=A9j=C3=A0?= vu", "Inbox, Déjà vu"),
             ("a =?UTF-8?Q?b?=", "a b"),
