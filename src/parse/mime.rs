@@ -15,7 +15,7 @@ mod rebuild;
 use std::sync::{Arc, LazyLock};
 
 use bytes::Bytes;
-use mail_parser::{Address, ContentType, Encoding, HeaderName, HeaderValue, MessageParser, MimeHeaders, PartType};
+use mail_parser::{ContentType, Encoding, HeaderName, HeaderValue, MessageParser, MimeHeaders, PartType};
 
 use super::{boundary, charset, external, mhtml, secure, tnef, transfer, MAX_DEPTH};
 use crate::error::Error;
@@ -131,15 +131,17 @@ fn convert(
 /// A message with no part yet: its identity and what its header (`head`, read from `header`)
 /// says.
 fn new_message(head: &mail_parser::Message<'_>, raw: Bytes, header: HeaderAt) -> Message {
-    let message_id = first(head, HeaderName::MessageId)
-        .and_then(HeaderValue::as_text)
+    let firsts = Firsts::of(head);
+    let message_id = firsts
+        .message_id
+        .and_then(|h| h.value.as_text())
         .map(|m| strip_angles(m).to_string())
         .filter(|m| !m.is_empty());
     let id = message_id.clone().unwrap_or_else(|| derived_message_id(&raw));
     Message {
         message_id,
         id,
-        summary: summary(head),
+        summary: summary(head, &firsts),
         header,
         parts: Vec::new(),
         html_body: None,
@@ -506,14 +508,13 @@ fn external_body(
     external::describe(params, phantom, after, description.as_deref(), expires_at)
 }
 
-fn summary(msg: &mail_parser::Message<'_>) -> Summary {
-    let f = Firsts::of(msg);
+fn summary(msg: &mail_parser::Message<'_>, f: &Firsts<'_, '_>) -> Summary {
     let date = f.date.and_then(|h| h.value.as_text()).and_then(crate::dates::parse_mail_date);
     let whole: &[u8] = &msg.raw_message;
     let address = |h: Option<&mail_parser::Header<'_>>| {
         let h = h?;
         let field = whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default();
-        h.value.as_address().map(|a| cut(format_address(a, field), MAX_ADDRESS_LINE))
+        h.value.as_address().map(|a| cut(clean_owned(super::addresses::line(a, field)), MAX_ADDRESS_LINE))
     };
     let ids = |h: Option<&mail_parser::Header<'_>>| h.map(|h| id_list(&h.value)).unwrap_or_default();
     Summary {
@@ -538,6 +539,7 @@ fn summary(msg: &mail_parser::Message<'_>) -> Summary {
 /// show it (and as a doubled `Content-Type` does); mail-parser's own getters give the last.
 #[derive(Default)]
 struct Firsts<'a, 'x> {
+    message_id: Option<&'a mail_parser::Header<'x>>,
     subject: Option<&'a mail_parser::Header<'x>>,
     from: Option<&'a mail_parser::Header<'x>>,
     to: Option<&'a mail_parser::Header<'x>>,
@@ -552,6 +554,7 @@ impl<'a, 'x> Firsts<'a, 'x> {
         let mut f = Firsts::default();
         for h in msg.headers() {
             let slot = match h.name {
+                HeaderName::MessageId => &mut f.message_id,
                 HeaderName::Subject => &mut f.subject,
                 HeaderName::From => &mut f.from,
                 HeaderName::To => &mut f.to,
@@ -578,11 +581,6 @@ fn cut(mut s: String, max: usize) -> String {
         s.push('…');
     }
     s
-}
-
-/// The value of the header's first field named `name` (see [`Firsts`]).
-fn first<'a, 'x>(msg: &'a mail_parser::Message<'x>, name: HeaderName<'_>) -> Option<&'a HeaderValue<'x>> {
-    msg.headers().iter().find(|h| h.name == name).map(|h| &h.value)
 }
 
 /// The labels of the message's header fields, read from each field's own bytes: mail-parser
@@ -725,128 +723,6 @@ fn has_control(s: &str) -> bool {
     next_control(s.as_bytes(), 0).is_some()
 }
 
-/// An address header as one line, as RFC 5322 writes one: `Name <addr>` or `addr`,
-/// comma-separated, a group as `Name: members;`, a name with any of RFC 5322's specials quoted
-/// (`"Doe, John" <jd@example.com>`), so that a script can split the line again. `field` is the
-/// field's own bytes: an address found only in an encoded-word's decoded text (`From:
-/// =?utf-8?q?Boss_=3Cboss=40corp.com=3E?=`) is not one (RFC 2047 §5: decoded text is never
-/// taken apart as an address), and is shown as the quoted name it is. Written into one string
-/// (it runs for every address header of every message).
-fn format_address(a: &Address<'_>, field: &[u8]) -> String {
-    let mut out = String::new();
-    // Each address written as such stands outside the field's encoded-words (RFC 2047 §5 allows
-    // no `@` in one of a phrase): only when there are fewer `@` there than addresses can one have
-    // come out of an encoded word, and only then is each looked for.
-    let with_address = match a {
-        Address::List(list) => list.iter().filter(|a| a.address.is_some()).count(),
-        Address::Group(groups) => groups.iter().flat_map(|g| &g.addresses).filter(|a| a.address.is_some()).count(),
-    };
-    let plain = if memchr::memmem::find(field, b"=?").is_some() { outside_encoded_words(field) } else { Vec::new() };
-    let field = if with_address > memchr::memchr_iter(b'@', &plain).count() { &plain[..] } else { &[][..] };
-    match a {
-        Address::List(list) => push_addresses(&mut out, list, field),
-        Address::Group(groups) => {
-            for (i, g) in groups.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                match &g.name {
-                    Some(n) => {
-                        push_name(&mut out, n.trim());
-                        out.push_str(": ");
-                        push_addresses(&mut out, &g.addresses, field);
-                        out.push(';');
-                    }
-                    None => push_addresses(&mut out, &g.addresses, field),
-                }
-            }
-        }
-    }
-    clean_owned(out)
-}
-
-/// An address field's bytes with each encoded-word (`=?…?=`) made a space: what it writes as
-/// plain text.
-fn outside_encoded_words(field: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(field.len());
-    let mut rest = field;
-    while let Some(start) = memchr::memmem::find(rest, b"=?") {
-        out.extend_from_slice(&rest[..start]);
-        let Some(end) = memchr::memmem::find(&rest[start + 2..], b"?=") else {
-            rest = &rest[start..];
-            break;
-        };
-        out.push(b' ');
-        rest = &rest[start + 2 + end + 2..];
-    }
-    out.extend_from_slice(rest);
-    out
-}
-
-/// Appends each address as `Name <addr>` (or the address, or the name, alone), comma-separated.
-/// `field` is the field's plain text when an address may have come out of an encoded word (see
-/// [`format_address`]), else empty.
-fn push_addresses(out: &mut String, list: &[mail_parser::Addr<'_>], field: &[u8]) {
-    let encoded = !field.is_empty();
-    for (i, addr) in list.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        let name = addr.name.as_deref().map(str::trim).filter(|n| !n.is_empty());
-        match (name, addr.address.as_deref()) {
-            (name, Some(a)) if encoded && !contains_ignoring_case(field, a.as_bytes()) => {
-                let shown = match name {
-                    Some(n) => format!("{n} <{a}>"),
-                    None => a.to_string(),
-                };
-                quote_name(out, &shown);
-            }
-            (Some(n), Some(a)) => {
-                push_name(out, n);
-                out.push_str(" <");
-                out.push_str(a);
-                out.push('>');
-            }
-            (None, Some(a)) => out.push_str(a),
-            (Some(n), None) => push_name(out, n),
-            (None, None) => {}
-        }
-    }
-}
-
-/// A display name as RFC 5322 §3.4 writes it: as it is when it is a phrase of atoms, quoted when
-/// it holds a special that would split it (a comma, a colon, an `@`, brackets…; a dot, which the
-/// obsolete phrase allows, stays as written: `J. Smith`).
-fn push_name(out: &mut String, name: &str) {
-    if name
-        .bytes()
-        .any(|b| matches!(b, b'(' | b')' | b'<' | b'>' | b'[' | b']' | b':' | b';' | b'@' | b'\\' | b',' | b'"'))
-    {
-        quote_name(out, name);
-    } else {
-        out.push_str(name);
-    }
-}
-
-/// `name` as a quoted string, its quotes and backslashes escaped.
-fn quote_name(out: &mut String, name: &str) {
-    out.push('"');
-    for c in name.chars() {
-        if c == '"' || c == '\\' {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('"');
-}
-
-fn contains_ignoring_case(hay: &[u8], needle: &[u8]) -> bool {
-    // As written, nearly always: mail-parser keeps an address's case.
-    !needle.is_empty()
-        && (memchr::memmem::find(hay, needle).is_some()
-            || hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle)))
-}
-
 /// Every header field of a message in order, RFC 2047 decoded and unfolded: its header read
 /// again from its bytes, as parsing read it (see [`HeaderAt`]).
 pub(super) fn header_fields(msg: &Message) -> Vec<(String, String)> {
@@ -870,9 +746,10 @@ fn headers(msg: &mail_parser::Message<'_>) -> Vec<(String, String)> {
                 // here; in the others nothing is left to decode.
                 HeaderValue::Text(t) => clean_text(&super::words::decode_header_text(t)),
                 HeaderValue::TextList(l) => clean_owned(l.join(", ")),
-                HeaderValue::Address(a) => {
-                    format_address(a, whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default())
-                }
+                HeaderValue::Address(a) => clean_owned(super::addresses::line(
+                    a,
+                    whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default(),
+                )),
                 HeaderValue::DateTime(d) => d.to_rfc3339(),
                 _ => clean_bytes(whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default()),
             };

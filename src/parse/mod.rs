@@ -8,7 +8,8 @@
 //! rather than by mail-parser (documents without a charset, uuencoded bodies, bodies mail-parser
 //! decodes otherwise than RFC 2045 advises); [`words`] decodes the encoded-words of header fields
 //! mail-parser leaves raw, for [`labels`] and the Subject; [`params`] reads again the RFC 2231
-//! parameter values mail-parser decodes a segment at a time.
+//! parameter values mail-parser decodes a segment at a time; [`addresses`] writes address fields
+//! back as lines that split again.
 //! Files in other formats become the Internet message they stand for and are read by [`mime`]:
 //! [`emlx`] (Apple Mail), [`webarchive`] (Safari), and UTF-16 files; [`proplist`] reads the
 //! property lists of the first two within bounds.
@@ -27,6 +28,7 @@
 //! and that MIME is read by [`mime`] again. Each turn is bounded by the nesting depth in
 //! [`crate::limits::MAX_DEPTH`].
 
+mod addresses;
 pub mod extract;
 pub(crate) mod labels;
 pub mod secure;
