@@ -85,9 +85,22 @@ impl Browser {
             }
         });
         let hostport = ws_url.trim_start_matches("ws://").split('/').next().expect("host:port").to_string();
-        let stream = TcpStream::connect(&hostport).expect("devtools socket");
-        stream.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
-        let (ws, _) = tungstenite::client(ws_url.as_str(), stream).expect("devtools handshake");
+        // A signal arriving during the handshake's read (EINTR) fails it without a word from the
+        // browser: tried again, on a fresh socket, a few times.
+        let mut attempts = 0;
+        let ws = loop {
+            let stream = TcpStream::connect(&hostport).expect("devtools socket");
+            stream.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
+            match tungstenite::client(ws_url.as_str(), stream) {
+                Ok((ws, _)) => break ws,
+                Err(tungstenite::HandshakeError::Failure(tungstenite::Error::Io(e)))
+                    if e.kind() == std::io::ErrorKind::Interrupted && attempts < 3 =>
+                {
+                    attempts += 1;
+                }
+                Err(e) => panic!("devtools handshake: {e:?}"),
+            }
+        };
         let mut b = Browser {
             ws,
             session: String::new(),
