@@ -459,7 +459,8 @@ async fn the_part_route_answers_every_shape_of_request_as_the_router_does() {
 
 /// Header fields as mail writes them: a date in an obsolete zone does not take the next field
 /// with it, a field written twice counts as first written, a date that names no instant is no
-/// date, a character split across two encoded words comes back whole, and names and groups are
+/// date, a character split across two encoded words comes back whole (in the Subject and in
+/// display names), and names and groups are
 /// written so that the line splits again. Each case is a message of its own; (field of the detail's JSON, value wanted).
 #[tokio::test]
 async fn header_fields_read_as_first_written() {
@@ -500,6 +501,18 @@ async fn header_fields_read_as_first_written() {
             &[("subject", json!("定例会議のお知らせ（10月15日）"))],
         ),
         ("Subject: abc=?utf-8?q?=C3=A9?=def\r\n", &[("subject", json!("abcédef"))]),
+        // Display names with a character split between two encoded words, as a run, folded,
+        // inside a quoted string, beside plain words, and as a group's name.
+        (
+            "Subject: split names\r\nFrom: =?UTF-8?B?SsM=?= =?UTF-8?B?vHJnZW4=?= <j@x.de>\r\n\
+             To: Hans =?UTF-8?Q?J=C3?=\r\n =?UTF-8?Q?=BCrgen?= Meier <h@x.de>, \"=?UTF-8?B?5bG=?= =?UTF-8?B?seeUsA==?=\" <y@x.jp>\r\n\
+             Cc: =?UTF-8?Q?Gr=C3?= =?UTF-8?Q?=BC=C3=9Fe?=: k@x.de;\r\n",
+            &[
+                ("from", json!("Jürgen <j@x.de>")),
+                ("to", json!("Hans Jürgen Meier <h@x.de>, 山田 <y@x.jp>")),
+                ("cc", json!("Grüße: k@x.de;")),
+            ],
+        ),
         (
             "Subject: an address in an encoded word\r\nFrom: =?utf-8?q?Real_Name_=3Creal=40corp.com=3E?=\r\n",
             &[("from", json!("\"Real Name <real@corp.com>\""))],

@@ -3,6 +3,8 @@
 //! quoted, groups closed and followed by a comma, and an address that only an encoded word's
 //! decoded text holds shown as the name it is, never as a sender.
 
+use std::borrow::Cow;
+
 use mail_parser::Address;
 
 /// An address header as one line, as RFC 5322 writes one (its control characters left for the
@@ -23,9 +25,27 @@ pub(super) fn line(a: &Address<'_>, field: &[u8]) -> String {
         Address::Group(groups) => groups.iter().flat_map(|g| &g.addresses).filter(|a| a.address.is_some()).count(),
     };
     let plain = if memchr::memmem::find(field, b"=?").is_some() { outside_encoded_words(field) } else { Vec::new() };
+    // mail-parser decodes each encoded-word of a name alone: a character split between two comes
+    // out as replacement characters, mended here from the field's own words.
+    let names = || match a {
+        Address::List(list) => list.iter().filter_map(|a| a.name.as_deref()).any(|n| n.contains('\u{FFFD}')),
+        Address::Group(groups) => groups.iter().any(|g| {
+            g.name
+                .as_deref()
+                .into_iter()
+                .chain(g.addresses.iter().filter_map(|a| a.name.as_deref()))
+                .any(|n| n.contains('\u{FFFD}'))
+        }),
+    };
+    let split = if !plain.is_empty() && names() {
+        super::words::split_characters(&String::from_utf8_lossy(field))
+    } else {
+        Vec::new()
+    };
     let field = if with_address > memchr::memchr_iter(b'@', &plain).count() { &plain[..] } else { &[][..] };
+    let found = Found { plain: field, split: &split };
     match a {
-        Address::List(list) => push_addresses(&mut out, list, field),
+        Address::List(list) => push_addresses(&mut out, list, &found),
         Address::Group(groups) => {
             for (i, g) in groups.iter().enumerate() {
                 if i > 0 {
@@ -33,12 +53,12 @@ pub(super) fn line(a: &Address<'_>, field: &[u8]) -> String {
                 }
                 match &g.name {
                     Some(n) => {
-                        push_name(&mut out, n.trim());
+                        push_name(&mut out, found.mended(n).trim());
                         out.push_str(": ");
-                        push_addresses(&mut out, &g.addresses, field);
+                        push_addresses(&mut out, &g.addresses, &found);
                         out.push(';');
                     }
-                    None => push_addresses(&mut out, &g.addresses, field),
+                    None => push_addresses(&mut out, &g.addresses, &found),
                 }
             }
         }
@@ -64,18 +84,38 @@ fn outside_encoded_words(field: &[u8]) -> Vec<u8> {
     out
 }
 
+/// What [`line()`] found in the field's own bytes.
+struct Found<'a> {
+    /// The field's plain text when an address may have come out of an encoded word, else empty.
+    plain: &'a [u8],
+    /// Characters split between encoded-words: as mail-parser decoded them, and whole.
+    split: &'a [(String, String)],
+}
+
+impl Found<'_> {
+    /// A display name with the characters mail-parser split made whole.
+    fn mended<'n>(&self, name: &'n str) -> Cow<'n, str> {
+        let mut name = Cow::Borrowed(name);
+        for (alone, joined) in self.split {
+            if name.contains(alone.as_str()) {
+                name = Cow::Owned(name.replace(alone.as_str(), joined));
+            }
+        }
+        name
+    }
+}
+
 /// Appends each address as `Name <addr>` (or the address, or the name, alone), comma-separated.
-/// `field` is the field's plain text when an address may have come out of an encoded word (see
-/// [`line()`]), else empty.
-fn push_addresses(out: &mut String, list: &[mail_parser::Addr<'_>], field: &[u8]) {
-    let encoded = !field.is_empty();
+fn push_addresses(out: &mut String, list: &[mail_parser::Addr<'_>], found: &Found<'_>) {
+    let encoded = !found.plain.is_empty();
     for (i, addr) in list.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        let name = addr.name.as_deref().map(str::trim).filter(|n| !n.is_empty());
+        let name = addr.name.as_deref().map(|n| found.mended(n));
+        let name = name.as_deref().map(str::trim).filter(|n| !n.is_empty());
         match (name, addr.address.as_deref()) {
-            (name, Some(a)) if encoded && !contains_ignoring_case(field, a.as_bytes()) => {
+            (name, Some(a)) if encoded && !contains_ignoring_case(found.plain, a.as_bytes()) => {
                 let shown = match name {
                     Some(n) => format!("{n} <{a}>"),
                     None => a.to_string(),

@@ -8,7 +8,8 @@
 //! and quotes inside it), white space between two adjacent words goes (§6.2), and the bytes of
 //! adjacent words in one charset are joined before they are decoded, so a character split across
 //! two words (as some encoders split long values) comes back whole. A word that does not parse,
-//! or names a charset nobody knows, stays as written.
+//! or names a charset nobody knows, stays as written. The same words mend the display names
+//! mail-parser decodes a word at a time ([`split_characters`]).
 
 /// `raw` unfolded (line breaks out, the white space after them kept) and with its encoded-words
 /// decoded.
@@ -17,13 +18,86 @@ pub(super) fn decode_header_text(raw: &str) -> String {
     if !raw.contains("=?") {
         return raw.replace(['\r', '\n'], "");
     }
-    let unfolded: String = raw.chars().filter(|&c| c != '\r' && c != '\n').collect();
+    let unfolded = unfold(raw);
     let mut out = String::with_capacity(unfolded.len());
-    // Adjacent words in one charset: the charset, and their bytes so far.
-    let mut pending: Option<(String, Vec<u8>)> = None;
+    walk(&unfolded, |piece| match piece {
+        Piece::Text(t) => out.push_str(t),
+        Piece::Words(run) => out.push_str(&run.joined()),
+    });
+    out
+}
+
+/// Where adjacent encoded-words of `raw` split a character between them: what decoding each word
+/// alone gives (as mail-parser decodes the words of an address's display name, `J��rgen`; with
+/// the white space between the words dropped, and kept as inside a quoted string) and what the
+/// words say joined (`Jürgen`). Empty when no character is split.
+pub(super) fn split_characters(raw: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    if !raw.contains("=?") {
+        return out;
+    }
+    walk(&unfold(raw), |piece| {
+        let Piece::Words(run) = piece else { return };
+        if run.words.len() < 2 {
+            return;
+        }
+        let joined = run.joined();
+        for gaps in [false, true] {
+            let alone = run.alone(gaps);
+            if alone != joined && alone.contains('\u{FFFD}') && !out.iter().any(|(a, _)| *a == alone) {
+                out.push((alone, joined.clone()));
+            }
+        }
+    });
+    out
+}
+
+fn unfold(raw: &str) -> String {
+    raw.chars().filter(|&c| c != '\r' && c != '\n').collect()
+}
+
+/// What [`walk`] finds: text as written (white space included), or a run of adjacent words.
+enum Piece<'a> {
+    Text(&'a str),
+    Words(&'a Run),
+}
+
+/// Adjacent encoded-words in one charset.
+struct Run {
+    charset: String,
+    /// Each word's bytes, after the white space written before it (none for the first).
+    words: Vec<(String, Vec<u8>)>,
+}
+
+impl Run {
+    /// The words' bytes joined, then decoded.
+    fn joined(&self) -> String {
+        match self.words.as_slice() {
+            [(_, bytes)] => decode(&self.charset, bytes),
+            words => decode(&self.charset, &words.iter().flat_map(|(_, b)| b.iter().copied()).collect::<Vec<u8>>()),
+        }
+    }
+
+    /// Each word decoded alone, with or without the white space between them.
+    fn alone(&self, gaps: bool) -> String {
+        let mut out = String::new();
+        for (gap, bytes) in &self.words {
+            if gaps {
+                out.push_str(gap);
+            }
+            out.push_str(&decode(&self.charset, bytes));
+        }
+        out
+    }
+}
+
+/// Walks an unfolded value, handing `visit` its text and its runs of adjacent words in one
+/// charset. White space between two words goes (§6.2), between a word and text it stays.
+fn walk(unfolded: &str, mut visit: impl FnMut(Piece<'_>)) {
+    let mut pending: Option<Run> = None;
     // White space seen since the last word, written only if text (not another word) follows.
     let mut gap = String::new();
-    let mut rest = unfolded.as_str();
+    let mut rest = unfolded;
     while !rest.is_empty() {
         if let Some((charset, bytes, len)) = encoded_word(rest) {
             match &mut pending {
@@ -31,15 +105,19 @@ pub(super) fn decode_header_text(raw: &str) -> String {
                 // stateful charset (ISO-2022-JP) are not joined: each word returns to ASCII at its
                 // end (RFC 1468), and a decoder takes the escape that ends one word next to the
                 // escape that starts the next as an error.
-                Some((c, b)) if c.eq_ignore_ascii_case(&charset) && !is_stateful(c) => b.extend_from_slice(&bytes),
+                Some(run) if run.charset.eq_ignore_ascii_case(&charset) && !is_stateful(&charset) => {
+                    run.words.push((std::mem::take(&mut gap), bytes));
+                }
                 Some(_) => {
-                    flush(&mut pending, &mut out);
-                    pending = Some((charset, bytes));
+                    if let Some(run) = pending.take() {
+                        visit(Piece::Words(&run));
+                    }
+                    pending = Some(Run { charset, words: vec![(String::new(), bytes)] });
                 }
                 // After text: it stays.
                 None => {
-                    out.push_str(&gap);
-                    pending = Some((charset, bytes));
+                    visit(Piece::Text(&gap));
+                    pending = Some(Run { charset, words: vec![(String::new(), bytes)] });
                 }
             }
             gap.clear();
@@ -47,18 +125,22 @@ pub(super) fn decode_header_text(raw: &str) -> String {
             continue;
         }
         let c = rest.chars().next().unwrap_or(' ');
+        let width = c.len_utf8();
         if c == ' ' || c == '\t' {
             gap.push(c);
         } else {
-            flush(&mut pending, &mut out);
-            out.push_str(&std::mem::take(&mut gap));
-            out.push(c);
+            if let Some(run) = pending.take() {
+                visit(Piece::Words(&run));
+            }
+            visit(Piece::Text(&std::mem::take(&mut gap)));
+            visit(Piece::Text(&rest[..width]));
         }
-        rest = &rest[c.len_utf8()..];
+        rest = &rest[width..];
     }
-    flush(&mut pending, &mut out);
-    out.push_str(&gap);
-    out
+    if let Some(run) = pending.take() {
+        visit(Piece::Words(&run));
+    }
+    visit(Piece::Text(&gap));
 }
 
 /// A charset whose bytes switch between character sets with escape sequences.
@@ -66,14 +148,11 @@ fn is_stateful(charset: &str) -> bool {
     charset.get(..8).is_some_and(|p| p.eq_ignore_ascii_case("iso-2022"))
 }
 
-/// Writes the bytes of the pending words, decoded by their charset (UTF-8 when it is unknown,
-/// as a reader would guess).
-fn flush(pending: &mut Option<(String, Vec<u8>)>, out: &mut String) {
-    if let Some((charset, bytes)) = pending.take() {
-        match mail_parser::decoders::charsets::map::charset_decoder(charset.as_bytes()) {
-            Some(decode) => out.push_str(&decode(&bytes)),
-            None => out.push_str(&String::from_utf8_lossy(&bytes)),
-        }
+/// `bytes` decoded by `charset` (UTF-8 when it is unknown, as a reader would guess).
+fn decode(charset: &str, bytes: &[u8]) -> String {
+    match mail_parser::decoders::charsets::map::charset_decoder(charset.as_bytes()) {
+        Some(decode) => decode(bytes),
+        None => String::from_utf8_lossy(bytes).into_owned(),
     }
 }
 
@@ -136,7 +215,26 @@ fn q_decode(text: &str) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::decode_header_text;
+    use super::{decode_header_text, split_characters};
+
+    #[test]
+    fn characters_split_between_words_are_found_as_mail_parser_decodes_them() {
+        let cases: &[(&str, &[(&str, &str)])] = &[
+            ("plain", &[]),
+            ("=?UTF-8?B?SsO8cmdlbg==?=", &[]),
+            ("=?UTF-8?B?5bGx?= =?UTF-8?B?55Sw?=", &[]),
+            (
+                "=?UTF-8?B?SsM=?=\r\n =?UTF-8?B?vHJnZW4=?= <j@x.de>",
+                &[("J\u{FFFD}\u{FFFD}rgen", "Jürgen"), ("J\u{FFFD} \u{FFFD}rgen", "Jürgen")],
+            ),
+            ("=?iso-8859-1?Q?Caf=E9?= =?iso-8859-1?Q?_ok?=", &[]),
+        ];
+        for (raw, want) in cases {
+            let got = split_characters(raw);
+            let got: Vec<(&str, &str)> = got.iter().map(|(a, j)| (a.as_str(), j.as_str())).collect();
+            assert_eq!(&got, want, "{raw:?}");
+        }
+    }
 
     #[test]
     fn encoded_words_are_decoded_wherever_they_stand() {
