@@ -30,6 +30,9 @@ pub struct Message {
     pub image_body: Option<PartIdx>,
     /// More parts than [`crate::limits::MAX_PARTS`]: those beyond it are not in `parts`.
     pub truncated: bool,
+    /// Multiparts and enclosed messages nested deeper than [`crate::limits::MAX_DEPTH`]: what lies
+    /// deeper is an opaque part, or (a multipart's children) not in `parts`.
+    pub too_deep: bool,
     /// The Internet message the parts were read from, byte for byte: the message as it was given,
     /// or, for a file in another format (an Outlook `.msg`, an Apple Mail `.emlx`, a Safari
     /// `.webarchive`, UTF-16), the equivalent message made of it (see [`Origin`]). `raw_range`
@@ -124,6 +127,12 @@ pub struct Origin {
 }
 
 impl Message {
+    /// Takes on what was cut of a message it encloses.
+    pub fn cuts_of(&mut self, inner: &Message) {
+        self.truncated |= inner.truncated;
+        self.too_deep |= inner.too_deep;
+    }
+
     /// The bytes as they were given: the original file, else [`Message::raw`].
     pub fn given(&self) -> &[u8] {
         self.origin.original.as_deref().unwrap_or(&self.raw)

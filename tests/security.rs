@@ -193,9 +193,14 @@ fn hostile_sizes() -> Vec<(&'static str, Vec<u8>)> {
     }
     fanout.push_str("--B--\r\n");
     let deep_html = format!("{}deep{}", "<div>".repeat(100_000), "</div>".repeat(10));
+    let enclosed: String = (0..60)
+        .map(|i| format!("Message-ID: <level-{i}@hostile.example>\r\nContent-Type: message/rfc822\r\n\r\n"))
+        .collect::<String>()
+        + "Subject: innermost\r\n\r\nbottom\r\n";
     vec![
         ("nested multiparts", message("Content-Type: multipart/mixed; boundary=\"b0\"", &nested)),
         ("many parts", message("Content-Type: multipart/mixed; boundary=\"B\"", &many)),
+        ("nested messages", message("Content-Type: message/rfc822", &enclosed)),
         ("a long header line", message(&format!("Subject: {}", "long ".repeat(150_000)), "body")),
         ("cid fan-out", message("Content-Type: multipart/related; boundary=\"B\"", &fanout)),
         ("deeply nested HTML", message("Content-Type: text/html", &deep_html)),
@@ -233,9 +238,15 @@ async fn hostile_sizes_get_an_answer_not_a_failure() {
             let body = app.get(html).await;
             assert!(body.status.is_success(), "{what}: {html}: {}", body.status);
         }
-        if what == "many parts" {
-            let page = app.get(&format!("/message/{id}")).await.text();
-            assert!(page.contains("more parts than mailshelf shows"), "{what}: the page says it stopped");
+        let page = app.get(&format!("/message/{id}")).await.text();
+        let said = [
+            ("many parts", "more parts than mailshelf shows"),
+            ("nested multiparts", "levels deep"),
+            ("nested messages", "levels deep"),
+        ];
+        for (_, notice) in said {
+            let wanted = said.contains(&(what, notice));
+            assert_eq!(page.contains(notice), wanted, "{what}: the page says where it stopped ({notice})");
         }
     }
 }

@@ -148,6 +148,7 @@ fn new_message(head: &mail_parser::Message<'_>, raw: Bytes, header: HeaderAt) ->
         text_body: None,
         image_body: None,
         truncated: false,
+        too_deep: false,
         raw,
         origin: Default::default(),
         lookups: Default::default(),
@@ -297,13 +298,16 @@ fn add_part(
             // A type mail-parser does not open (`message/news`) that is a message all the same.
             match read(enclosed_bytes(&out.raw, b), depth + 1, walk.parts_left, walk.layers) {
                 Some(inner) => {
-                    out.truncated |= inner.truncated;
+                    out.cuts_of(&inner);
                     Body::Message(Box::new(inner))
                 }
                 None => Body::Binary(bytes::Bytes::copy_from_slice(b)),
             }
         }
-        PartType::Binary(b) | PartType::InlineBinary(b) => Body::Binary(bytes::Bytes::copy_from_slice(b)),
+        PartType::Binary(b) | PartType::InlineBinary(b) => {
+            out.too_deep |= is_enclosed_type(&part.content_type);
+            Body::Binary(bytes::Bytes::copy_from_slice(b))
+        }
         PartType::Multipart(_) => Body::Multipart,
         PartType::Message(inner) if depth < MAX_DEPTH && !inner.parts.is_empty() => {
             let inner_raw = enclosed_bytes(&out.raw, inner.raw_message());
@@ -311,10 +315,13 @@ fn add_part(
             // offsets for it are counted from.
             let delta = -(inner.parts[0].offset_header as isize);
             let inner = convert(inner, inner_raw, HeaderAt::From(0), delta, depth + 1, walk.parts_left, walk.layers);
-            out.truncated |= inner.truncated;
+            out.cuts_of(&inner);
             Body::Message(Box::new(inner))
         }
-        PartType::Message(inner) => Body::Binary(bytes::Bytes::copy_from_slice(inner.raw_message())),
+        PartType::Message(inner) => {
+            out.too_deep |= depth >= MAX_DEPTH;
+            Body::Binary(bytes::Bytes::copy_from_slice(inner.raw_message()))
+        }
     };
     let section = part.section.clone();
     let idx = out.parts.len();
@@ -324,6 +331,7 @@ fn add_part(
     }
     if let PartType::Multipart(children) = &src.body {
         if depth + section.matches('.').count() >= MAX_DEPTH {
+            out.too_deep |= !children.is_empty();
             return;
         }
         for (n, &child) in children.iter().enumerate() {

@@ -405,6 +405,7 @@ fn graft(out: &mut Message, at: PartIdx, inner: Message) -> Option<PartIdx> {
             (o.date, o.timestamp) = (s.date.clone(), s.timestamp);
         }
     }
+    out.cuts_of(&inner);
     let base = out.parts.len();
     let prefix = format!("{}.1", out.parts[at].section);
     let empty = out.parts[at].raw_range.start;
@@ -417,7 +418,6 @@ fn graft(out: &mut Message, at: PartIdx, inner: Message) -> Option<PartIdx> {
         out.parts.push(part);
     }
     out.parts[at].children.push(base);
-    out.truncated |= inner.truncated;
     out.origin.notices.extend(inner.origin.notices);
     for mut seal in inner.seals {
         seal.part += base;

@@ -29,6 +29,13 @@ pub(crate) fn human_size(n: u64) -> String {
 /// bytes were, when it is longer than the server reads of one message.
 pub(crate) fn notices(msg: &crate::model::Message) -> Vec<String> {
     let mut out = msg.origin.notices.clone();
+    if msg.too_deep {
+        out.push(format!(
+            "This message nests parts or messages more than {} levels deep: what lies deeper is shown as a part \
+             of raw data. The raw source has all of it.",
+            crate::limits::MAX_DEPTH
+        ));
+    }
     if let Some(whole) = msg.origin.cut_from {
         out.push(format!(
             "This message is {}, more than this server reads of one message (--max-message): only its first {} \

@@ -95,11 +95,12 @@ fn entity(e: Entity, parent: Option<PartIdx>, section: String, walk: &mut Walk<'
             Cow::Borrowed(_) => raw.slice(body_range.clone()),
             Cow::Owned(v) => Bytes::from(v),
         };
+        out.too_deep |= enclosed && walk.depth >= MAX_DEPTH;
         let inner = (enclosed && walk.depth < MAX_DEPTH)
             .then(|| read(bytes.clone(), walk.depth + 1, walk.parts_left, walk.layers));
         match inner.flatten() {
             Some(inner) => {
-                out.truncated |= inner.truncated;
+                out.cuts_of(&inner);
                 Body::Message(Box::new(inner))
             }
             // A multipart without its boundary is text, as mail-parser reads it.
@@ -123,6 +124,7 @@ fn entity(e: Entity, parent: Option<PartIdx>, section: String, walk: &mut Walk<'
         out.parts[idx].damaged = true;
     }
     if walk.depth + section.matches('.').count() >= MAX_DEPTH {
+        out.too_deep |= !cut.parts.is_empty();
         return;
     }
     let last = cut.parts.len().saturating_sub(1);
