@@ -96,7 +96,9 @@ pub(crate) async fn export(Viewer(view, _): Viewer, Params(q, _): Params<ExportQ
         }
     });
     tracing::info!(messages = count, format = format.extension(), "export started");
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|item| (item, rx)) });
+    // Asked again after its end (the compression layer does), a closed channel says so again.
+    let mut rx = rx;
+    let stream = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx));
     let mut res = Body::from_stream(stream).into_response();
     let headers = res.headers_mut();
     let set = |v: &str| HeaderValue::from_str(v).ok();

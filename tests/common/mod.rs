@@ -183,6 +183,28 @@ impl Reply {
     pub fn header(&self, name: &str) -> &str {
         self.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("")
     }
+
+    /// The body decoded from its `Content-Encoding`.
+    pub fn decoded(&self) -> Vec<u8> {
+        use std::io::Read;
+        let bytes = self.body.as_slice();
+        let mut out = Vec::new();
+        match self.header("content-encoding") {
+            "" => out.extend_from_slice(bytes),
+            "gzip" => {
+                flate2::read::GzDecoder::new(bytes).read_to_end(&mut out).expect("gzip");
+            }
+            "deflate" => {
+                flate2::read::ZlibDecoder::new(bytes).read_to_end(&mut out).expect("deflate");
+            }
+            "br" => {
+                brotli::Decompressor::new(bytes, 4096).read_to_end(&mut out).expect("br");
+            }
+            "zstd" => out = zstd::stream::decode_all(bytes).expect("zstd"),
+            other => panic!("unexpected coding {other}"),
+        }
+        out
+    }
 }
 
 /// Every file under `dir` with one of the extensions (case-insensitive).
