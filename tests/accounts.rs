@@ -115,6 +115,7 @@ async fn sign_in_forms_of_other_sites_are_refused_and_cookies_are_secure_on_requ
     let (app, _dir) = app_with(|c, root| {
         c.accounts.users = Some(users_file(root));
         c.accounts.secure_cookies = true;
+        c.cors_origins = vec!["https://tools.example".into()];
     });
     let form = "name=scoped&password=scoped-pw";
     let cross = send(
@@ -130,6 +131,19 @@ async fn sign_in_forms_of_other_sites_are_refused_and_cookies_are_secure_on_requ
     .await;
     assert_eq!(cross.status, StatusCode::FORBIDDEN);
     assert!(cross.header("set-cookie").is_empty());
+    // An origin `--cors-origin` allows may call the API, not sign a browser in.
+    for (fetch_site, path) in [(Some("cross-site"), "/login"), (None, "/login"), (Some("cross-site"), "/logout")] {
+        let mut req = Request::post(path)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("host", "127.0.0.1:8025")
+            .header("origin", "https://tools.example");
+        if let Some(site) = fetch_site {
+            req = req.header("sec-fetch-site", site);
+        }
+        let allowed = send(&app, req, Body::from(form), "192.0.2.10:5000").await;
+        assert_eq!(allowed.status, StatusCode::FORBIDDEN, "{path} {fetch_site:?}");
+        assert!(allowed.header("set-cookie").is_empty(), "{path} {fetch_site:?}");
+    }
     let ours = send(
         &app,
         Request::post("/login")
@@ -327,6 +341,53 @@ async fn the_audit_log_has_a_line_for_every_sign_in_and_read() {
     assert_eq!(seen, want, "{text}");
     assert!(lines.iter().all(|l| l["address"] == "192.0.2.10" && l["time"].as_str().unwrap().ends_with('Z')), "{text}");
     println!("audit log:\n{text}");
+}
+
+/// With accounts, a message's frame is of mailshelf's origin, so every answer may say that only
+/// that origin embeds it: another port on the same host (the same site to `SameSite`, which sends
+/// the cookie) cannot tell from a picture whether a message is there. Without accounts the frame
+/// is of an opaque origin and the header would keep its pictures out.
+#[tokio::test]
+async fn with_accounts_only_our_own_origin_embeds_an_answer() {
+    let (app, _dir) = with_users();
+    let c = cookie_of(&sign_in(&app, "scoped", "scoped-pw", None).await);
+    for uri in [
+        "/part/open-2@example.org/~2",
+        "/part/no-such@example.org/~2",
+        "/raw/open-2@example.org",
+        "/message/open-1@example.org",
+        "/login",
+    ] {
+        let r = app.get_with(uri, &[("cookie", &c), ("sec-fetch-site", "same-site")]).await;
+        assert_eq!(r.header("cross-origin-resource-policy"), "same-origin", "{uri}: {}", r.status);
+    }
+    let open = TestApp::new(&[crate::common::repo_path("samples")]);
+    let r = open.get("/part/newsletter-2026-10@example.com/logo@example.com").await;
+    assert_eq!((r.status, r.header("cross-origin-resource-policy")), (StatusCode::OK, ""));
+}
+
+/// A sign-in the audit log cannot take (a full disk) starts no session, as a read it cannot take
+/// is refused; a failed one is still refused as it was.
+#[tokio::test]
+async fn a_sign_in_the_audit_log_cannot_take_starts_no_session() {
+    if !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    let (dir, mail) = archive();
+    let users = users_file(dir.path());
+    let app = TestApp::with_config(&[mail], |c| {
+        c.accounts.users = Some(users);
+        c.accounts.audit_log = Some("/dev/full".into());
+    });
+    let wrong = sign_in(&app, "scoped", "wrong", None).await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    let r = sign_in(&app, "scoped", "scoped-pw", None).await;
+    assert_eq!(r.status, StatusCode::INTERNAL_SERVER_ERROR, "{}", r.text());
+    assert!(!r.text().contains("audit") && !r.text().contains("/dev/full"), "nothing internal: {}", r.text());
+    assert!(
+        !r.headers.get_all("set-cookie").iter().any(|c| c.to_str().unwrap_or("").starts_with("mailshelf=")),
+        "no session cookie"
+    );
 }
 
 #[tokio::test]

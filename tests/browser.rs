@@ -583,4 +583,15 @@ async fn a_signed_in_reader_sees_the_pictures_of_a_message() {
         let answer = b.wait_response(&format!("/part/newsletter-2026-10@example.com/{part}"));
         assert_eq!(answer["status"], 200, "{part}: {answer:#}");
     }
+    // Answered, and shown: every answer says only this origin may embed it
+    // (`Cross-Origin-Resource-Policy`), which the frame, of this origin, is.
+    let shown = b.eval_async(
+        "new Promise(r => { const f = document.querySelector('iframe.body'); \
+           const go = () => Promise.all([...f.contentDocument.images].map(i => \
+             i.decode().then(() => i.naturalWidth, () => 'failed'))).then(r); \
+           f.contentDocument && f.contentDocument.readyState === 'complete' ? go() : f.addEventListener('load', go); })",
+    );
+    let shown = shown.as_array().expect("pictures");
+    assert!(!shown.is_empty() && shown.iter().all(|w| w.as_i64().is_some_and(|w| w > 0)), "{shown:?}");
+    assert!(b.events("Network.loadingFailed").is_empty(), "{:?}", b.events("Network.loadingFailed"));
 }

@@ -187,7 +187,7 @@ async fn basic_sign_in(
         }
         None => {
             accounts.failed(address, &name);
-            super::record::sign_in(state, &name, false, address);
+            super::record::failed_sign_in(state, &name, address);
             Err(Error::Unauthorized)
         }
     }

@@ -14,7 +14,7 @@
 //!   and whose answer tells whether a message exists, are held to the same rule though they are
 //!   reads.
 //! - **Headers on every response**: `nosniff`, no referrer, a CSP for pages that set none, and
-//!   `Cross-Origin-Opener-Policy`.
+//!   `Cross-Origin-Opener-Policy`; with accounts, `Cross-Origin-Resource-Policy: same-origin`.
 //! - **A shared database that is away** answers 503 with `Retry-After` (rather than pages that
 //!   say a message is missing when it is only out of reach), except `/api/status`, which says so,
 //!   and the static files.
@@ -62,9 +62,11 @@ impl Guard {
     }
 
     /// Whether a write with these headers comes from a page of another site that was not allowed.
-    fn cross_site(&self, headers: &HeaderMap) -> bool {
+    /// `api` is false for the sign-in routes, which no other origin may use, allowed or not (a
+    /// form there would sign the reader's browser in as whoever it names: login CSRF).
+    fn cross_site(&self, headers: &HeaderMap, api: bool) -> bool {
         let origin = headers.get(header::ORIGIN).map(|o| o.to_str().unwrap_or("null"));
-        if let Some(origin) = origin {
+        if let (Some(origin), true) = (origin, api) {
             // An origin the user allowed to call the API may write, from whichever site it is,
             // without credentials. A browser attaches the session cookie, or Basic credentials
             // typed into its own dialog, to another site's form by itself (a script of another
@@ -164,7 +166,19 @@ where
         Some(refused) => refused,
         None => database_away(&front.state, req, inner).await,
     };
-    with_security_headers(res)
+    let mut res = with_security_headers(res);
+    if front.state.accounts.is_some() {
+        // On a server people sign in to, a message's frame is of this origin too, so every
+        // request of its own is same-origin: no other page, of another site or of another port
+        // on this host (which `SameSite` counts as the same site and sends the cookie to), may
+        // embed an answer, and so none can tell from a picture's `load` or `error` whether a
+        // message is there.
+        res.headers_mut().insert(
+            axum::http::HeaderName::from_static("cross-origin-resource-policy"),
+            axum::http::HeaderValue::from_static("same-origin"),
+        );
+    }
+    res
 }
 
 /// The answer to a request addressed to a name this server does not answer to, or to a
@@ -191,7 +205,8 @@ fn refusal(guard: &Guard, req: &Request) -> Option<Response> {
         let path = req.uri().path();
         (path.starts_with("/message/") && path.ends_with(".pdf")) || path.starts_with("/thumb/")
     };
-    if (writes || guarded_read) && guard.cross_site(req.headers()) {
+    let sign_in = matches!(req.uri().path(), "/login" | "/logout");
+    if (writes || guarded_read) && guard.cross_site(req.headers(), !sign_in) {
         return Some(refuse(req, Error::CrossSiteWrite));
     }
     None
@@ -324,7 +339,7 @@ mod tests {
             (&[("sec-fetch-site", "cross-site"), ("origin", "https://tools.example"), ("cookie", "other=1")], false),
         ];
         for (pairs, want) in cases {
-            assert_eq!(g.cross_site(&headers(pairs)), *want, "{pairs:?}");
+            assert_eq!(g.cross_site(&headers(pairs), true), *want, "{pairs:?}");
         }
     }
 }

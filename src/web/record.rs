@@ -40,12 +40,24 @@ pub(crate) async fn record(state: &AppState, req: Request, next: Next) -> Respon
     }
 }
 
-/// A sign-in (or a failed one) or a sign-out, recorded at once; a failure to write is in the
-/// server's log (the sign-in page has nothing to withhold).
-pub(crate) fn sign_in(state: &AppState, name: &str, success: bool, address: Option<IpAddr>) {
-    event(state, name, if success { "sign-in" } else { "sign-in-failed" }, address, if success { 303 } else { 401 });
+/// A sign-in, recorded at once. An error when the log could not take it: the sign-in is then
+/// undone, as a read the log could not take is refused.
+pub(crate) fn signed_in(state: &AppState, name: &str, address: Option<IpAddr>) -> Result<(), Error> {
+    match &state.audit {
+        Some(audit) => {
+            audit.record(&Event::now(name, "sign-in", None, address, 303)).map_err(|e| Error::internal("audit log", e))
+        }
+        None => Ok(()),
+    }
 }
 
+/// A failed sign-in, recorded at once; a failure to write is in the server's log (the answer is
+/// a refusal either way).
+pub(crate) fn failed_sign_in(state: &AppState, name: &str, address: Option<IpAddr>) {
+    event(state, name, "sign-in-failed", address, 401);
+}
+
+/// A sign-out or another event without a request of its own, recorded at once.
 pub(crate) fn event(state: &AppState, name: &str, action: &str, address: Option<IpAddr>, status: u16) {
     if let Some(audit) = &state.audit {
         let _ = audit.record(&Event::now(if name.is_empty() { "-" } else { name }, action, None, address, status));

@@ -135,27 +135,26 @@ pub(crate) async fn login(State(state): State<AppState>, headers: HeaderMap, req
     }
     let Some(user) = accounts.check_password(&form.name, &form.password).await else {
         accounts.failed(address, &form.name);
-        record::sign_in(&state, &form.name, false, address);
+        record::failed_sign_in(&state, &form.name, address);
         return page(Some(&accounts), StatusCode::UNAUTHORIZED, Some("Wrong name or password."), &next, false);
     };
     accounts.limiter.succeeded(&form.name);
-    let started = end_then_start(&state, &accounts, &headers, &user.name.clone(), Some(&user)).await;
+    let started = end_then_start(&state, &accounts, &headers, &user.name.clone(), Some(&user), address).await;
     match started {
-        Ok(cookie) => {
-            record::sign_in(&state, &user.name, true, address);
-            see_other(&next, Some(cookie))
-        }
+        Ok(cookie) => see_other(&next, Some(cookie)),
         Err(e) => PageError(e).into_response(),
     }
 }
 
-/// Ends the session the browser came with, if any, and starts a new one: its `Set-Cookie`.
+/// Ends the session the browser came with, if any, starts a new one and records the sign-in:
+/// its `Set-Cookie`. A sign-in the audit log could not take ends the session it started.
 async fn end_then_start(
     state: &AppState,
     accounts: &std::sync::Arc<Accounts>,
     headers: &HeaderMap,
     name: &str,
     user: Option<&crate::auth::users::User>,
+    address: Option<std::net::IpAddr>,
 ) -> Result<String, Error> {
     let secure = accounts.settings.secure_cookies;
     let old = session_cookie(headers, secure);
@@ -169,7 +168,17 @@ async fn end_then_start(
         let user = user_name_and_tag.and_then(|(n, tag)| users.get(&n).filter(|u| u.credential_tag() == tag));
         accounts2.start_session(&name2, user.as_deref())
     };
-    let id = if state.archive().backend().shared { crate::view::blocking(run).await? } else { run()? };
+    let shared = state.archive().backend().shared;
+    let id = if shared { crate::view::blocking(run).await? } else { run()? };
+    if let Err(e) = record::signed_in(state, name, address) {
+        let (a, started) = (std::sync::Arc::clone(accounts), id.clone());
+        let end = move || a.sessions.end(&started);
+        let ended = if shared { crate::view::blocking(end).await } else { end() };
+        if let Err(e) = ended {
+            tracing::error!(error = %e, "a sign-in the audit log did not take could not be undone");
+        }
+        return Err(e);
+    }
     Ok(session_cookie_header(secure, &id, accounts.settings.session_hours * 3600))
 }
 
@@ -294,12 +303,12 @@ pub(crate) async fn oidc_callback(
     let name = match oidc.finish(&code, pending).await {
         Ok(name) => name,
         Err(_) => {
-            record::sign_in(&state, "", false, address);
+            record::failed_sign_in(&state, "", address);
             return fail("the provider's answer was refused");
         }
     };
     if accounts.vouched(&name).is_none() {
-        record::sign_in(&state, &name, false, address);
+        record::failed_sign_in(&state, &name, address);
         return page(
             Some(&accounts),
             StatusCode::FORBIDDEN,
@@ -308,9 +317,8 @@ pub(crate) async fn oidc_callback(
             false,
         );
     }
-    match end_then_start(&state, &accounts, &headers, &name, None).await {
+    match end_then_start(&state, &accounts, &headers, &name, None, address).await {
         Ok(cookie) => {
-            record::sign_in(&state, &name, true, address);
             let mut res = see_other(&next, Some(cookie));
             if let Ok(v) =
                 HeaderValue::from_str(&format!("{OIDC_COOKIE}=; Path=/login/oidc; HttpOnly; SameSite=Lax; Max-Age=0"))
