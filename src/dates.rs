@@ -284,7 +284,8 @@ pub fn parse_mail_date(value: &str) -> Option<(i64, i16)> {
             return None;
         }
     }
-    let d = mail_parser::DateTime::parse_rfc822(value)?;
+    let d = mail_parser::DateTime::parse_rfc822(value)
+        .or_else(|| mail_parser::DateTime::parse_rfc822(&completed(value)?))?;
     // RFC 5322 §4.3: a year of three digits is counted from 1900 (two digits are mail-parser's).
     let year = match d.year {
         100..=999 => i64::from(d.year) + 1900,
@@ -308,6 +309,25 @@ pub fn parse_mail_date(value: &str) -> Option<(i64, i16)> {
         + i64::from(d.minute) * 60
         + i64::from(d.second);
     Some((local - i64::from(offset) * 60, offset))
+}
+
+/// A date old mailers wrote that mail-parser does not read, written out in full: a time without
+/// seconds before a zone of letters (`20 Dec 95 19:59 CST`) gains them, and a time with no zone
+/// after it (`15 Feb 1995 09:38:18`) is taken as `-0000`, a local time in a zone not known (RFC
+/// 5322 §3.3), as mail programs show it. `None` when there is no time to complete.
+fn completed(value: &str) -> Option<String> {
+    let mut words: Vec<String> = value.split_whitespace().map(str::to_string).collect();
+    let at = words.iter().position(|w| w.contains(':') && w.bytes().all(|b| b.is_ascii_digit() || b == b':'))?;
+    if words[at].matches(':').count() == 1 {
+        words[at].push_str(":00");
+    }
+    match words.get_mut(at + 1) {
+        None => words.push("-0000".into()),
+        Some(w) if w.starts_with('(') => words.insert(at + 1, "-0000".into()),
+        // A zone's name in any case (`cst`), as its reader takes it.
+        Some(w) => w.make_ascii_uppercase(),
+    }
+    Some(words.join(" "))
 }
 
 /// A Windows FILETIME (100 ns since 1601, as Outlook keeps times) as seconds since the epoch;
@@ -346,6 +366,12 @@ mod rfc5322_tests {
             ("Mon, 6 Jan 2020 10:00:00 Z", Some("2020-01-06T10:00:00Z")),
             ("Sat, 29 Feb 2020 12:00:00 +0000", Some("2020-02-29T12:00:00Z")),
             ("Sat, 31 Dec 2016 23:59:60 +0000", Some("2017-01-01T00:00:00Z")),
+            // Old mailers: no seconds before a zone of letters, no zone at all.
+            ("Wed, 20 Dec 95 19:59 CST", Some("1995-12-20T19:59:00-06:00")),
+            ("Wed, 20 Dec 1995 19:59 cst", Some("1995-12-20T19:59:00-06:00")),
+            ("Wed, 15 Feb 1995 09:38:18", Some("1995-02-15T09:38:18Z")),
+            ("Wed, 15 Feb 1995 09:38 (local)", Some("1995-02-15T09:38:00Z")),
+            ("Wed, 15 Feb 1995", None),
             ("Sat, 1 Jan 10000 00:00:00 +0000", None),
             ("32 Feb 2020 25:61:00 +0000", None),
             ("Fri, 29 Feb 2019 12:00:00 +0000", None),
