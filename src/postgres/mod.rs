@@ -39,6 +39,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (3, include_str!("migrations/0003_search_version.sql")),
     (4, include_str!("migrations/0004_search_attachments.sql")),
     (5, include_str!("migrations/0005_sessions.sql")),
+    (6, include_str!("migrations/0006_search_words.sql")),
 ];
 
 /// Advisory lock keys (one namespace: the first 32 bits spell "mlsh").

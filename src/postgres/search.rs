@@ -145,7 +145,7 @@ impl Row {
         Row {
             id: pg_id(d.id),
             texts: [&d.subject, &d.from, &d.to, &d.cc, &d.body, &d.filenames, &d.attachments].map(|t| tsvector(t)),
-            date: d.timestamp.unwrap_or(i64::MIN),
+            date: d.timestamp.unwrap_or(crate::search::UNDATED),
             size: clamp_size(d.size),
             attachment: d.has_attachment,
             folders: json_strings(&folders),
@@ -354,9 +354,9 @@ impl Condition {
             Query::HasAttachment => "attachment".into(),
             Query::Date { from, to } => {
                 let mut parts = Vec::new();
-                if let Some(from) = from {
-                    parts.push(format!("date >= {}::bigint", self.param(Box::new(*from))));
-                }
+                // A message without a date is in no range.
+                let from = from.unwrap_or(crate::search::UNDATED + 1);
+                parts.push(format!("date >= {}::bigint", self.param(Box::new(from))));
                 if let Some(to) = to {
                     parts.push(format!("date < {}::bigint", self.param(Box::new(*to))));
                 }

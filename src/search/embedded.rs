@@ -75,7 +75,10 @@ impl tantivy::Document for Queued {
 /// to fail as tantivy says).
 const QUEUE_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
-const TOKENIZER: &str = "mail";
+/// The tokenizer's name, in the schema: named anew whenever the words it makes change, so that
+/// an index of the old words is rebuilt rather than read (`mail`: before decomposed accents,
+/// compatibility forms, Greek and `ё` were folded).
+const TOKENIZER: &str = "mail2";
 /// Memory the writer may buffer before it flushes a segment.
 const WRITER_BUDGET: usize = 32 * 1024 * 1024;
 /// Merges run one at a time (tantivy would run up to four): merging is work for the cores the
@@ -176,7 +179,7 @@ impl SearchIndex for Embedded {
         doc.add_text(f.body, &d.body);
         doc.add_text(f.filename, &d.filenames);
         doc.add_text(f.attachments, &d.attachments);
-        doc.add_i64(f.date, d.timestamp.unwrap_or(i64::MIN));
+        doc.add_i64(f.date, d.timestamp.unwrap_or(super::UNDATED));
         doc.add_u64(f.size, d.size);
         doc.add_u64(f.attachment, u64::from(d.has_attachment));
         for t in crate::index::folders::folder_terms(&d.folder) {
@@ -247,7 +250,7 @@ impl SearchIndex for Embedded {
             TopDocs::with_limit(limit.max(1)).and_offset(offset).tweak_score(move |seg: &tantivy::SegmentReader| {
                 let dates = seg.fast_fields().i64("date").ok();
                 move |doc: tantivy::DocId, score: tantivy::Score| {
-                    (score, dates.as_ref().and_then(|d| d.first(doc)).unwrap_or(i64::MIN))
+                    (score, dates.as_ref().and_then(|d| d.first(doc)).unwrap_or(super::UNDATED))
                 }
             });
         let (docs, total) = searcher.search(&*query, &(top, Count)).map_err(fail)?;
@@ -424,7 +427,7 @@ impl Embedded {
                 Box::new(TermQuery::new(Term::from_field_u64(f.attachment, 1), IndexRecordOption::Basic))
             }
             Query::Date { from, to } => Box::new(RangeQuery::new(
-                from.map_or(Bound::Unbounded, |v| Bound::Included(Term::from_field_i64(f.date, v))),
+                Bound::Included(Term::from_field_i64(f.date, from.unwrap_or(super::UNDATED + 1))),
                 to.map_or(Bound::Unbounded, |v| Bound::Excluded(Term::from_field_i64(f.date, v))),
             )),
             Query::Size { min, max } => Box::new(RangeQuery::new(

@@ -128,6 +128,10 @@ pub fn holds_any(text: &str, terms: &[Vec<String>]) -> bool {
     found
 }
 
+/// The date every engine keeps for a message that has none: it sorts before every dated one, and
+/// no date range (`before:`, `after:`) holds it.
+pub const UNDATED: i64 = i64::MIN;
+
 /// The words of a text as every engine indexes them and every query looks them up.
 pub fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();

@@ -1,5 +1,5 @@
 //! The search language mail users already type: words, `"quoted phrases"`, `field:value`, `-`
-//! negation, `OR`, and parentheses. Parsed into a small tree, independent of the search engine, so
+//! or `NOT` negation, `OR`, `AND` (what terms side by side mean anyway), and parentheses. Parsed into a small tree, independent of the search engine, so
 //! the grammar is pinned by its own tests and a bad query gets a clear message.
 //!
 //! Fields: `from:` `to:` `cc:` `subject:` `body:` `filename:` `attachment:` (the text of attached
@@ -30,7 +30,8 @@ pub enum Query {
     /// Messages that came through this mailing list (its List-Id), ignoring case.
     List(String),
     HasAttachment,
-    /// Seconds since the epoch: at or after `from`, before `to`.
+    /// Seconds since the epoch: at or after `from`, before `to`. A message without a date is in
+    /// no range.
     Date {
         from: Option<i64>,
         to: Option<i64>,
@@ -113,6 +114,8 @@ fn lex(input: &str) -> Result<Vec<Tok>, Error> {
     let chars: Vec<char> = input.chars().collect();
     let mut i = 0;
     let mut out = Vec::new();
+    // A `NOT` before the next term or parenthesis.
+    let mut negate_next = false;
     while i < chars.len() {
         let c = chars[i];
         if c.is_whitespace() {
@@ -120,6 +123,9 @@ fn lex(input: &str) -> Result<Vec<Tok>, Error> {
             continue;
         }
         if c == '(' {
+            if std::mem::take(&mut negate_next) {
+                out.push(Tok::Neg);
+            }
             out.push(Tok::Open);
             i += 1;
             continue;
@@ -168,13 +174,21 @@ fn lex(input: &str) -> Result<Vec<Tok>, Error> {
             }
             (chars[start..i].iter().collect(), false)
         };
-        if !neg && !quoted && field.is_none() && value == "OR" {
+        let operator = !neg && !quoted && field.is_none();
+        if operator && value == "OR" {
             out.push(Tok::Or);
+        } else if operator && value == "AND" {
+            // What two terms side by side mean already.
+        } else if operator && value == "NOT" {
+            // `NOT x` is `-x`, `NOT (…)` is `-(…)`; the term or parenthesis is the next one.
+            negate_next = !negate_next;
+            continue;
         } else if value.is_empty() && !quoted {
             continue;
         } else {
-            out.push(Tok::Term { neg, field, value, quoted });
+            out.push(Tok::Term { neg: neg != negate_next, field, value, quoted });
         }
+        negate_next = false;
     }
     Ok(out)
 }
@@ -208,9 +222,15 @@ struct Parser {
 impl Parser {
     fn or(&mut self) -> Result<Option<Query>, Error> {
         let mut alts = Vec::new();
+        // Whether a side held only terms left out (`!!! OR report`): nothing to look for, not
+        // a mistake.
+        let mut left_out = false;
         loop {
+            let before = self.pos;
             match self.and()? {
                 Some(q) => alts.push(q),
+                None if self.pos > before => left_out = true,
+                None if left_out => {}
                 None if !alts.is_empty() || self.tokens.get(self.pos) == Some(&Tok::Or) => {
                     return Err(bad("OR needs something on both sides".into()))
                 }
@@ -258,8 +278,9 @@ impl Parser {
                 }
                 Tok::Term { neg, field, value, quoted } => {
                     self.pos += 1;
-                    let q = term(field.as_deref(), &value, quoted)?;
-                    all.push(if neg { Query::Not(Box::new(q)) } else { q });
+                    if let Some(q) = term(field.as_deref(), &value, quoted)? {
+                        all.push(if neg { Query::Not(Box::new(q)) } else { q });
+                    }
                 }
             }
         }
@@ -271,9 +292,16 @@ impl Parser {
     }
 }
 
-fn term(field: Option<&str>, value: &str, quoted: bool) -> Result<Query, Error> {
+/// The query a term asks; `None` for text of no letter or digit (a `-`, `&` or `—` pasted
+/// between words), which holds no word to look for and is left out, as search engines leave it.
+fn term(field: Option<&str>, value: &str, quoted: bool) -> Result<Option<Query>, Error> {
+    let text_field =
+        matches!(field, None | Some("from" | "to" | "cc" | "subject" | "body" | "filename" | "attachment"));
+    if text_field && !value.chars().any(char::is_alphanumeric) {
+        return Ok(None);
+    }
     let text = |f: Option<TextField>| Query::Text { field: f, text: value.to_string(), phrase: quoted };
-    Ok(match field {
+    Ok(Some(match field {
         None => text(None),
         Some("from") => text(Some(TextField::From)),
         Some("to") => text(Some(TextField::To)),
@@ -293,7 +321,7 @@ fn term(field: Option<&str>, value: &str, quoted: bool) -> Result<Query, Error> 
         Some("larger") => Query::Size { min: Some(size(value)?), max: None },
         Some("smaller") => Query::Size { min: None, max: Some(size(value)?) },
         Some(other) => return Err(bad(format!("{other}: is not a known field"))),
-    })
+    }))
 }
 
 /// `2024`, `2024-03`, `2024-03-31` (also with `/`) → the first second of that period, UTC.
@@ -359,6 +387,24 @@ mod tests {
             ("会議", t(None, "会議", false)),
             ("re: hello", Query::And(vec![t(None, "re:", false), t(None, "hello", false)])),
             ("http://x.example/a", t(None, "http://x.example/a", false)),
+            // Punctuation pasted between words holds no word: left out, not matched.
+            ("maven - surefire", Query::And(vec![t(None, "maven", false), t(None, "surefire", false)])),
+            ("Q3 & budget —", Query::And(vec![t(None, "Q3", false), t(None, "budget", false)])),
+            ("maven \"\" :", t(None, "maven", false)),
+            ("- --", Query::All),
+            ("from:@ alice", t(None, "alice", false)),
+            // AND, NOT in capitals are operators, as OR is; in lower case they are words.
+            ("maven AND surefire", Query::And(vec![t(None, "maven", false), t(None, "surefire", false)])),
+            (
+                "maven NOT surefire",
+                Query::And(vec![t(None, "maven", false), Query::Not(Box::new(t(None, "surefire", false)))]),
+            ),
+            ("NOT (a OR b)", Query::Not(Box::new(Query::Or(vec![t(None, "a", false), t(None, "b", false)])))),
+            ("NOT -spam", t(None, "spam", false)),
+            ("not and", Query::And(vec![t(None, "not", false), t(None, "and", false)])),
+            ("\"NOT\"", t(None, "NOT", true)),
+            ("!!! OR report", t(None, "report", false)),
+            ("report OR &", t(None, "report", false)),
         ];
         for (input, want) in cases {
             assert_eq!(parse(input).expect(input), want, "{input}");

@@ -1,7 +1,10 @@
 //! The mail-aware tokenizer: how text becomes the words the search index holds and a query looks
 //! for. Letters and digits of any script make words, each CJK character is a word of its own (so a
 //! phrase of them matches inside longer runs), and words are lower-cased and folded to ASCII, so
-//! "Café" finds "cafe".
+//! "Café" finds "cafe" (whether its `é` is one character or `e` and a combining accent), Greek
+//! loses its accents and final sigma, and Russian `ё` is `е`.
+
+use unicode_normalization::char::is_combining_mark;
 
 use tantivy::tokenizer::{
     AsciiFoldingFilter, LowerCaser, RawTokenizer, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer,
@@ -57,6 +60,63 @@ fn is_cjk(c: char) -> bool {
         | 0x1100..=0x11FF | 0x3130..=0x318F | 0x20000..=0x2FFFF | 0xFF66..=0xFF9F)
 }
 
+/// `word` in Unicode's compatibility composed form (NFKC) when it is not in it already: a letter
+/// and its combining accent (NFD, as macOS and some mailers write them) become the one letter the
+/// folding filter knows, half-width katakana the full-width ones, a ligature its letters. Most
+/// words are known to be in it already as they are found ([`Word::normal`]): Unicode's own check
+/// looks each character up in its tables, and was a twentieth of a cold index.
+fn compatible(word: &str) -> std::borrow::Cow<'_, str> {
+    use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
+    match is_nfkc_quick(word.chars()) {
+        IsNormalized::Yes => std::borrow::Cow::Borrowed(word),
+        _ => std::borrow::Cow::Owned(word.nfkc().collect()),
+    }
+}
+
+/// Whether NFKC leaves `c` as it is, whatever stands beside it (a combining mark after it is not
+/// such a character, and is looked at on its own): ASCII, the letters of Latin-1 and Latin
+/// Extended-A but for its compatibility ligatures, Cyrillic, the Greek, Hebrew, Arabic and Thai
+/// letters, CJK ideographs, kana, Hangul syllables. Others are asked of Unicode's tables.
+#[inline]
+fn stays_as_written(c: char) -> bool {
+    match c as u32 {
+        0x132 | 0x133 | 0x13F | 0x140 | 0x149 | 0x17F => false,
+        0..=0x7F | 0xC0..=0xD6 | 0xD8..=0xF6 | 0xF8..=0x17E => true,
+        0x386 | 0x388..=0x3CE | 0x400..=0x4FF => true,
+        0x5D0..=0x5EA | 0x621..=0x64A | 0xE01..=0xE30 => true,
+        0x3005 | 0x3041..=0x3096 | 0x309D | 0x309E | 0x30A1..=0x30FA | 0x30FC..=0x30FE => true,
+        0x4E00..=0x9FFF | 0xAC00..=0xD7A3 => true,
+        _ => false,
+    }
+}
+
+/// What tantivy's folding leaves, folded as Latin is: a lower-case Greek vowel with its tonos or
+/// dialytika is the vowel, and a final sigma (ς) is σ, so `σισυφος` finds `Σίσυφος` and
+/// `Σοφοκλέους` finds `ΣΟΦΟΚΛΕΟΥΣ`; Russian `ё` is `е` (as [`push_basic_cyrillic_lowercase`]
+/// makes it in the words it takes).
+fn fold_more(word: &mut String) {
+    // Greek and Coptic (U+0370..U+03FF) are two bytes in UTF-8, led by 0xCD, 0xCE or 0xCF; ё is
+    // 0xD1 0x91.
+    if !word.bytes().any(|b| matches!(b, 0xCD..=0xCF | 0xD1)) {
+        return;
+    }
+    *word = word
+        .chars()
+        .map(|c| match c {
+            'ά' => 'α',
+            'έ' => 'ε',
+            'ή' => 'η',
+            'ί' | 'ϊ' | 'ΐ' => 'ι',
+            'ό' => 'ο',
+            'ύ' | 'ϋ' | 'ΰ' => 'υ',
+            'ώ' => 'ω',
+            'ς' => 'σ',
+            'ё' => 'е',
+            c => c,
+        })
+        .collect();
+}
+
 /// `char::is_alphanumeric`, answered without its tables for the letters most mail that is not
 /// ASCII is written in (Latin-1 and Latin Extended-A, Cyrillic), which are letters throughout
 /// those ranges; the tables were a fortieth of a cold index.
@@ -73,6 +133,9 @@ fn is_alphanumeric(c: char) -> bool {
 fn push_basic_cyrillic_lowercase(word: &str, out: &mut String) -> bool {
     for c in word.chars() {
         let lower = match c as u32 {
+            // Ё and ё are searched as е, as Russian is mostly written (and as search engines
+            // fold it).
+            0x401 | 0x451 => 0x435,
             0x410..=0x42F => c as u32 + 0x20,
             0x400..=0x40F => c as u32 + 0x50,
             0x430..=0x45F => c as u32,
@@ -99,6 +162,8 @@ struct Word {
     from: usize,
     to: usize,
     ascii: bool,
+    /// Every character one no normalization changes ([`stays_as_written`]).
+    normal: bool,
 }
 
 /// What an ASCII byte is to a word: part of one, or between words; every other byte is the
@@ -140,8 +205,10 @@ impl<U> MailTokens<'_, U> {
         }
         match bytes.get(i) {
             _ if i == from && i >= bytes.len() => None,
-            None => Some(Word { from, to: i, ascii: true }),
-            Some(&b) if i > from && kind(b) == ByteKind::Between => Some(Word { from, to: i, ascii: true }),
+            None => Some(Word { from, to: i, ascii: true, normal: true }),
+            Some(&b) if i > from && kind(b) == ByteKind::Between => {
+                Some(Word { from, to: i, ascii: true, normal: true })
+            }
             _ => self.any_word(from),
         }
     }
@@ -153,12 +220,13 @@ impl<U> MailTokens<'_, U> {
         let mut i = from;
         let mut start: Option<usize> = None;
         let mut ascii = true;
+        let mut normal = true;
         while let Some(&b) = bytes.get(i) {
             if b.is_ascii() {
                 if b.is_ascii_alphanumeric() {
                     start.get_or_insert(i);
                 } else if let Some(from) = start {
-                    return Some(Word { from, to: i, ascii });
+                    return Some(Word { from, to: i, ascii, normal });
                 }
                 i += 1;
                 continue;
@@ -166,24 +234,27 @@ impl<U> MailTokens<'_, U> {
             let c = self.text.get(i..).and_then(|rest| rest.chars().next())?;
             if is_cjk(c) {
                 return Some(match start {
-                    Some(from) => Word { from, to: i, ascii },
-                    None => Word { from: i, to: i + c.len_utf8(), ascii: false },
+                    Some(from) => Word { from, to: i, ascii, normal },
+                    None => Word { from: i, to: i + c.len_utf8(), ascii: false, normal: stays_as_written(c) },
                 });
-            } else if is_alphanumeric(c) {
+            } else if is_alphanumeric(c) || (start.is_some() && is_combining_mark(c)) {
+                // A combining mark belongs to the letter before it (`i` and U+0308 are `ï`
+                // written decomposed): it does not end the word.
                 start.get_or_insert(i);
                 ascii = false;
+                normal &= stays_as_written(c);
             } else if let Some(from) = start {
-                return Some(Word { from, to: i, ascii });
+                return Some(Word { from, to: i, ascii, normal });
             }
             i += c.len_utf8();
         }
-        start.map(|from| Word { from, to: bytes.len(), ascii })
+        start.map(|from| Word { from, to: bytes.len(), ascii, normal })
     }
 }
 
 impl<U: Tokenizer> TokenStream for MailTokens<'_, U> {
     fn advance(&mut self) -> bool {
-        while let Some(Word { from, to, ascii }) = self.next_word() {
+        while let Some(Word { from, to, ascii, normal }) = self.next_word() {
             self.at = to;
             self.token.position = self.token.position.wrapping_add(1);
             if to - from >= LONGEST_WORD {
@@ -196,14 +267,19 @@ impl<U: Tokenizer> TokenStream for MailTokens<'_, U> {
             if ascii {
                 self.token.text.push_str(word);
                 self.token.text.make_ascii_lowercase();
-            } else if word.chars().nth(1).is_none() && word.chars().next().is_some_and(is_cjk) {
-                // A CJK character is a word of its own, and has no case and nothing to fold.
-                self.token.text.push_str(word);
-            } else if !push_basic_cyrillic_lowercase(word, &mut self.token.text) {
-                self.token.text.clear();
-                let mut folded = self.unicode.token_stream(word);
-                if folded.advance() {
-                    self.token.text.push_str(&folded.token().text);
+            } else {
+                // Written decomposed or in a compatibility form, a word is the word it stands for.
+                let word = if normal { word.into() } else { compatible(word) };
+                if word.chars().nth(1).is_none() && word.chars().next().is_some_and(is_cjk) {
+                    // A CJK character is a word of its own, and has no case and nothing to fold.
+                    self.token.text.push_str(&word);
+                } else if !push_basic_cyrillic_lowercase(&word, &mut self.token.text) {
+                    self.token.text.clear();
+                    let mut folded = self.unicode.token_stream(&word);
+                    if folded.advance() {
+                        self.token.text.push_str(&folded.token().text);
+                    }
+                    fold_more(&mut self.token.text);
                 }
             }
             return true;
@@ -234,7 +310,8 @@ mod tests {
         out
     }
 
-    /// What tantivy's filters make of each word, as the analyzer had them before they were fused.
+    /// What tantivy's filters make of each word (in its compatibility form, then folded further),
+    /// as the analyzer had them before they were fused.
     fn unfused(text: &str) -> Vec<(String, usize)> {
         let mut chain =
             TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser).filter(AsciiFoldingFilter).build();
@@ -245,9 +322,15 @@ mod tests {
         while let Some(word) = stream.next_word() {
             stream.at = word.to;
             if word.to - word.from < LONGEST_WORD {
-                let mut one = chain.token_stream(&text[word.from..word.to]);
+                let written = &text[word.from..word.to];
+                let form = if word.ascii { written.into() } else { compatible(written) };
+                let mut one = chain.token_stream(&form);
                 assert!(one.advance());
-                out.push((one.token().text.clone(), position));
+                let mut term = one.token().text.clone();
+                if !word.ascii {
+                    fold_more(&mut term);
+                }
+                out.push((term, position));
             }
             position += 1;
         }
@@ -301,6 +384,26 @@ mod tests {
     }
 
     #[test]
+    fn characters_that_stay_as_written_are_in_every_normal_form() {
+        use unicode_normalization::UnicodeNormalization;
+        for c in (0..0x10000).filter_map(char::from_u32).filter(|&c| stays_as_written(c)) {
+            let one = c.to_string();
+            assert_eq!(one.nfkc().collect::<String>(), one, "{c:?} U+{:04X}", c as u32);
+            // Nothing composes with it from before: no normalization of a letter and it differs.
+            let after_a: String = format!("a{c}").nfkc().collect();
+            assert_eq!(after_a, format!("a{c}"), "U+{:04X}", c as u32);
+        }
+        // Nor is any the second of two characters that compose into one.
+        for x in (0..0x30000).filter_map(char::from_u32) {
+            let mut parts = Vec::new();
+            unicode_normalization::char::decompose_canonical(x, |p| parts.push(p));
+            if let [_, second] = parts.as_slice() {
+                assert!(!stays_as_written(*second), "U+{:04X} composes into U+{:04X}", *second as u32, x as u32);
+            }
+        }
+    }
+
+    #[test]
     fn letters_answered_without_tables_are_letters() {
         for c in (0x80..0x800).filter_map(char::from_u32) {
             assert_eq!(is_alphanumeric(c), c.is_alphanumeric(), "{c:?} U+{:04X}", c as u32);
@@ -335,7 +438,13 @@ mod tests {
             ("ÉCOLE Straße Œuvre", &[("ecole", 0), ("strasse", 1), ("oeuvre", 2)]),
             ("ПРИВЕТ мир", &[("привет", 0), ("мир", 1)]),
             ("x1Y2 ﬁn", &[("x1y2", 0), ("fin", 1)]),
-            ("a\u{301}b", &[("a", 0), ("b", 1)]),
+            // Decomposed accents are part of their word, and fold as composed ones do.
+            ("a\u{301}b", &[("ab", 0)]),
+            ("nai\u{308}ve Zu\u{308}rich", &[("naive", 0), ("zurich", 1)]),
+            ("ｶﾀｶﾅ", &[("カ", 0), ("タ", 1), ("カ", 2), ("ナ", 3)]),
+            // Greek without its accents and final sigma; Russian ё as е.
+            ("Σίσυφος ΣΟΦΟΚΛΕΟΥΣ Σοφοκλέους ΐ", &[("σισυφοσ", 0), ("σοφοκλεουσ", 1), ("σοφοκλεουσ", 2), ("ι", 3)]),
+            ("ЁЖИК ёжик Ёж1", &[("ежик", 0), ("ежик", 1), ("еж1", 2)]),
             ("İstanbul", &[("i\u{307}stanbul", 0)]),
             ("Zoë's résumé", &[("zoe", 0), ("s", 1), ("resume", 2)]),
         ];
