@@ -292,13 +292,7 @@ pub fn parse_mail_date(value: &str) -> Option<(i64, i16)> {
         y => i64::from(y),
     };
     let (month, day) = (i64::from(d.month), i64::from(d.day));
-    let days_in_month = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
-        2 => 28,
-        _ => return None,
-    };
+    let days_in_month = days_in_month(year, month)?;
     // A leap second (60) is the next minute's first.
     if !(1..=days_in_month).contains(&day) || d.hour > 23 || d.minute > 59 || d.second > 60 || year < 1000 {
         return None;
@@ -309,6 +303,18 @@ pub fn parse_mail_date(value: &str) -> Option<(i64, i16)> {
         + i64::from(d.minute) * 60
         + i64::from(d.second);
     Some((local - i64::from(offset) * 60, offset))
+}
+
+/// How many days a month of a year has (the proleptic Gregorian calendar); `None` for a month
+/// that is not one.
+pub fn days_in_month(year: i64, month: i64) -> Option<i64> {
+    Some(match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        _ => return None,
+    })
 }
 
 /// A date old mailers wrote that mail-parser does not read, written out in full: a time without

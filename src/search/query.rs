@@ -150,11 +150,17 @@ fn lex(input: &str) -> Result<Vec<Tok>, Error> {
         while j < chars.len() && (chars[j].is_ascii_alphanumeric() || chars[j] == '-' || chars[j] == '_') {
             j += 1;
         }
-        if j > i && chars.get(j) == Some(&':') && j + 1 < chars.len() && !chars[j + 1].is_whitespace() {
+        if j > i && chars.get(j) == Some(&':') {
             let name: String = chars[i..j].iter().collect::<String>().to_ascii_lowercase();
-            if FIELDS.contains(&name.as_str()) {
+            // `from: alice` is `from:alice`, as typed with a space; `re: hello` stays two words.
+            let mut value_at = j + 1;
+            while chars.get(value_at).is_some_and(|c| c.is_whitespace()) {
+                value_at += 1;
+            }
+            let value_follows = chars.get(value_at).is_some_and(|&c| c != '(' && c != ')');
+            if FIELDS.contains(&name.as_str()) && value_follows {
                 field = Some(name);
-                i = j + 1;
+                i = value_at;
             }
         }
         let (value, quoted) = if chars.get(i) == Some(&'"') {
@@ -335,7 +341,10 @@ fn day_start(v: &str) -> Result<i64, Error> {
         _ => (None, None, None),
     };
     match (y, m, d) {
-        (Some(y), Some(m), Some(d)) if (1..=9999).contains(&y) && (1..=12).contains(&m) && (1..=31).contains(&d) => {
+        (Some(y), Some(m), Some(d))
+            if (1..=9999).contains(&y)
+                && crate::dates::days_in_month(y, m).is_some_and(|days| (1..=days).contains(&d)) =>
+        {
             Ok(crate::dates::days_from_civil(y, m, d) * 86_400)
         }
         _ => Err(bad(format!("“{v}” is not a date like 2024-03-31"))),
@@ -404,6 +413,14 @@ mod tests {
             ("not and", Query::And(vec![t(None, "not", false), t(None, "and", false)])),
             ("\"NOT\"", t(None, "NOT", true)),
             ("!!! OR report", t(None, "report", false)),
+            (
+                "from: alice  subject:  \"build fails\"",
+                Query::And(vec![
+                    t(Some(TextField::From), "alice", false),
+                    t(Some(TextField::Subject), "build fails", true),
+                ]),
+            ),
+            ("after:2024-02-29", Query::Date { from: Some(1_709_164_800), to: None }),
             ("report OR &", t(None, "report", false)),
         ];
         for (input, want) in cases {
@@ -413,7 +430,20 @@ mod tests {
 
     #[test]
     fn bad_queries_say_why() {
-        for input in ["\"open", "(a", "a)", "before:yesterday", "larger:huge", "has:wings", "OR a", "a OR", "()"] {
+        for input in [
+            "\"open",
+            "(a",
+            "a)",
+            "before:yesterday",
+            "larger:huge",
+            "has:wings",
+            "OR a",
+            "a OR",
+            "()",
+            "after:2024-02-31",
+            "before:2023-02-29",
+            "after:2024-13",
+        ] {
             let err = parse(input).expect_err(input);
             assert!(matches!(err, Error::BadQuery(_)), "{input}: {err:?}");
         }

@@ -117,8 +117,13 @@ pub(crate) async fn login_page(
 pub(crate) async fn login(State(state): State<AppState>, headers: HeaderMap, req: Request) -> Response {
     let Some(accounts) = state.accounts.clone() else { return see_other("/", None) };
     let address = client_address(req.headers(), peer_of(&req), Some(&accounts));
-    let Ok(Form(form)) = Form::<LoginForm>::from_request(req, &state).await else {
-        return page(Some(&accounts), StatusCode::BAD_REQUEST, Some("wrong name or password"), "/", false);
+    let form = match Form::<LoginForm>::from_request(req, &state).await {
+        Ok(Form(form)) => form,
+        // Over `MAX_SIGN_IN_FORM`: 413, as the limits say; anything else that is not the form is 400.
+        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return page(Some(&accounts), StatusCode::PAYLOAD_TOO_LARGE, Some("The form is too large."), "/", false);
+        }
+        Err(_) => return page(Some(&accounts), StatusCode::BAD_REQUEST, Some("wrong name or password"), "/", false),
     };
     let next = local(form.next.as_deref());
     if let Err(wait) = accounts.may_try(address, &form.name) {
