@@ -521,6 +521,23 @@ async fn header_fields_read_as_first_written() {
     }
 }
 
+/// 8-bit header text that no charset labels (old Outlook wrote the Subject and names in
+/// Windows-1252) reads as the body of the same message does, not as replacement characters.
+#[tokio::test]
+async fn eight_bit_headers_read_as_their_unlabelled_body() {
+    if !crate::common::needs::corpus("eight_bit_headers_read_as_their_unlabelled_body") {
+        return;
+    }
+    let file = crate::common::corpus_dir().join("stalwart-mail-parser/resources/eml/legacy/052.eml");
+    let app = TestApp::new(&[file]);
+    let detail = app.json("/api/messages/NDBBIAKOPKHFGPLCODIGOEKDCHAA.doug@example.com").await;
+    assert_eq!(detail["subject"], "Die Hasen und die Frösche (Microsoft Outlook 00)", "{detail}");
+    assert_eq!(detail["to"], "Heinz Müller <mueller@example.com>", "{detail}");
+    // The page and its list of every header field too.
+    let page = app.get("/message/NDBBIAKOPKHFGPLCODIGOEKDCHAA.doug@example.com").await.text();
+    assert!(page.contains("Heinz Müller") && !page.contains('\u{FFFD}'), "{page}");
+}
+
 /// File names continued over RFC 2231 segments whose bytes split a character, or in a charset
 /// other than UTF-8, come back whole.
 #[tokio::test]

@@ -521,15 +521,11 @@ fn summary(msg: &mail_parser::Message<'_>, f: &Firsts<'_, '_>) -> Summary {
     let whole: &[u8] = &msg.raw_message;
     let address = |h: Option<&mail_parser::Header<'_>>| {
         let h = h?;
-        let field = whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default();
-        h.value.as_address().map(|a| cut(clean_owned(super::addresses::line(a, field)), MAX_ADDRESS_LINE))
+        address_line(h, whole).map(|line| cut(clean_owned(line), MAX_ADDRESS_LINE))
     };
     let ids = |h: Option<&mail_parser::Header<'_>>| h.map(|h| id_list(&h.value)).unwrap_or_default();
     Summary {
-        subject: f
-            .subject
-            .and_then(|h| h.value.as_text())
-            .map(|s| cut(clean_text(&super::words::decode_header_text(s)), MAX_SUBJECT)),
+        subject: f.subject.and_then(|h| text_field(h, whole)).map(|s| cut(clean_text(&s), MAX_SUBJECT)),
         from: address(f.from),
         to: address(f.to),
         cc: address(f.cc),
@@ -539,6 +535,39 @@ fn summary(msg: &mail_parser::Message<'_>, f: &Firsts<'_, '_>) -> Summary {
         references: ids(f.references),
         labels: labels(msg),
         list: msg.header_raw("List-Id").and_then(list_id),
+    }
+}
+
+/// A field's bytes, when they are not UTF-8: 8-bit text no charset labels (`Subject: Fr\xf6sche`,
+/// as old Outlook wrote it), read as an unlabelled body is ([`charset::decode_unlabelled`]), where
+/// mail-parser replaced each such byte.
+fn eight_bit_field(h: &mail_parser::Header<'_>, whole: &[u8]) -> Option<String> {
+    let field = whole.get(h.offset_start as usize..h.offset_end as usize)?;
+    std::str::from_utf8(field).is_err().then(|| charset::decode_unlabelled(field))
+}
+
+/// A text field (the Subject, one mail-parser gives raw) decoded: its encoded-words, its folding,
+/// and 8-bit text without a charset.
+fn text_field(h: &mail_parser::Header<'_>, whole: &[u8]) -> Option<String> {
+    match eight_bit_field(h, whole) {
+        Some(text) => Some(super::words::decode_header_text(&text)),
+        None => h.value.as_text().map(super::words::decode_header_text),
+    }
+}
+
+/// An address field as one line ([`super::addresses::line`]); one holding 8-bit names without a
+/// charset is read as text first and its addresses parsed from that.
+fn address_line(h: &mail_parser::Header<'_>, whole: &[u8]) -> Option<String> {
+    match eight_bit_field(h, whole) {
+        Some(text) => {
+            let field = format!("{text}\r\n").into_bytes();
+            let value = mail_parser::parsers::MessageStream::new(&field).parse_address();
+            value.as_address().map(|a| super::addresses::line(a, &field))
+        }
+        None => {
+            let field = whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default();
+            h.value.as_address().map(|a| super::addresses::line(a, field))
+        }
     }
 }
 
@@ -752,12 +781,9 @@ fn headers(msg: &mail_parser::Message<'_>) -> Vec<(String, String)> {
             let value = match h.value() {
                 // Fields given raw (the Subject, those mail-parser does not know) are decoded
                 // here; in the others nothing is left to decode.
-                HeaderValue::Text(t) => clean_text(&super::words::decode_header_text(t)),
+                HeaderValue::Text(_) => clean_text(&text_field(h, whole).unwrap_or_default()),
                 HeaderValue::TextList(l) => clean_owned(l.join(", ")),
-                HeaderValue::Address(a) => clean_owned(super::addresses::line(
-                    a,
-                    whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default(),
-                )),
+                HeaderValue::Address(_) => clean_owned(address_line(h, whole).unwrap_or_default()),
                 HeaderValue::DateTime(d) => d.to_rfc3339(),
                 _ => clean_bytes(whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default()),
             };

@@ -93,7 +93,7 @@ Subject: =?utf-8?q?caf=C3=A9?=\r\n\r\nbody\r\n";
     let msg = parse(raw.into()).expect("parses");
     let want = [
         ("Received", "from a.example by b.example; Mon, 1 Jan 2024 00:00:00 +0000"),
-        ("X-Latin1", "caf\u{fffd}"),
+        ("X-Latin1", "caf\u{e9}"),
         ("Content-Type", "text/plain; charset=utf-8"),
         ("List-ID", "Team <team.example.org>"),
         ("Subject", "caf\u{e9}"),
