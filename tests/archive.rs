@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::{corpus_dir, walk, TestApp};
 
-/// Distinct contents among the files of a Maildir tree (its `cur/`, `new/` and, as notmuch's corpus
+/// Distinct contents in each folder among the files of a Maildir tree (its `cur/`, `new/` and, as notmuch's corpus
 /// has them, plain message files), leaving out `tmp/` and hidden files.
 fn maildir_messages(dir: &Path) -> usize {
     let files: Vec<PathBuf> = walk(dir)
@@ -22,7 +22,16 @@ fn maildir_messages(dir: &Path) -> usize {
                 && !rel.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
         })
         .collect();
-    let distinct: HashSet<Vec<u8>> = files.iter().map(|f| std::fs::read(f).expect("read")).collect();
+    // The same bytes are one message in each Maildir folder they are filed in.
+    let folder = |f: &Path| {
+        let dir = f.parent().unwrap_or(f);
+        match dir.file_name().and_then(|n| n.to_str()) {
+            Some("cur" | "new") => dir.parent().unwrap_or(dir).to_path_buf(),
+            _ => dir.to_path_buf(),
+        }
+    };
+    let distinct: HashSet<(Vec<u8>, PathBuf)> =
+        files.iter().map(|f| (std::fs::read(f).expect("read"), folder(f))).collect();
     distinct.len()
 }
 

@@ -335,3 +335,48 @@ async fn what_is_out_of_reach_answers_as_what_does_not_exist() {
     assert_eq!((export.header("x-mailshelf-messages"), export.text().lines().count()), ("2", 3));
     drop(dir);
 }
+
+/// The same bytes filed in two folders are a copy in each: a reader of either folder reads, finds
+/// and counts the copy filed there (one who may read both sees both); the same bytes twice in
+/// one folder are one message. With a Message-ID and without; the copy the reader may not read is
+/// found first (`Attic` is walked before `Open`).
+#[tokio::test]
+async fn the_same_message_in_two_folders_is_read_in_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let mail = dir.path().join("mail");
+    let with_id = "From: Ann <ann@example.org>\nSubject: Shared plans\nDate: Mon, 01 Jan 2024 10:00:00 +0000\n\
+        Message-ID: <copied@example.org>\n\ncopiedword\n";
+    let without_id = "From: Ann <ann@example.org>\nSubject: No id\nDate: Tue, 02 Jan 2024 10:00:00 +0000\n\nnoidword\n";
+    for rel in ["Attic/a.eml", "Open/a.eml", "Open/a-again.eml"] {
+        write(&mail, rel, with_id);
+    }
+    for rel in ["Attic/b.eml", "Open/b.eml"] {
+        write(&mail, rel, without_id);
+    }
+    let users = users_file(dir.path());
+    let app = TestApp::with_config(&[mail], |c| c.accounts.users = Some(users));
+    let (scoped, boss) = (basic("scoped", "scoped-pw"), basic("boss", "boss-pw"));
+    let json = |r: Reply| serde_json::from_slice::<serde_json::Value>(&r.body).unwrap();
+    let found = |q: &str| format!("/api/messages?q={q}");
+    for (who, q, total) in [
+        (&scoped, "copiedword", 1),
+        (&scoped, "noidword", 1),
+        (&boss, "copiedword", 2),
+        (&boss, "noidword", 2),
+        (&boss, "folder:Attic", 2),
+        (&boss, "folder:Open", 2),
+    ] {
+        let list = json(as_user(&app, "GET", &found(q), who).await);
+        assert_eq!(list["total"], total, "{q}: {list}");
+    }
+    let page = as_user(&app, "GET", "/message/copied@example.org", &scoped).await;
+    assert_eq!(page.status, StatusCode::OK, "the copy in the reader's own folder");
+    let listed = json(as_user(&app, "GET", "/api/messages", &scoped).await);
+    for m in listed["messages"].as_array().unwrap() {
+        let id = m["id"].as_str().unwrap();
+        let r = as_user(&app, "GET", &format!("/api/messages/{id}"), &scoped).await;
+        assert_eq!(r.status, StatusCode::OK, "{id}");
+    }
+    let folders = json(as_user(&app, "GET", "/api/folders", &scoped).await);
+    assert_eq!(folders["folders"][0]["messages"], 2, "{folders}");
+}

@@ -60,6 +60,15 @@ impl Added {
     }
 }
 
+/// The hash a copy of a message is kept under in a folder. The same bytes in two folders are two
+/// copies, each listed, counted and readable where it is filed (a reader of one folder sees the
+/// copy filed there), while the same bytes found twice in one folder, or inside another message,
+/// are one message. The first copy is kept under the hash of its bytes alone (as every message
+/// was before copies were told apart), the others under this.
+pub fn in_folder(hash: &ContentHash, folder: &str) -> ContentHash {
+    content_hash(&[&hash.0[..], folder.as_bytes()].concat())
+}
+
 /// The key of [`string_hash`], drawn at random once per process.
 static STRING_HASH_KEY: std::sync::LazyLock<std::collections::hash_map::RandomState> =
     std::sync::LazyLock::new(std::collections::hash_map::RandomState::new);
@@ -216,38 +225,41 @@ impl Index {
     /// thread that adds. Keyed by the message that was read, not the file: a `.partial.emlx` is
     /// completed from the files beside it, so two identical files may hold two different messages.
     pub fn add_draft(&mut self, msg: Draft, location: Location) -> Result<Added, Error> {
-        let hash = msg.hash;
-        let listed = matches!(location, Location::Top { .. });
-        if let Some(existing) = self.by_hash(&hash) {
-            if let Some(e) = self.get(existing) {
-                match (&e.location, &location) {
-                    // Found before only inside another message, now given on its own: list it,
-                    // read from its own source from now on.
-                    (Location::Nested { .. }, Location::Top { .. }) => {
-                        let mut e = (*e).clone();
-                        e.location = location;
-                        e.folder = self.file(&e)?;
-                        self.list(existing, &e);
-                        self.put(existing, Some(Arc::new(e)));
-                        return Ok(Added::Relisted(existing));
-                    }
-                    // Found again in the file it was read from (re-read after a change), maybe at
-                    // another place in it: the same message, now there.
-                    (Location::Top { source: was, .. }, Location::Top { source: now, .. })
-                        if was.path() == now.path() && was != now =>
-                    {
-                        let mut e = (*e).clone();
-                        e.location = location;
-                        self.put(existing, Some(Arc::new(e)));
-                    }
-                    _ => {}
-                }
+        // Where it is filed; `None` inside another message. An upload of bytes already held
+        // (uploaded before, or under a mounted path) is the message already held: uploading a
+        // file twice adds nothing.
+        let uploaded = matches!(location, Location::Top { uploaded: true, .. });
+        let folder = folders::of_location(&location).filter(|_| !uploaded);
+        let mut hash = msg.hash;
+        if let Some(existing) = self.by_hash(&msg.hash) {
+            let same_place = match (self.get(existing).map(|e| folders::of_location(&e.location)), &folder) {
+                // Found inside another message, or filed here already: the same message.
+                (Some(None), _) | (_, None) => true,
+                (Some(was), Some(now)) => was.as_ref() == Some(now),
+                (None, _) => true,
+            };
+            if same_place {
+                return self.found_again(existing, msg.hash, location);
             }
-            return Ok(Added::Duplicate(existing));
+            // Filed in another folder: a copy of its own here, kept under a hash of its own.
+            hash = folder.as_deref().map_or(msg.hash, |f| in_folder(&msg.hash, f));
         }
+        if let Some(copy) = folder.as_deref().and_then(|f| self.by_hash(&in_folder(&msg.hash, f))) {
+            return self.found_again(copy, in_folder(&msg.hash, folder.as_deref().unwrap_or_default()), location);
+        }
+        let listed = matches!(location, Location::Top { .. });
         let key = match &msg.message_id {
             Some(mid) if self.by_key(mid).is_none() => mid.clone(),
-            _ => crate::ids::derived_message_id(&msg.raw),
+            _ => {
+                let derived = crate::ids::derived_message_id(&msg.raw);
+                match &folder {
+                    // A copy in another folder of a message without a Message-ID: a key of its own.
+                    Some(f) if hash != msg.hash && self.by_key(&derived).is_some() => {
+                        crate::ids::derived_message_id(&[msg.raw.as_ref(), f.as_bytes()].concat())
+                    }
+                    _ => derived,
+                }
+            }
         };
         let id = self.store.new_id()?;
         self.next_id = self.next_id.max(id.saturating_add(1));
@@ -269,6 +281,38 @@ impl Index {
             self.add_draft(nested, Location::Nested { parent: id, part })?;
         }
         Ok(Added::New(id))
+    }
+
+    /// The bytes of a message indexed already as `existing` found again at `location` (its hash
+    /// there is `hash`): a message found before only inside another one is listed now; one found
+    /// again in the file it was read from is there now.
+    fn found_again(&mut self, existing: EntryId, hash: ContentHash, location: Location) -> Result<Added, Error> {
+        if let Some(e) = self.get(existing) {
+            match (&e.location, &location) {
+                // Found before only inside another message, now given on its own: list it,
+                // read from its own source from now on.
+                (Location::Nested { .. }, Location::Top { .. }) => {
+                    let mut e = (*e).clone();
+                    e.location = location;
+                    e.hash = hash;
+                    e.folder = self.file(&e)?;
+                    self.list(existing, &e);
+                    self.put(existing, Some(Arc::new(e)));
+                    return Ok(Added::Relisted(existing));
+                }
+                // Found again in the file it was read from (re-read after a change), maybe at
+                // another place in it: the same message, now there.
+                (Location::Top { source: was, .. }, Location::Top { source: now, .. })
+                    if was.path() == now.path() && was != now =>
+                {
+                    let mut e = (*e).clone();
+                    e.location = location;
+                    self.put(existing, Some(Arc::new(e)));
+                }
+                _ => {}
+            }
+        }
+        Ok(Added::Duplicate(existing))
     }
 
     pub fn generation(&self) -> u64 {
