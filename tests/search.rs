@@ -165,6 +165,12 @@ async fn results_are_ranked_paginated_and_highlighted() {
     assert_eq!(got, ["定例会議のお知らせ", "Re: Build fails on ARM"]);
     let next = app.json("/api/messages?q=cc:carol&limit=2&offset=2").await;
     assert_eq!(next["messages"][0]["subject"], "Build fails on ARM");
+    // Found by its subject alone: the snippet is the body's opening.
+    let by_subject = app.json("/api/messages?q=subject:build&limit=10").await;
+    let openings: BTreeSet<&str> =
+        by_subject["messages"].as_array().expect("list").iter().filter_map(|m| m["snippet"].as_str()).collect();
+    let want = ["The linker crashes when building for aarch64.", "Works for me with the nightly linker."];
+    assert_eq!(openings, want.into_iter().collect(), "{by_subject}");
     let hit = app.json("/api/messages?q=aarch64").await;
     let snippet = hit["messages"][0]["snippet"].as_str().expect("snippet");
     assert!(snippet.contains("<mark>aarch64</mark>"), "{snippet}");

@@ -65,7 +65,10 @@ impl Archive {
         ids.iter()
             .zip(loaded)
             .zip(snippets)
-            .map(|((id, loaded), snippet)| {
+            .zip(&texts)
+            .map(|(((id, loaded), snippet), text)| {
+                // A message found by its subject or an address alone opens with its first lines.
+                let snippet = snippet.or_else(|| crate::search::opening(text));
                 let Some(loaded) = loaded.filter(|_| in_attachments.contains(id)) else {
                     return Excerpt { snippet, matched: Vec::new() };
                 };

@@ -172,6 +172,32 @@ pub fn snippets_of_words(q: &str, texts: &[String], field: query::TextField) -> 
 /// The longest excerpt shown of a message's text, in characters.
 const SNIPPET_CHARS: usize = 240;
 
+/// The first words of a text as an excerpt (HTML, nothing marked): for a message the query found
+/// by its subject or an address, whose body holds none of the words. `None` for a text of no word.
+pub fn opening(text: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut cut = false;
+    for word in text.split_whitespace() {
+        if out.chars().count() + word.chars().count() > SNIPPET_CHARS {
+            cut = true;
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    if out.is_empty() {
+        // One word longer than an excerpt: its first characters.
+        out = text.split_whitespace().next()?.chars().take(SNIPPET_CHARS).collect();
+        cut = true;
+    }
+    if cut {
+        out.push('…');
+    }
+    Some(crate::rewrite::escape_html(&out))
+}
+
 /// Each text's best excerpt as `generator` finds it, HTML-escaped, matched words in `<mark>`
 /// (`None` where nothing matched).
 fn excerpts(generator: &SnippetGenerator, texts: &[String]) -> Vec<Option<String>> {
@@ -188,6 +214,21 @@ fn excerpts(generator: &SnippetGenerator, texts: &[String]) -> Vec<Option<String
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_opening_is_the_first_words_escaped() {
+        let long = "word ".repeat(100);
+        let cases: &[(&str, Option<&str>)] = &[
+            ("", None),
+            ("  \n ", None),
+            ("Hello <b>there</b>\n\n  friend", Some("Hello &lt;b&gt;there&lt;/b&gt; friend")),
+        ];
+        for (text, want) in cases {
+            assert_eq!(super::opening(text).as_deref(), *want, "{text:?}");
+        }
+        let cut = super::opening(&long).expect("words");
+        assert!(cut.ends_with('…') && cut.chars().count() <= super::SNIPPET_CHARS + 1, "{cut}");
+    }
+
     use super::*;
 
     #[test]
