@@ -380,3 +380,49 @@ async fn the_same_message_in_two_folders_is_read_in_each() {
     let folders = json(as_user(&app, "GET", "/api/folders", &scoped).await);
     assert_eq!(folders["folders"][0]["messages"], 2, "{folders}");
 }
+
+/// An admin limited to some folders who uploads the bytes of a message held in a folder beyond
+/// them gets a copy of their own under Uploads: the answer names nothing of that folder (its
+/// path, its flags), and the message there stays as it was.
+#[tokio::test]
+async fn an_upload_of_a_message_held_out_of_reach_is_a_copy_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let mail = dir.path().join("mail");
+    let secret = "From: Mallory <mallory@deep.example>\nSubject: Zebracorn memo\n\
+        Date: Tue, 02 Jan 2024 10:00:00 +0000\nMessage-ID: <held@far.example>\n\nzebracorn\n";
+    write(&mail, "Vaultroom/cur/1700000000.1.host:2,FS", secret);
+    let hash = |pw: &str| {
+        mailshelf::auth::password::hash_with(pw.as_bytes(), mailshelf::auth::password::test_params()).unwrap()
+    };
+    let users = dir.path().join("users.toml");
+    std::fs::write(
+        &users,
+        format!(
+            "[[user]]\nname = \"limited\"\npassword = \"{}\"\nadmin = true\nfolders = [\"Open\", \"Uploads\"]\n\n\
+             [[user]]\nname = \"boss\"\npassword = \"{}\"\nadmin = true\n",
+            hash("limited-pw"),
+            hash("boss-pw")
+        ),
+    )
+    .unwrap();
+    let app = TestApp::with_config(&[mail], |c| c.accounts.users = Some(users));
+    let (limited, boss) = (basic("limited", "limited-pw"), basic("boss", "boss-pw"));
+    for round in 0..2 {
+        let req = Request::post("/api/messages")
+            .header("content-type", "message/rfc822")
+            .header("authorization", &limited)
+            .body(Body::from(secret.replace('\n', "\r\n")))
+            .unwrap();
+        let r = app.request(req).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{round}: {}", r.text());
+        let answer = r.text();
+        assert!(!answer.contains("Vaultroom") && !answer.contains("1700000000"), "{round}: {answer}");
+        let created: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+        let id = created[0]["id"].as_str().unwrap().to_string();
+        let mine = as_user(&app, "GET", &format!("/api/messages/{id}"), &limited).await;
+        assert_eq!(mine.status, StatusCode::OK, "{round}: the uploader reads the copy");
+    }
+    let all = as_user(&app, "GET", "/api/messages?q=zebracorn", &boss).await;
+    let all: serde_json::Value = serde_json::from_slice(&all.body).unwrap();
+    assert_eq!(all["total"], 2, "the message in its folder and one copy uploaded (twice): {all}");
+}

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::{Archive, Commit, Loaded};
 use crate::error::Error;
-use crate::index::{content_hash, folders, Added, Entry, EntryId, Location};
+use crate::index::{content_hash, folders, Access, Added, Entry, EntryId, Location};
 use crate::ingest::{self, Kind, MboxReader, Source};
 use crate::model::Message;
 use crate::parse::parse_message;
@@ -33,7 +33,10 @@ impl Archive {
     /// nothing, and the same bytes twice are one message. `name` is the file name the upload came
     /// with, if any (an Outlook data file's folders are shown under it). Returns the messages as
     /// they were parsed, not read back.
-    pub fn store_upload(&self, bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Loaded>, Error> {
+    ///
+    /// `uploader` is what the uploader may read: bytes held already in a folder beyond it are
+    /// kept as a copy of their own under Uploads, so that the answer tells nothing of that folder.
+    pub fn store_upload(&self, bytes: Vec<u8>, name: Option<&str>, uploader: &Access) -> Result<Vec<Loaded>, Error> {
         // With `--index-decrypted`, what encrypted layers hide is indexed too.
         let keys = self.index_keys.get().map(Arc::as_ref);
         let uploads = read_upload(bytes, name)?
@@ -41,7 +44,7 @@ impl Archive {
             .map(|u| Upload { msg: Archive::as_indexed(keys, u.msg), ..u })
             .collect();
         let _one_at_a_time = self.ingest_lock.lock().unwrap_or_else(|e| e.into_inner());
-        self.keep(uploads, Batch::default())
+        self.keep(uploads, Batch::default(), uploader)
     }
 
     /// Indexes uploaded messages in their folders under Uploads, each kept in the store under the
@@ -49,7 +52,7 @@ impl Archive {
     /// transaction (the same bytes indexed already are not stored twice). When that fails nothing
     /// of them stays, here or there: an upload is acknowledged whole or not at all. The caller
     /// holds the ingest lock.
-    fn keep(&self, uploads: Vec<Upload>, mut batch: Batch) -> Result<Vec<Loaded>, Error> {
+    fn keep(&self, uploads: Vec<Upload>, mut batch: Batch, uploader: &Access) -> Result<Vec<Loaded>, Error> {
         let mut kept: Vec<(EntryId, Option<Message>)> = Vec::with_capacity(uploads.len());
         let mut new = Vec::new();
         let mut stored = std::collections::HashSet::new();
@@ -61,11 +64,16 @@ impl Archive {
                 let is_ours = |e: &Entry| matches!(&e.location, Location::Top { source: s, .. } if *s == source);
                 let (added, ours, had) = {
                     let mut index = self.index_mut();
-                    let had = index
-                        .by_hash(&content_hash(&msg.raw))
-                        .and_then(|id| index.get(id))
-                        .is_some_and(|e| is_ours(&e));
-                    let added = index.add(&msg, location)?;
+                    // Held already where the uploader may not read: a copy of their own.
+                    let hidden = index.by_hash(&content_hash(&msg.raw)).is_some_and(|id| !uploader.permits(&index, id));
+                    let held = if hidden {
+                        folders::of_location(&location)
+                            .and_then(|f| index.by_hash(&crate::index::in_folder(&content_hash(&msg.raw), &f)))
+                    } else {
+                        index.by_hash(&content_hash(&msg.raw))
+                    };
+                    let had = held.and_then(|id| index.get(id)).is_some_and(|e| is_ours(&e));
+                    let added = if hidden { index.add_copy(&msg, location)? } else { index.add(&msg, location)? };
                     // New, or found before only inside another message and listed as this upload
                     // now: read from this name from now on.
                     let ours = index.get(added.id()).is_some_and(|e| is_ours(&e));
@@ -152,7 +160,7 @@ impl Archive {
                 }
             }
             batch.removed_sources.push(key);
-            match self.keep(uploads, batch) {
+            match self.keep(uploads, batch, &Access::EVERYTHING) {
                 Ok(_) => {
                     if let Err(e) = std::fs::remove_file(&path) {
                         tracing::warn!(path = %path.display(), error = %e, "an upload moved into the index stays as a file too");

@@ -225,19 +225,31 @@ impl Index {
     /// thread that adds. Keyed by the message that was read, not the file: a `.partial.emlx` is
     /// completed from the files beside it, so two identical files may hold two different messages.
     pub fn add_draft(&mut self, msg: Draft, location: Location) -> Result<Added, Error> {
+        self.add_draft_as(msg, location, false)
+    }
+
+    /// [`Index::add`] of an upload whose bytes are held already in a folder its uploader may not
+    /// read: kept as a copy in its own folder (see [`in_folder`]), as a copy in another mounted
+    /// folder is.
+    pub fn add_copy(&mut self, msg: &Message, location: Location) -> Result<Added, Error> {
+        self.add_draft_as(Draft::of(msg), location, true)
+    }
+
+    fn add_draft_as(&mut self, msg: Draft, location: Location, copy: bool) -> Result<Added, Error> {
         // Where it is filed; `None` inside another message. An upload of bytes already held
         // (uploaded before, or under a mounted path) is the message already held: uploading a
         // file twice adds nothing.
         let uploaded = matches!(location, Location::Top { uploaded: true, .. });
-        let folder = folders::of_location(&location).filter(|_| !uploaded);
+        let folder = folders::of_location(&location).filter(|_| copy || !uploaded);
         let mut hash = msg.hash;
         if let Some(existing) = self.by_hash(&msg.hash) {
-            let same_place = match (self.get(existing).map(|e| folders::of_location(&e.location)), &folder) {
-                // Found inside another message, or filed here already: the same message.
-                (Some(None), _) | (_, None) => true,
-                (Some(was), Some(now)) => was.as_ref() == Some(now),
-                (None, _) => true,
-            };
+            let same_place = !copy
+                && match (self.get(existing).map(|e| folders::of_location(&e.location)), &folder) {
+                    // Found inside another message, or filed here already: the same message.
+                    (Some(None), _) | (_, None) => true,
+                    (Some(was), Some(now)) => was.as_ref() == Some(now),
+                    (None, _) => true,
+                };
             if same_place {
                 return self.found_again(existing, msg.hash, location);
             }

@@ -541,7 +541,7 @@ pub(crate) async fn get_message(
     ))]
 pub(crate) async fn upload(State(state): State<AppState>, Viewer(view, _): Viewer, req: Request) -> Response {
     let html = wants_html(req.headers());
-    match receive(&state, req).await {
+    match receive(&state, req, view.access().clone()).await {
         Ok(loaded) if html => {
             let to = match loaded.as_slice() {
                 [one] => route::message_url(&one.entry.key),
@@ -578,7 +578,7 @@ pub(crate) async fn upload(State(state): State<AppState>, Viewer(view, _): Viewe
 /// Reads the upload and stores every message in it. In a form, a file input left empty is no
 /// file, and a form with no file at all is a mistake worth saying (from the page or from a script
 /// alike).
-async fn receive(state: &AppState, req: Request) -> Result<Vec<Loaded>, Error> {
+async fn receive(state: &AppState, req: Request, uploader: crate::index::Access) -> Result<Vec<Loaded>, Error> {
     let limit = state.config.max_upload;
     let ct = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
     let mut files: Vec<(Option<String>, Vec<u8>)> = Vec::new();
@@ -615,7 +615,7 @@ async fn receive(state: &AppState, req: Request) -> Result<Vec<Loaded>, Error> {
         let mut out = Vec::new();
         for (name, f) in files {
             // As a page would show them: encrypted layers opened with the keys given.
-            out.extend(archive.store_upload(f, name.as_deref())?.into_iter().map(|l| view.opened(l)));
+            out.extend(archive.store_upload(f, name.as_deref(), &uploader)?.into_iter().map(|l| view.opened(l)));
         }
         Ok(out)
     })
