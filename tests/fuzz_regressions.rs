@@ -178,6 +178,9 @@ fn huge_header_lines_and_many_headers() {
     }
     m.push_str(&format!("Content-Type: text/plain; format=flowed; name*0*=utf-8''{long}\n\n> > body\n"));
     drive::message(&crlf(&m));
+    // Names whose characters are split between encoded words, by the tens of thousands.
+    let names: String = (0..20_000).map(|i| format!("=?UTF-8?Q?J=C3?= =?UTF-8?Q?=BC{i}?= <a{i}@x>, ")).collect();
+    drive::message(&crlf(&format!("From: {names}\nTo: {names}\nSubject: names\n\nbody\n")));
     // One header line with no end and no body at all.
     drive::message(format!("Content-Type: multipart/mixed; boundary={long}").as_bytes());
 }

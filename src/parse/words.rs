@@ -38,7 +38,7 @@ pub(super) fn split_characters(raw: &str) -> Vec<(String, String)> {
     }
     walk(&unfold(raw), |piece| {
         let Piece::Words(run) = piece else { return };
-        if run.words.len() < 2 {
+        if run.words.len() < 2 || out.len() >= MAX_SPLIT {
             return;
         }
         let joined = run.joined();
@@ -51,6 +51,10 @@ pub(super) fn split_characters(raw: &str) -> Vec<(String, String)> {
     });
     out
 }
+
+/// Most runs of split characters [`split_characters`] gives: a field's names hold a few, and each
+/// one found is looked for in every name of the field (a field of thousands is made to cost).
+const MAX_SPLIT: usize = 64;
 
 fn unfold(raw: &str) -> String {
     raw.chars().filter(|&c| c != '\r' && c != '\n').collect()
@@ -229,6 +233,9 @@ mod tests {
             ),
             ("=?iso-8859-1?Q?Caf=E9?= =?iso-8859-1?Q?_ok?=", &[]),
         ];
+        // A field of many such runs gives a bounded number of them.
+        let many: String = (0..20_000).map(|i| format!("=?UTF-8?Q?J=C3?= =?UTF-8?Q?=BC{i}?= <a{i}@x>, ")).collect();
+        assert_eq!(split_characters(&many).len(), super::MAX_SPLIT);
         for (raw, want) in cases {
             let got = split_characters(raw);
             let got: Vec<(&str, &str)> = got.iter().map(|(a, j)| (a.as_str(), j.as_str())).collect();
