@@ -68,9 +68,9 @@ impl Archive {
             .zip(&texts)
             .map(|(((id, loaded), snippet), text)| {
                 // A message found by its subject or an address alone opens with its first lines.
-                let snippet = snippet.or_else(|| crate::search::opening(text));
+                let opening = || crate::search::opening(text);
                 let Some(loaded) = loaded.filter(|_| in_attachments.contains(id)) else {
-                    return Excerpt { snippet, matched: Vec::new() };
+                    return Excerpt { snippet: snippet.or_else(opening), matched: Vec::new() };
                 };
                 let mut matched = Vec::new();
                 let mut first_text = None;
@@ -82,10 +82,12 @@ impl Archive {
                     }
                 }
                 // From the body when the words are there, else from the first attachment they are in.
-                let snippet = snippet.or_else(|| {
-                    let text = first_text?;
-                    search.attachment_snippets(q, std::slice::from_ref(&text.text)).pop().flatten()
-                });
+                let snippet = snippet
+                    .or_else(|| {
+                        let text = first_text?;
+                        search.attachment_snippets(q, std::slice::from_ref(&text.text)).pop().flatten()
+                    })
+                    .or_else(opening);
                 Excerpt { snippet, matched }
             })
             .collect()
