@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::{Archive, Commit, Loaded};
 use crate::error::Error;
-use crate::index::{content_hash, folders, Access, Added, Entry, EntryId, Location};
+use crate::index::{content_hash, folders, Access, Added, Draft, Entry, EntryId, Location};
 use crate::ingest::{self, Kind, MboxReader, Source};
 use crate::model::Message;
 use crate::parse::parse_message;
@@ -64,16 +64,14 @@ impl Archive {
                 let is_ours = |e: &Entry| matches!(&e.location, Location::Top { source: s, .. } if *s == source);
                 let (added, ours, had) = {
                     let mut index = self.index_mut();
+                    let draft = Draft::of(&msg);
                     // Held already where the uploader may not read: a copy of their own.
-                    let hidden = index.by_hash(&content_hash(&msg.raw)).is_some_and(|id| !uploader.permits(&index, id));
-                    let held = if hidden {
-                        folders::of_location(&location)
-                            .and_then(|f| index.by_hash(&crate::index::in_folder(&content_hash(&msg.raw), &f)))
-                    } else {
-                        index.by_hash(&content_hash(&msg.raw))
-                    };
-                    let had = held.and_then(|id| index.get(id)).is_some_and(|e| is_ours(&e));
-                    let added = if hidden { index.add_copy(&msg, location)? } else { index.add(&msg, location)? };
+                    let hidden = index.by_hash(&draft.hash).is_some_and(|id| !uploader.permits(&index, id));
+                    let had = index
+                        .held_as(&draft.hash, &location, hidden)
+                        .and_then(|id| index.get(id))
+                        .is_some_and(|e| is_ours(&e));
+                    let added = index.add_draft_as(draft, location, hidden)?;
                     // New, or found before only inside another message and listed as this upload
                     // now: read from this name from now on.
                     let ours = index.get(added.id()).is_some_and(|e| is_ours(&e));

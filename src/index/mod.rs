@@ -69,6 +69,23 @@ pub fn in_folder(hash: &ContentHash, folder: &str) -> ContentHash {
     content_hash(&[&hash.0[..], folder.as_bytes()].concat())
 }
 
+/// The folder a message found at `location` is filed in, for telling copies apart: `None`
+/// inside another message, and for an upload that is not a copy (bytes held already, uploaded
+/// again or found under a mounted path, are the message held: uploading a file twice adds
+/// nothing).
+fn filed_in(location: &Location, copy: bool) -> Option<String> {
+    let uploaded = matches!(location, Location::Top { uploaded: true, .. });
+    folders::of_location(location).filter(|_| copy || !uploaded)
+}
+
+/// What [`Index::placement`] finds for bytes found somewhere.
+enum Placement {
+    /// Held already there, as this entry under this hash.
+    Held(EntryId, ContentHash),
+    /// Not held there: a new entry, kept under this hash.
+    New(ContentHash),
+}
+
 /// The key of [`string_hash`], drawn at random once per process.
 static STRING_HASH_KEY: std::sync::LazyLock<std::collections::hash_map::RandomState> =
     std::sync::LazyLock::new(std::collections::hash_map::RandomState::new);
@@ -228,37 +245,15 @@ impl Index {
         self.add_draft_as(msg, location, false)
     }
 
-    /// [`Index::add`] of an upload whose bytes are held already in a folder its uploader may not
-    /// read: kept as a copy in its own folder (see [`in_folder`]), as a copy in another mounted
-    /// folder is.
-    pub fn add_copy(&mut self, msg: &Message, location: Location) -> Result<Added, Error> {
-        self.add_draft_as(Draft::of(msg), location, true)
-    }
-
-    fn add_draft_as(&mut self, msg: Draft, location: Location, copy: bool) -> Result<Added, Error> {
-        // Where it is filed; `None` inside another message. An upload of bytes already held
-        // (uploaded before, or under a mounted path) is the message already held: uploading a
-        // file twice adds nothing.
-        let uploaded = matches!(location, Location::Top { uploaded: true, .. });
-        let folder = folders::of_location(&location).filter(|_| copy || !uploaded);
-        let mut hash = msg.hash;
-        if let Some(existing) = self.by_hash(&msg.hash) {
-            let same_place = !copy
-                && match (self.get(existing).map(|e| folders::of_location(&e.location)), &folder) {
-                    // Found inside another message, or filed here already: the same message.
-                    (Some(None), _) | (_, None) => true,
-                    (Some(was), Some(now)) => was.as_ref() == Some(now),
-                    (None, _) => true,
-                };
-            if same_place {
-                return self.found_again(existing, msg.hash, location);
-            }
-            // Filed in another folder: a copy of its own here, kept under a hash of its own.
-            hash = folder.as_deref().map_or(msg.hash, |f| in_folder(&msg.hash, f));
-        }
-        if let Some(copy) = folder.as_deref().and_then(|f| self.by_hash(&in_folder(&msg.hash, f))) {
-            return self.found_again(copy, in_folder(&msg.hash, folder.as_deref().unwrap_or_default()), location);
-        }
+    /// [`Index::add_draft`] of an upload whose bytes are held already in a folder its uploader may
+    /// not read (`copy`): kept as a copy in its own folder (see [`in_folder`]), as a copy in
+    /// another mounted folder is.
+    pub fn add_draft_as(&mut self, msg: Draft, location: Location, copy: bool) -> Result<Added, Error> {
+        let folder = filed_in(&location, copy);
+        let hash = match self.placement(&msg.hash, folder.as_deref(), copy) {
+            Placement::Held(existing, hash) => return self.found_again(existing, hash, location),
+            Placement::New(hash) => hash,
+        };
         let listed = matches!(location, Location::Top { .. });
         let key = match &msg.message_id {
             Some(mid) if self.by_key(mid).is_none() => mid.clone(),
@@ -293,6 +288,40 @@ impl Index {
             self.add_draft(nested, Location::Nested { parent: id, part })?;
         }
         Ok(Added::New(id))
+    }
+
+    /// The entry the bytes hashed `hash` would be found as at `location`, added as a copy or not
+    /// ([`Index::add_draft_as`]), if they are held there already.
+    pub fn held_as(&self, hash: &ContentHash, location: &Location, copy: bool) -> Option<EntryId> {
+        match self.placement(hash, filed_in(location, copy).as_deref(), copy) {
+            Placement::Held(id, _) => Some(id),
+            Placement::New(_) => None,
+        }
+    }
+
+    /// Where the bytes hashed `hash` go when found in `folder` (see [`filed_in`]): the message
+    /// held already there, or the hash a new entry keeps. Held anywhere but in another folder,
+    /// they are the message held; in another folder, a copy of their own here, kept under
+    /// [`in_folder`], unless that copy is held already.
+    fn placement(&self, hash: &ContentHash, folder: Option<&str>, copy: bool) -> Placement {
+        let existing = self.by_hash(hash);
+        if let Some(existing) = existing {
+            let same_place = !copy
+                && match (self.get(existing).map(|e| folders::of_location(&e.location)), folder) {
+                    // Found inside another message, or filed here already: the same message.
+                    (Some(None), _) | (_, None) | (None, _) => true,
+                    (Some(Some(was)), Some(now)) => was == now,
+                };
+            if same_place {
+                return Placement::Held(existing, *hash);
+            }
+        }
+        let Some(scoped) = folder.map(|f| in_folder(hash, f)) else { return Placement::New(*hash) };
+        match self.by_hash(&scoped) {
+            Some(copy) => Placement::Held(copy, scoped),
+            None if existing.is_some() => Placement::New(scoped),
+            None => Placement::New(*hash),
+        }
     }
 
     /// The bytes of a message indexed already as `existing` found again at `location` (its hash
