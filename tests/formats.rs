@@ -89,6 +89,12 @@ async fn every_apple_mail_and_safari_file_in_the_corpus_is_listed_and_answers() 
             Location::Nested { .. } => false,
         });
         assert_eq!(under_attachments.count(), 0);
+        // A provenance note that opens with "From qqilihq/…" is no mbox (nor a folder of one).
+        let notes = index.entries().filter(|(_, e)| match &e.location {
+            Location::Top { source, .. } => source.path().extension().is_some_and(|x| x == "txt"),
+            Location::Nested { .. } => false,
+        });
+        assert_eq!(notes.count(), 0);
     }
     let (mut shown, mut with_notices, mut parts, mut same_as_another) = (0, 0, 0, 0);
     for file in emlx.iter().chain(&archives) {

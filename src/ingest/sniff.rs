@@ -175,8 +175,19 @@ pub fn sniff_claimed(head: &[u8], claim: Claim) -> Kind {
                 _ => Kind::Other,
             }
         }
+        // A text file of another name that opens with a sentence starting "From " (a provenance
+        // note, a letter): an mbox only when a header field follows its first line, as in every
+        // mbox writer's output (a mailing list's `.txt` archive included).
+        Kind::Mbox if claim == Claim::Other && !second_line_is_field(head) => Kind::Other,
         kind => kind,
     }
+}
+
+/// Whether the line after the first (past a byte order mark and blank lines) is a header field.
+fn second_line_is_field(head: &[u8]) -> bool {
+    let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    let text = &text[text.iter().position(|&c| !matches!(c, b'\r' | b'\n')).unwrap_or(text.len())..];
+    text.iter().position(|&c| c == b'\n').is_some_and(|end| starts_with_field(&text[end + 1..]))
 }
 
 /// The bytes a UTF-16 file stands for, when it starts with a byte order mark (`FF FE` little
@@ -304,6 +315,9 @@ mod tests {
             (b"name: value\nother: 2\n", Claim::Other, Kind::Other),
             (b"Path: x\r\nXref: y\r\n\r\nb", Claim::Other, Kind::Message),
             (b"From a@b Sat Jan  3 01:05:34 1996\nFrom: a\n", Claim::Bare, Kind::Mbox),
+            (b"From a@b Sat Jan  3 01:05:34 1996\r\nFrom: a\r\n", Claim::Other, Kind::Mbox),
+            (b"From qqilihq/converter @ 3e87600\nand skip-emlx/invalid.emlx. input/\n", Claim::Other, Kind::Other),
+            (b"From qqilihq/converter @ 3e87600\nand skip-emlx/invalid.emlx. input/\n", Claim::Bare, Kind::Mbox),
         ];
         for (input, claim, want) in cases {
             assert_eq!(sniff_claimed(input, *claim), *want, "{claim:?}: {}", String::from_utf8_lossy(input));
