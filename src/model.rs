@@ -28,6 +28,9 @@ pub struct Message {
     /// With neither of those: an image that is the body, shown by itself as a browser shows an
     /// image (a saved page whose root part is an image).
     pub image_body: Option<PartIdx>,
+    /// The other inline texts of a `multipart/mixed`, shown after the body in order (a list's
+    /// footer, a text after an attachment): see `parse::mhtml::select_more`.
+    pub more_bodies: Vec<PartIdx>,
     /// More parts than [`crate::limits::MAX_PARTS`]: those beyond it are not in `parts`.
     pub truncated: bool,
     /// Multiparts and enclosed messages nested deeper than [`crate::limits::MAX_DEPTH`]: what lies

@@ -154,3 +154,95 @@ async fn message_pages_link_their_neighbours_and_size_the_frame() {
     let short = app.get("/message/pictures@example.com").await.text();
     assert!(short.contains("<iframe class=\"body h-short\""), "a one-line note gets a short frame");
 }
+
+/// A message of `parts` (each a header block and a body) in a `multipart/mixed`.
+fn mixed(id: &str, parts: &[(&str, &str)]) -> String {
+    let mut out = format!(
+        "From: a@example.com\r\nSubject: {id}\r\nMessage-ID: <{id}@test>\r\nMIME-Version: 1.0\r\n\
+         Content-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n"
+    );
+    for (head, body) in parts {
+        out.push_str(&format!("--b1\r\n{head}\r\n\r\n{body}\r\n"));
+    }
+    out + "--b1--\r\n"
+}
+
+#[tokio::test]
+async fn inline_texts_after_the_body_are_shown_in_order() {
+    let plain = "Content-Type: text/plain; charset=utf-8";
+    let html = "Content-Type: text/html; charset=utf-8";
+    let alternative = "Content-Type: multipart/alternative; boundary=\"b2\"";
+    let both = "--b2\r\nContent-Type: text/plain\r\n\r\nThe plain alternative.\r\n--b2\r\n\
+                Content-Type: text/html\r\n\r\n<p>The html alternative.</p>\r\n--b2--";
+    let picture = "Content-Type: image/png\r\nContent-Disposition: inline; filename=\"dot.png\"\r\n\
+                   Content-Transfer-Encoding: base64";
+    let dot = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+    let named = "Content-Type: text/plain\r\nContent-Disposition: inline; filename=\"notes.txt\"";
+    let attached = "Content-Type: text/plain\r\nContent-Disposition: attachment";
+    // (message, its parts, the texts the page shows after the body in order, texts it must not
+    // show there, how many of them are frames)
+    let cases: &[(&str, Vec<(&str, &str)>, &[&str], &[&str], usize)] = &[
+        (
+            "footer",
+            vec![(plain, "First part body."), (plain, "To unsubscribe, e-mail: x@example.org")],
+            &["To unsubscribe"],
+            &[],
+            0,
+        ),
+        (
+            "postscript",
+            vec![(plain, "See the picture."), (picture, dot), (plain, "PS: sent from the boat.")],
+            &["PS: sent from the boat."],
+            &[],
+            0,
+        ),
+        (
+            "alternative-then-footer",
+            vec![(alternative, both), (plain, "List footer here.")],
+            &["List footer here."],
+            &["The plain alternative."],
+            0,
+        ),
+        ("text-then-html", vec![(plain, "Plain first."), (html, "<p>Then <b>html</b>.</p>")], &[], &[], 1),
+        (
+            "named-and-attached",
+            vec![(plain, "Body only."), (named, "A named file."), (attached, "An attached text.")],
+            &[],
+            &["A named file.", "An attached text."],
+            0,
+        ),
+    ];
+    let dir = tempfile::tempdir().expect("dir");
+    for (id, parts, _, _, _) in cases {
+        std::fs::write(dir.path().join(format!("{id}.eml")), mixed(id, parts)).expect("write");
+    }
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    for (id, _, shown, hidden, frames) in cases {
+        let page = app.get(&format!("/message/{id}@test")).await.text();
+        let after = page
+            .split("title=\"message body\"")
+            .nth(1)
+            .or_else(|| page.split("<pre class=\"text\">").nth(1))
+            .expect(id);
+        let mut at = 0;
+        for text in *shown {
+            let found = after[at..]
+                .find(&format!("<pre class=\"text more\">{text}"))
+                .unwrap_or_else(|| panic!("{id}: {text} after the body"));
+            at += found;
+        }
+        for text in *hidden {
+            assert!(!after.contains(&format!("more\">{text}")), "{id}: {text} is not shown after the body");
+        }
+        assert_eq!(page.matches("class=\"body more").count(), *frames, "{id}: frames after the body");
+        let detail = app.json(&format!("/api/messages/{id}@test")).await;
+        let more = detail["more_urls"].as_array().expect("more_urls");
+        assert_eq!(more.len(), shown.len() + frames, "{id}: {detail}");
+    }
+    // What is shown is what search finds.
+    let found = app.json("/api/messages?q=boat").await;
+    assert_eq!(found["messages"][0]["subject"], "postscript", "{found}");
+    // The print view prints it too.
+    let print = app.get("/message/footer@test/print").await.text();
+    assert!(print.contains("To unsubscribe"), "{print}");
+}

@@ -46,27 +46,19 @@ pub fn search_doc(id: EntryId, msg: &Message, documents: bool) -> Doc {
     }
 }
 
-/// The text a reader sees: the text body, else the visible text of the HTML body, and the
-/// descriptions of external bodies, of the message and of every message it encloses; at most
-/// [`MAX_INDEXED_TEXT`].
+/// The text a reader sees: the text body, else the visible text of the HTML body, the inline
+/// texts shown after it, and the descriptions of external bodies, of the message and of every
+/// message it encloses; at most [`MAX_INDEXED_TEXT`].
 pub(super) fn reader_text(msg: &Message) -> String {
     let mut body = String::new();
     let mut stack = vec![msg];
     while let Some(m) = stack.pop() {
-        let text: Cow<'_, str> = match (m.text_body, m.html_body) {
-            (Some(t), _) => match &m.parts[t].body {
-                Body::Text(t) => Cow::Borrowed(t),
-                _ => Cow::Borrowed(""),
-            },
-            (None, Some(h)) => match &m.parts[h].body {
-                Body::Text(h) => Cow::Owned(visible_text(h)),
-                _ => Cow::Borrowed(""),
-            },
-            _ => Cow::Borrowed(""),
-        };
         if body.len() < MAX_INDEXED_TEXT {
-            body.push_str(&text);
-            body.push('\n');
+            let shown = m.text_body.or(m.html_body).into_iter().chain(m.more_bodies.iter().copied());
+            for text in shown.map(|i| text_seen(&m.parts[i])) {
+                body.push_str(&text);
+                body.push('\n');
+            }
             for d in m.parts.iter().filter_map(|p| p.external.as_ref()?.description.as_deref()) {
                 body.push_str(d);
                 body.push('\n');
@@ -82,6 +74,17 @@ pub(super) fn reader_text(msg: &Message) -> String {
         body.truncate(cut);
     }
     body
+}
+
+/// The text a reader sees of a text part: the text, or an HTML part's visible text.
+fn text_seen(part: &crate::model::Part) -> Cow<'_, str> {
+    match &part.body {
+        Body::Text(h) if matches!(part.content_type.as_str(), "text/html" | "application/xhtml+xml") => {
+            Cow::Owned(visible_text(h))
+        }
+        Body::Text(t) => Cow::Borrowed(t),
+        _ => Cow::Borrowed(""),
+    }
 }
 
 /// A document of a message: the parts holding the enclosed messages on the way down to it, and

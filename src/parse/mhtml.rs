@@ -96,6 +96,53 @@ pub(super) fn select_body(msg: &Message, idx: PartIdx, depth: usize) -> (Option<
     }
 }
 
+/// The text shown after the body, in order: the other inline text parts of a `multipart/mixed`
+/// (or any multipart that is neither related nor alternative), which RFC 2046 §5.1.3 bundles as
+/// independent parts of one message and mail readers show one after another (a mailing list's
+/// footer, a "PS" written after an attachment, the second text of Apple Mail's text, picture,
+/// text). A related or alternative part among them is one text, chosen as the body is. Parts
+/// with a file name are attachments and listed as such; `html` and `text` are the body.
+pub(super) fn select_more(msg: &Message, html: Option<PartIdx>, text: Option<PartIdx>) -> Vec<PartIdx> {
+    let mut more = Vec::new();
+    more_under(msg, 0, 0, &mut more);
+    more.retain(|&i| Some(i) != html && Some(i) != text);
+    more.truncate(MAX_MORE_BODIES);
+    more
+}
+
+/// At most this many texts are shown after the body (each may be a frame of its own).
+const MAX_MORE_BODIES: usize = 32;
+
+fn more_under(msg: &Message, idx: PartIdx, depth: usize, more: &mut Vec<PartIdx>) {
+    let Some(part) = msg.parts.get(idx) else { return };
+    if depth > MAX_DEPTH || msg.is_seal_machinery(idx) || part.disposition.as_deref() == Some("attachment") {
+        return;
+    }
+    if let Some(content) = msg.seal_content(idx) {
+        return more_under(msg, content, depth + 1, more);
+    }
+    match part.content_type.as_str() {
+        "multipart/related" | "multipart/alternative" => {
+            // One text: the body is one of these, taken out by the caller when it is.
+            let (h, t) = select_body(msg, idx, depth + 1);
+            if h.or(t).is_some_and(|b| msg.parts[b].filename.is_none()) {
+                more.extend(h.or(t));
+            }
+        }
+        _ if part.is_multipart() => {
+            for &c in &part.children {
+                more_under(msg, c, depth + 1, more);
+            }
+        }
+        "text/html" | "application/xhtml+xml" | "text/plain" | "text/enriched"
+            if part.is_text() && part.filename.is_none() =>
+        {
+            more.push(idx)
+        }
+        _ => {}
+    }
+}
+
 /// Image types a browser shows by themselves, as an image document. Not SVG: a browser opens that
 /// as a document of its own, not as a picture.
 const IMAGE_DOCUMENT_TYPES: &[&str] = &[

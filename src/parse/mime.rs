@@ -147,6 +147,7 @@ fn new_message(head: &mail_parser::Message<'_>, raw: Bytes, header: HeaderAt) ->
         html_body: None,
         text_body: None,
         image_body: None,
+        more_bodies: Vec::new(),
         truncated: false,
         too_deep: false,
         raw,
@@ -177,6 +178,7 @@ pub(super) fn choose_bodies(out: &mut Message, tnef_html: Option<PartIdx>, tnef_
     out.html_body = html.or(tnef_html);
     let blank = |t: PartIdx| out.parts[t].bytes().iter().all(u8::is_ascii_whitespace);
     out.text_body = text.filter(|&t| !blank(t)).or(tnef_text).or(text);
+    out.more_bodies = mhtml::select_more(out, out.html_body, out.text_body);
     out.image_body = None;
     if out.html_body.is_none() && out.text_body.is_none() {
         out.image_body = mhtml::select_image(out, 0, 0);

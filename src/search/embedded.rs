@@ -77,8 +77,9 @@ const QUEUE_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The tokenizer's name, in the schema: named anew whenever the words it makes change, so that
 /// an index of the old words is rebuilt rather than read (`mail`: before decomposed accents,
-/// compatibility forms, Greek and `ё` were folded).
-const TOKENIZER: &str = "mail2";
+/// compatibility forms, Greek and `ё` were folded; `mail2`: before each letter of Thai, Lao,
+/// Khmer and Myanmar was a word).
+const TOKENIZER: &str = "mail3";
 /// Memory the writer may buffer before it flushes a segment.
 const WRITER_BUDGET: usize = 32 * 1024 * 1024;
 /// Merges run one at a time (tantivy would run up to four): merging is work for the cores the

@@ -1,6 +1,7 @@
 //! The mail-aware tokenizer: how text becomes the words the search index holds and a query looks
-//! for. Letters and digits of any script make words, each CJK character is a word of its own (so a
-//! phrase of them matches inside longer runs), and words are lower-cased and folded to ASCII, so
+//! for. Letters and digits of any script make words, each CJK character is a word of its own, and
+//! so is each letter (with its marks) of the scripts written without spaces between words, Thai,
+//! Lao, Khmer and Myanmar (so a phrase of them matches inside longer runs), and words are lower-cased and folded to ASCII, so
 //! "Café" finds "cafe" (whether its `é` is one character or `e` and a combining accent), Greek
 //! loses its accents and final sigma, and Russian `ё` is `е`.
 
@@ -52,6 +53,13 @@ pub(super) struct MailTokens<'a, U> {
     at: usize,
     token: &'a mut Token,
     unicode: &'a mut U,
+}
+
+/// Letters of the scripts written without spaces between words (Thai, Lao, Myanmar, Khmer): as
+/// with CJK, each letter with the marks after it (vowel signs, tone marks) is a word of its own,
+/// so a word is found inside the run it is written in, as the phrase of its letters.
+fn is_unspaced(c: char) -> bool {
+    matches!(c as u32, 0x0E00..=0x0EFF | 0x1000..=0x109F | 0x1780..=0x17FF)
 }
 
 fn is_cjk(c: char) -> bool {
@@ -232,11 +240,20 @@ impl<U> MailTokens<'_, U> {
                 continue;
             }
             let c = self.text.get(i..).and_then(|rest| rest.chars().next())?;
-            if is_cjk(c) {
-                return Some(match start {
-                    Some(from) => Word { from, to: i, ascii, normal },
-                    None => Word { from: i, to: i + c.len_utf8(), ascii: false, normal: stays_as_written(c) },
-                });
+            if is_cjk(c) || (is_unspaced(c) && is_alphanumeric(c)) {
+                if let Some(from) = start {
+                    return Some(Word { from, to: i, ascii, normal });
+                }
+                let mut to = i + c.len_utf8();
+                let mut normal = stays_as_written(c);
+                if !is_cjk(c) {
+                    // The marks written over, under and after the letter are part of it.
+                    for mark in self.text.get(to..)?.chars().take_while(|&m| is_combining_mark(m)) {
+                        to += mark.len_utf8();
+                        normal &= stays_as_written(mark);
+                    }
+                }
+                return Some(Word { from: i, to, ascii: false, normal });
             } else if is_alphanumeric(c) || (start.is_some() && is_combining_mark(c)) {
                 // A combining mark belongs to the letter before it (`i` and U+0308 are `ï`
                 // written decomposed): it does not end the word.
@@ -270,8 +287,10 @@ impl<U: Tokenizer> TokenStream for MailTokens<'_, U> {
             } else {
                 // Written decomposed or in a compatibility form, a word is the word it stands for.
                 let word = if normal { word.into() } else { compatible(word) };
-                if word.chars().nth(1).is_none() && word.chars().next().is_some_and(is_cjk) {
-                    // A CJK character is a word of its own, and has no case and nothing to fold.
+                let first = word.chars().next().unwrap_or_default();
+                if (is_cjk(first) && word.chars().nth(1).is_none()) || is_unspaced(first) {
+                    // A CJK character, or a letter of an unspaced script with its marks, is a
+                    // word of its own, and has no case and nothing to fold.
                     self.token.text.push_str(&word);
                 } else if !push_basic_cyrillic_lowercase(&word, &mut self.token.text) {
                     self.token.text.clear();
@@ -401,6 +420,17 @@ mod tests {
                 assert!(!stays_as_written(*second), "U+{:04X} composes into U+{:04X}", *second as u32, x as u32);
             }
         }
+    }
+
+    #[test]
+    fn unspaced_scripts_are_words_of_a_letter_and_its_marks() {
+        let terms = |text: &str| words(text).into_iter().map(|(w, _)| w).collect::<Vec<_>>();
+        // ก, then ิ (a vowel sign) with its letter, then น: "กิน" (to eat) inside a longer run.
+        assert_eq!(terms("ทานกินข้าว"), ["ท", "า", "น", "กิ", "น", "ข้", "า", "ว"]);
+        assert_eq!(terms("Thai: กิน."), ["thai", "กิ", "น"]);
+        assert_eq!(terms("សួស្តី"), ["សួ", "ស្", "តី"]);
+        // A word of another script right before one stops there.
+        assert_eq!(terms("abcกิน"), ["abc", "กิ", "น"]);
     }
 
     #[test]

@@ -59,6 +59,32 @@ pub(crate) struct Nested {
     pub frame_class: &'static str,
 }
 
+/// One of the texts shown after the body ([`Message::more_bodies`]): an HTML part in a frame of
+/// its own, or a text part rendered.
+pub(crate) struct MoreBody {
+    pub html_src: Option<String>,
+    pub text_html: Option<String>,
+    /// The class that sets its frame's starting height (see [`crate::view::frame`]).
+    pub frame_class: &'static str,
+}
+
+/// The texts shown after the body, each as the body would be shown (with `remote_q` for frames).
+fn more_bodies(key: &str, msg: &Message, remote_q: &str) -> Vec<MoreBody> {
+    msg.more_bodies
+        .iter()
+        .map(|&i| match &msg.parts[i].body {
+            Body::Text(html) if matches!(msg.parts[i].content_type.as_str(), "text/html" | "application/xhtml+xml") => {
+                MoreBody {
+                    html_src: Some(format!("{}{remote_q}", route::part_url(key, msg, i))),
+                    text_html: None,
+                    frame_class: frame::estimate(html).class(),
+                }
+            }
+            _ => MoreBody { html_src: None, text_html: Some(text_of(msg, i, false)), frame_class: "" },
+        })
+        .collect()
+}
+
 /// A row of the table of every part.
 pub(crate) struct PartRow {
     /// The section number, indented by its depth.
@@ -103,6 +129,8 @@ pub(crate) struct MessageView {
     pub html_src: Option<String>,
     /// The text body, rendered, when it is shown instead.
     pub text_html: Option<String>,
+    /// The other inline texts, shown after the body.
+    pub more: Vec<MoreBody>,
     pub has_html: bool,
     pub has_text: bool,
     pub view_text: bool,
@@ -200,6 +228,7 @@ impl MessageView {
             headers: crate::parse::header_fields(msg),
             html_src,
             text_html,
+            more: more_bodies(key, msg, remote_q),
             has_html,
             has_text,
             view_text,

@@ -412,6 +412,9 @@ pub(crate) struct MessageDetail {
     /// With neither an HTML nor a text body: the image that is the body (a saved page whose root
     /// part is an image), which the message page shows by itself, as a browser shows an image.
     pub image_url: Option<String>,
+    /// The other inline texts of a `multipart/mixed` (a list's footer, a text written after an
+    /// attachment), which the message page shows after the body, in order.
+    pub more_urls: Vec<String>,
     pub raw_url: String,
     /// The flags kept for the message, as Maildir letters: from a Maildir file name, or from the
     /// property list of an Apple Mail `.emlx` (null for enclosed messages and where none are kept).
@@ -487,6 +490,7 @@ pub(crate) fn detail(view: &View, loaded: &Loaded, security: &Security) -> Messa
         html_url: msg.html_body.map(|i| route::part_url(key, msg, i)),
         text_url: msg.text_body.map(|i| route::part_url(key, msg, i)),
         image_url: msg.image_body.map(|i| route::part_url(key, msg, i)),
+        more_urls: msg.more_bodies.iter().map(|&i| route::part_url(key, msg, i)).collect(),
         raw_url: route::raw_url(key),
         flags: flags.filter(|f| !f.is_empty()),
         notices: crate::view::format::notices(msg),

@@ -126,10 +126,20 @@ fn print_page(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> Pr
         rewrite::paper::for_paper(&String::from_utf8_lossy(&rendered.bytes))
     };
     let mut sections = Vec::new();
-    let body = match body_of(msg, want_text) {
+    let mut body = match body_of(msg, want_text) {
         (Some(idx), _) => Some(printed(loaded, idx)),
         (None, text) => text.map(text_block),
     };
+    // The other inline texts follow it, as on the page.
+    for &i in &msg.more_bodies {
+        let more = match msg.parts[i].content_type.as_str() {
+            "text/html" | "application/xhtml+xml" => Some(printed(loaded, i)),
+            _ => text::render_part(msg, i, false).map(text_block),
+        };
+        if let Some(more) = more {
+            body.get_or_insert_with(String::new).push_str(&more);
+        }
+    }
     sections.push(PrintSection { nested: None, body });
     for (_, m) in msg.nested() {
         // An enclosed message is an entry of its own: its body is rewritten as its page does.
