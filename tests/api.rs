@@ -556,3 +556,42 @@ async fn file_names_continued_over_segments_read_whole() {
         detail["parts"][0]["parts"].as_array().expect("parts").iter().filter_map(|p| p["filename"].as_str()).collect();
     assert_eq!(names, ["été.txt", "caféé.txt"], "{detail}");
 }
+
+#[tokio::test]
+async fn downloads_are_the_files_as_they_were_sent() {
+    let page = "<html><head><base href=\"http://example.org/\"><meta http-equiv=\"refresh\" content=\"5\"></head>\
+                <body><a href=\"x.html\">x</a><script>1</script></body></html>";
+    let message = format!(
+        "From: a@example.com\r\nSubject: files\r\nMessage-ID: <files@test>\r\nMIME-Version: 1.0\r\n\
+         Content-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n\
+         --b1\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n\
+         --b1\r\nContent-Type: text/html; charset=us-ascii\r\nContent-Disposition: attachment; filename=\"page.html\"\r\n\r\n{page}\r\n\
+         --b1\r\nContent-Type: text/plain; charset=iso-8859-1\r\nContent-Disposition: attachment; filename=\"latin1.txt\"\r\n\
+         Content-Transfer-Encoding: quoted-printable\r\n\r\nFr=F6sche\r\n\
+         --b1\r\nContent-Type: text/csv; charset=utf-8\r\nContent-Disposition: attachment; filename=\"t.csv\"\r\n\
+         Content-Transfer-Encoding: base64\r\n\r\nYcOkLGIK\r\n--b1--\r\n"
+    );
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("files.eml"), message).expect("write");
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    // (part, the bytes sent, the Content-Type of the download, what showing it gives)
+    let cases: &[(&str, &[u8], &str, &str)] = &[
+        ("~2", page.as_bytes(), "text/html; charset=us-ascii", "<a href=\"http://example.org/x.html\""),
+        ("~3", b"Fr\xf6sche", "text/plain; charset=iso-8859-1", "Fr\u{f6}sche"),
+        ("~4", "a\u{e4},b\n".as_bytes(), "text/csv; charset=utf-8", "a\u{e4},b"),
+    ];
+    for (part, sent, content_type, shown) in cases {
+        let url = format!("/part/files@test/{part}");
+        let download = app.get(&format!("{url}?download=1")).await;
+        assert_eq!(download.status, StatusCode::OK, "{part}");
+        assert_eq!(download.body, *sent, "{part}: the file as it was sent");
+        assert_eq!(download.header("content-type"), *content_type, "{part}");
+        assert!(download.header("content-disposition").starts_with("attachment"), "{part}");
+        let again = app.get_with(&format!("{url}?download=1"), &[("range", "bytes=0-1")]).await;
+        assert_eq!(again.body, sent[..2], "{part}: ranges of the file sent");
+        // Shown, it is still the text made safe and readable.
+        let inline = app.get(&url).await;
+        assert!(inline.text().contains(shown), "{part}: {}", inline.text());
+        assert!(inline.header("content-type").ends_with("charset=utf-8"), "{part}");
+    }
+}

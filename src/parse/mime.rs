@@ -416,6 +416,7 @@ fn described(
         disposition: src.content_disposition().map(|d| d.ctype().trim().to_ascii_lowercase()),
         body: Body::Multipart,
         raw_range: range,
+        transfer_encoding: src.content_transfer_encoding().map(str::to_string),
         damaged: src.is_encoding_problem,
         external,
     }

@@ -104,6 +104,19 @@ fn parse_format(raw: Arc<[u8]>, path: Option<&Path>) -> Result<Message, Error> {
     }
 }
 
+/// A text part's body as it was sent: its transfer encoding undone, in the charset it was written
+/// in (a part's text is held decoded to UTF-8, and HTML is rewritten when shown). `None` for a
+/// part whose bytes are not in the message as written (a decrypted layer, a winmail.dat's body),
+/// or that is not text.
+pub fn sent_bytes(msg: &Message, idx: crate::model::PartIdx) -> Option<std::borrow::Cow<'_, [u8]>> {
+    let part = msg.parts.get(idx)?;
+    if !part.is_text() || part.raw_range.is_empty() {
+        return None;
+    }
+    let raw = msg.raw.get(part.raw_range.clone())?;
+    Some(transfer::decoded(raw, part.transfer_encoding.as_deref()))
+}
+
 /// Every header field of a message in order, RFC 2047 decoded and unfolded, for showing them:
 /// read again from the message's bytes, since indexing needs only the summary.
 pub fn header_fields(msg: &Message) -> Vec<(String, String)> {

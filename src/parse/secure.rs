@@ -371,6 +371,7 @@ fn child_of(parent: &Part, content_type: String) -> Part {
         body: Body::Binary(Bytes::new()),
         raw_range: at..at,
         damaged: false,
+        transfer_encoding: None,
         external: None,
     }
 }

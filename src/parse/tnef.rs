@@ -366,6 +366,7 @@ fn leaf(content_type: &str, body: Body, filename: Option<String>, content_id: Op
         body,
         raw_range: 0..0,
         damaged: false,
+        transfer_encoding: None,
         external: None,
     }
 }

@@ -27,7 +27,8 @@ pub(crate) struct PartQuery {
     /// `1`: let remote images, styles, fonts and media load in this document.
     #[serde(default)]
     pub remote: Option<String>,
-    /// `1`: `Content-Disposition: attachment` (save rather than show).
+    /// `1`: `Content-Disposition: attachment` (save rather than show), with the file as it was
+    /// sent: a text or HTML part in its own charset and never rewritten.
     #[serde(default)]
     pub download: Option<String>,
     /// `1`: the body still transfer-encoded, exactly as it sits in the message.
@@ -117,9 +118,23 @@ pub(crate) async fn part(
         return document_text(&view, &loaded, idx, headers).await;
     }
     let content_type = served_type(part);
-    let rewritten = is_document(part, &content_type);
+    // A download is a file saved, never shown: a text part's bytes as they were sent.
+    let sent = if download && !raw { crate::parse::sent_bytes(msg, idx) } else { None };
+    let rewritten = is_document(part, &content_type) && sent.is_none();
     let disposition = disposition(part, download || (!rewritten && renders_as_page(&content_type)));
-    let (res, font) = if raw {
+    let (res, font) = if let Some(sent) = sent {
+        let content_type = match part.charset.as_deref().filter(|c| is_token(c)) {
+            Some(charset) => format!("{content_type}; charset={charset}"),
+            None => content_type,
+        };
+        let etag = format!("\"{}-{}-sent\"", loaded.entry.hash, part.section);
+        let res = FileResponse::new(Bytes::copy_from_slice(&sent), content_type)
+            .etag(etag)
+            .disposition(disposition)
+            .content_policy_as(false, same_origin)
+            .cache(cache::PRIVATE_IMMUTABLE);
+        (res, false)
+    } else if raw {
         let bytes = Bytes::copy_from_slice(msg.raw.get(part.raw_range.clone()).unwrap_or(&[]));
         let res = FileResponse::new(bytes, "application/octet-stream".into())
             .disposition(disposition)
@@ -241,6 +256,11 @@ fn with_charset(part: &Part, content_type: &str) -> String {
     } else {
         content_type.to_string()
     }
+}
+
+/// Whether a charset name may stand in a header as it is (an RFC 2045 token).
+fn is_token(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:+!#$%&'*^`{|}~".contains(&b))
 }
 
 fn is_font(ct: &str) -> bool {

@@ -391,6 +391,7 @@ fn budgets_cut_documents_and_say_why() {
         body: Body::Text(text),
         raw_range: 0..0,
         damaged: false,
+        transfer_encoding: None,
         external: None,
     };
     let mut budget = Budget::new(html, 1000);
