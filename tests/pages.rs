@@ -181,7 +181,8 @@ async fn inline_texts_after_the_body_are_shown_in_order() {
     let attached = "Content-Type: text/plain\r\nContent-Disposition: attachment";
     // (message, its parts, the texts the page shows after the body in order, texts it must not
     // show there, how many of them are frames)
-    let cases: &[(&str, Vec<(&str, &str)>, &[&str], &[&str], usize)] = &[
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, &'a [&'a str], &'a [&'a str], usize);
+    let cases: &[Case] = &[
         (
             "footer",
             vec![(plain, "First part body."), (plain, "To unsubscribe, e-mail: x@example.org")],
