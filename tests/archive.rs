@@ -635,3 +635,44 @@ async fn maildir_files_that_start_with_a_from_line_are_one_message_each() {
         assert_eq!(m["from"], "Sender <sender@example.org>", "message {n}");
     }
 }
+
+/// A `.eml` saved with an mbox separator on top (as Thunderbird and mail tools may save one) is
+/// one message, never split at a `From ` line inside it: an attached `git format-patch` file
+/// starts with such a line. Walked, given by name and uploaded alike.
+#[tokio::test]
+async fn an_eml_that_starts_with_a_from_line_is_one_message() {
+    let eml = "From a@example.com  Sat Feb  5 09:19:10 2022\nFrom: A <a@example.com>\nSubject: patch attached\n\
+               Message-ID: <patch@example.com>\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"=-=-=\"\n\n\
+               --=-=-=\nContent-Type: text/plain\n\nSee the patch.\n\n--=-=-=\nContent-Type: text/x-diff\n\
+               Content-Disposition: inline; filename=0001-fix.patch\n\n\
+               From fc88cba7f1f37b9cf3b296eace2422dd0e173502 Mon Sep 17 00:00:00 2001\nFrom: A <a@example.com>\n\
+               Subject: [PATCH] fix\n\n---\n a | 1 +\n--=-=-=--\n";
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::create_dir(dir.path().join("walked")).expect("mkdir");
+    std::fs::write(dir.path().join("walked/saved.eml"), eml).expect("write");
+    std::fs::write(dir.path().join("given.eml"), eml).expect("write");
+    for root in ["walked", "given.eml"] {
+        let app = TestApp::new(&[dir.path().join(root)]);
+        let list = app.json("/api/messages").await;
+        assert_eq!(list["total"], 1, "{root}: {list}");
+        let m = app.json("/api/messages/patch@example.com").await;
+        let parts = m["parts"].to_string();
+        assert!(parts.contains("0001-fix.patch"), "{root}: the patch is an attachment: {parts}");
+    }
+    let app = TestApp::new(&[]);
+    let form = format!(
+        "--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"saved.eml\"\r\n\
+         Content-Type: message/rfc822\r\n\r\n{eml}\r\n--B--\r\n"
+    );
+    let request = axum::http::Request::post("/api/messages")
+        .header("content-type", "multipart/form-data; boundary=B")
+        .body(axum::body::Body::from(form))
+        .expect("request");
+    let upload = app.request(request).await;
+    assert_eq!(upload.status, axum::http::StatusCode::CREATED, "{}", upload.text());
+    assert_eq!(app.json("/api/messages").await["total"], 1);
+    // Named as an mbox, the same bytes are an mbox.
+    std::fs::write(dir.path().join("given.mbox"), eml).expect("write");
+    let app = TestApp::new(&[dir.path().join("given.mbox")]);
+    assert_eq!(app.json("/api/messages").await["total"], 2);
+}

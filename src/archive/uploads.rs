@@ -202,7 +202,11 @@ impl Archive {
 /// filed in there, under the file's name). An upload with a message that cannot be read stores
 /// nothing.
 fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error> {
-    let messages: Vec<Vec<u8>> = match ingest::sniff_claimed(&bytes[..bytes.len().min(8192)], ingest::Claim::Given) {
+    let kind = match ingest::sniff_claimed(&bytes[..bytes.len().min(ingest::HEAD)], ingest::Claim::Given) {
+        Kind::Mbox if name.is_some_and(ingest::named_message) => Kind::Message,
+        kind => kind,
+    };
+    let messages: Vec<Vec<u8>> = match kind {
         // Kept whole (an upload is within `--max-upload`): what is stored is what was given.
         Kind::Mbox => MboxReader::new(std::io::Cursor::new(bytes.as_slice()), 0)
             .limit(usize::MAX)

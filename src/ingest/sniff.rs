@@ -261,8 +261,18 @@ pub fn kind_of(found: &Found, bytes: &[u8]) -> Kind {
         found.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mbox") || e.eq_ignore_ascii_case("mbx"));
     match kind {
         Kind::Mbox if in_maildir(&found.path) && !named_mbox => Kind::Message,
+        Kind::Mbox if found.path.to_str().is_some_and(named_message) => Kind::Message,
         kind => kind,
     }
+}
+
+/// Whether a file's name says it holds one message (`.eml`, `.mht`, `.mhtml`): such a file that
+/// starts with an mbox separator (as Thunderbird and some tools save one) is that one message,
+/// never split at a `From ` line of its body (an attached `git format-patch` file starts with
+/// one).
+pub fn named_message(name: &str) -> bool {
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    ["eml", "mht", "mhtml"].iter().any(|m| m.eq_ignore_ascii_case(ext))
 }
 
 /// Whether `found` is a file of a Maildir's `cur/` or `new/` whose name claims nothing else (an
