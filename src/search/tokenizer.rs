@@ -199,6 +199,19 @@ fn kind(b: u8) -> ByteKind {
 }
 
 impl<U> MailTokens<'_, U> {
+    /// The letter `c` of an unspaced script at `at` as a word, with the marks written over, under
+    /// and after it. Out of [`Self::any_word`]'s loop: most text has no such letter.
+    #[inline(never)]
+    fn unspaced_letter(&self, at: usize, c: char) -> Word {
+        let mut to = at + c.len_utf8();
+        let mut normal = stays_as_written(c);
+        for mark in self.text.get(to..).unwrap_or("").chars().take_while(|&m| is_combining_mark(m)) {
+            to += mark.len_utf8();
+            normal &= stays_as_written(mark);
+        }
+        Word { from: at, to, ascii: false, normal }
+    }
+
     /// The next word at or after `self.at`, if any: an ASCII word between ASCII separators (most
     /// words of most mail) is found by a table lookup per byte; any other by [`Self::any_word`].
     fn next_word(&self) -> Option<Word> {
@@ -240,21 +253,20 @@ impl<U> MailTokens<'_, U> {
                 continue;
             }
             let c = self.text.get(i..).and_then(|rest| rest.chars().next())?;
-            if is_cjk(c) || (is_unspaced(c) && is_alphanumeric(c)) {
-                if let Some(from) = start {
-                    return Some(Word { from, to: i, ascii, normal });
-                }
-                let mut to = i + c.len_utf8();
-                let mut normal = stays_as_written(c);
-                if !is_cjk(c) {
-                    // The marks written over, under and after the letter are part of it.
-                    for mark in self.text.get(to..)?.chars().take_while(|&m| is_combining_mark(m)) {
-                        to += mark.len_utf8();
-                        normal &= stays_as_written(mark);
-                    }
-                }
-                return Some(Word { from: i, to, ascii: false, normal });
+            if is_cjk(c) {
+                return Some(match start {
+                    Some(from) => Word { from, to: i, ascii, normal },
+                    None => Word { from: i, to: i + c.len_utf8(), ascii: false, normal: stays_as_written(c) },
+                });
             } else if is_alphanumeric(c) || (start.is_some() && is_combining_mark(c)) {
+                // Latin, Greek, Cyrillic, Hebrew and Arabic lie below the unspaced scripts: one
+                // comparison for most letters that are not ASCII.
+                if c >= '\u{0E00}' && is_unspaced(c) && is_alphanumeric(c) {
+                    return Some(match start {
+                        Some(from) => Word { from, to: i, ascii, normal },
+                        None => self.unspaced_letter(i, c),
+                    });
+                }
                 // A combining mark belongs to the letter before it (`i` and U+0308 are `ï`
                 // written decomposed): it does not end the word.
                 start.get_or_insert(i);
@@ -287,10 +299,11 @@ impl<U: Tokenizer> TokenStream for MailTokens<'_, U> {
             } else {
                 // Written decomposed or in a compatibility form, a word is the word it stands for.
                 let word = if normal { word.into() } else { compatible(word) };
-                let first = word.chars().next().unwrap_or_default();
-                if (is_cjk(first) && word.chars().nth(1).is_none()) || is_unspaced(first) {
-                    // A CJK character, or a letter of an unspaced script with its marks, is a
-                    // word of its own, and has no case and nothing to fold.
+                if word.chars().nth(1).is_none() && word.chars().next().is_some_and(is_cjk) {
+                    // A CJK character is a word of its own, and has no case and nothing to fold.
+                    self.token.text.push_str(&word);
+                } else if word.chars().next().is_some_and(is_unspaced) {
+                    // So is a letter of an unspaced script, with its marks.
                     self.token.text.push_str(&word);
                 } else if !push_basic_cyrillic_lowercase(&word, &mut self.token.text) {
                     self.token.text.clear();
