@@ -30,7 +30,7 @@ async fn every_corpus_message_is_listed_and_answers() {
     let (mut message_files, mut mbox_files, mut mbox_messages) = (0, 0, 0);
     for f in &files {
         let found = ingest::Found { root: Arc::from(corpus.as_path()), path: f.clone() };
-        match ingest::sniff_file(f, ingest::Claim::of(&found)).expect("readable") {
+        match ingest::sniff_found(&found).expect("readable") {
             Kind::Message => {
                 message_files += 1;
                 let raw = std::fs::read(f).expect("read");
