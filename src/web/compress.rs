@@ -74,10 +74,30 @@ where
 
     fn call(&mut self, req: Request) -> Self::Future {
         if req.headers().contains_key(header::ACCEPT_ENCODING) {
-            Either::Right(self.compressing.call(req).map(|res| Ok(res?.map(Body::new))))
+            Either::Right(self.compressing.call(req).map(|res| {
+                let mut res = res?.map(Body::new);
+                if res.headers().contains_key(header::CONTENT_ENCODING) {
+                    weaken_etag(res.headers_mut());
+                }
+                Ok(res)
+            }))
         } else {
             Either::Left(self.plain.call(req).map(|res| res.map(vary)))
         }
+    }
+}
+
+/// A compressed answer's ETag made weak (`W/"…"`), as nginx does: a strong ETag names exactly
+/// these bytes (RFC 9110 §8.8.1), and the compressed bytes are others than the plain ones it was
+/// made for. `If-None-Match` compares weakly, so the answer is still revalidated; a `Range`
+/// (which needs a strong one) is never served compressed.
+pub(crate) fn weaken_etag(headers: &mut HeaderMap) {
+    let Some(etag) = headers.get(header::ETAG).filter(|e| e.as_bytes().starts_with(b"\"")) else { return };
+    let mut weak = Vec::with_capacity(etag.len() + 2);
+    weak.extend_from_slice(b"W/");
+    weak.extend_from_slice(etag.as_bytes());
+    if let Ok(weak) = HeaderValue::from_bytes(&weak) {
+        headers.insert(header::ETAG, weak);
     }
 }
 

@@ -187,6 +187,7 @@ impl Served {
         headers.remove(header::ACCEPT_RANGES);
         headers.insert(header::CONTENT_ENCODING, coding.header());
         headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+        super::compress::weaken_etag(&mut headers);
         response(StatusCode::OK, headers, Body::from(body))
     }
 
