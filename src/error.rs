@@ -25,6 +25,9 @@ pub enum Error {
     /// Nothing is served at that path.
     #[error("nothing is served at this address")]
     NoRoute,
+    /// Something is served at that path, but not to that method (the `Allow` header says which).
+    #[error("this address does not take that method")]
+    MethodNotAllowed,
     /// An id in the URL is not a well-formed RFC 2392 url-addr-spec.
     #[error("malformed id in the URL")]
     BadId,
@@ -130,7 +133,7 @@ impl Error {
             Error::Unauthorized | Error::SignInFailed => 401,
             Error::NotAdmin => 403,
             Error::TooManyAttempts(_) => 429,
-            Error::ReadOnly => 405,
+            Error::ReadOnly | Error::MethodNotAllowed => 405,
             Error::SourceGone => 410,
             Error::NoRenderer => 501,
             Error::StoreUnavailable | Error::RendererFailed { .. } | Error::RendererBusy => 503,
@@ -149,6 +152,7 @@ impl Error {
             Error::ExternalBody(_) => ("external-body", "Part stored elsewhere"),
             Error::NoDocumentText(_) => ("no-document-text", "No text to show"),
             Error::NoRoute => ("not-found", "Not found"),
+            Error::MethodNotAllowed => ("method-not-allowed", "Method not allowed"),
             Error::BadId => ("bad-id", "Malformed id"),
             Error::BadRequest(_) => ("bad-request", "Bad request"),
             Error::BadQuery(_) => ("bad-query", "Bad search query"),

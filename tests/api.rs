@@ -419,8 +419,8 @@ async fn the_part_route_answers_every_shape_of_request_as_the_router_does() {
         ("HEAD", logo, StatusCode::OK, "image/png"),
         ("GET", "/part/newsletter-2026-10@example.com/logo%40example.com", StatusCode::OK, "image/png"),
         ("GET", "/part/newsletter-2026-10%40example.com/~2", StatusCode::OK, "image/png"),
-        ("POST", logo, StatusCode::METHOD_NOT_ALLOWED, ""),
-        ("DELETE", "/part/a/b", StatusCode::METHOD_NOT_ALLOWED, ""),
+        ("POST", logo, StatusCode::METHOD_NOT_ALLOWED, "application/problem+json"),
+        ("DELETE", "/part/a/b", StatusCode::METHOD_NOT_ALLOWED, "application/problem+json"),
         ("GET", "/part//b", StatusCode::NOT_FOUND, "application/problem+json"),
         ("GET", "/part/%FF/x", StatusCode::BAD_REQUEST, "application/problem+json"),
         ("GET", "/part/a/b/c", StatusCode::NOT_FOUND, "text/html; charset=utf-8"),
@@ -434,6 +434,7 @@ async fn the_part_route_answers_every_shape_of_request_as_the_router_does() {
         assert_eq!((r.status, r.header("content-type")), (status, content_type), "{method} {uri}");
         if status == StatusCode::METHOD_NOT_ALLOWED {
             assert_eq!(r.header("allow"), "GET,HEAD", "{method} {uri}");
+            assert!(r.text().contains("/method-not-allowed\""), "{method} {uri}: {}", r.text());
         }
         if status == StatusCode::OK {
             assert_eq!(r.header("content-length"), whole.body.len().to_string(), "{method} {uri}");

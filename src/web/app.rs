@@ -66,6 +66,7 @@ pub fn service(state: AppState) -> impl super::server::App {
         .route("/login/oidc", get(signin::oidc_start))
         .route("/login/oidc/callback", get(signin::oidc_callback))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(state.clone());
     let routes = PartsFirst { routes, state: state.clone() };
     // The layers wrap the router once, outermost first. (`Router::layer` would wrap every route
@@ -132,6 +133,18 @@ fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
     } else {
         let list: Vec<HeaderValue> = origins.iter().filter_map(|o| HeaderValue::from_str(o).ok()).collect();
         Some(base.allow_origin(AllowOrigin::list(list)))
+    }
+}
+
+/// A method a route does not take: the problem, as every other error is told (the router adds
+/// the `Allow` header).
+async fn method_not_allowed(req: Request) -> Response {
+    // The routes of data (JSON, parts, raw messages, thumbnails) answer problems as JSON.
+    let path = req.uri().path();
+    if ["/api/", "/part/", "/raw/", "/thumb/"].iter().any(|p| path.starts_with(p)) {
+        ApiError(Error::MethodNotAllowed).into_response()
+    } else {
+        PageError(Error::MethodNotAllowed).into_response()
     }
 }
 
