@@ -33,7 +33,7 @@ const THUMBNAIL_HEADER: &str = "x-thumbnail";
     ),
     responses(
         (status = 200, description = "The thumbnail (`X-Thumbnail: made` or `original`), or the file icon (`X-Thumbnail: none`)",
-            content_type = "image/png", body = Vec<u8>,
+            content((Vec<u8> = "image/*"), (Vec<u8> = "image/svg+xml")),
             headers(("x-thumbnail" = String, description = "`made`, `original` or `none`"))),
         (status = 304, description = "Unchanged since the given ETag"),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
