@@ -29,7 +29,8 @@ use crate::view::{blocking, now, Found, View};
 
 #[derive(Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 pub(crate) struct Status {
-    /// True once what `ready_means` names holds: a load balancer may send users here.
+    /// True once what `ready_means` names holds: a load balancer may send users here. Without
+    /// credentials on a server with accounts, the only field.
     pub ready: bool,
     /// `indexed`: every given path is indexed (a data folder's server, or the replica that
     /// indexes from its start); `loaded`: this replica follows another's indexing, and has loaded
@@ -37,17 +38,23 @@ pub(crate) struct Status {
     #[serde(default)]
     pub ready_means: String,
     /// Messages in the list.
+    #[serde(default)]
     pub messages: usize,
     /// Files looked at so far.
+    #[serde(default)]
     pub indexed: usize,
     /// Files found so far.
+    #[serde(default)]
     pub total: usize,
     /// True while this server reads the given paths (at start, or after a change under them).
+    #[serde(default)]
     pub indexing: bool,
     /// Where the index lives: `embedded` (the data folder) or `postgresql` (a shared database).
+    #[serde(default)]
     pub backend: String,
     /// Whether this server indexes the given paths (with a shared database, exactly one replica
     /// does: the holder of the indexer lock).
+    #[serde(default)]
     pub indexer: bool,
     /// With a shared database: whether it answered this replica lately (`null` without one).
     /// While it does not, every other route answers 503 with `Retry-After`.

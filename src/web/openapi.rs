@@ -73,6 +73,7 @@ use crate::error::Error;
         seals::EncryptionStatusName,
         Problem
     )),
+    modifiers(&Accounts),
     tags(
         (name = "messages", description = "List, read, upload and delete messages"),
         (name = "parts", description = "Body parts and raw messages, served like files"),
@@ -81,6 +82,59 @@ use crate::error::Error;
     )
 )]
 pub(crate) struct ApiDoc;
+
+/// With accounts (`--users`, single sign-on), every route but `/api/status`, this document, the
+/// sign-in pages and static files needs a reader: HTTP Basic or the session cookie set at sign-in.
+/// Without accounts none is needed, so each operation lists both and the empty requirement.
+struct Accounts;
+
+impl utoipa::Modify for Accounts {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::response::ResponseBuilder;
+        use utoipa::openapi::security::SecurityScheme;
+        use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityRequirement};
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "basic",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Basic)
+                    .description(Some("A user of the users file (`mailshelf user add`)"))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            "session",
+            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
+                super::guard::cookie_name(false),
+                "Set by signing in at /login; named __Host-mailshelf over HTTPS",
+            ))),
+        );
+        let open = ["/api/status", "/api/openapi.json"];
+        for (path, item) in doc.paths.paths.iter_mut() {
+            if open.contains(&path.as_str()) {
+                continue;
+            }
+            for op in [&mut item.get, &mut item.post, &mut item.delete, &mut item.head].into_iter().flatten() {
+                op.security = Some(vec![
+                    SecurityRequirement::default(),
+                    SecurityRequirement::new("basic", Vec::<String>::new()),
+                    SecurityRequirement::new("session", Vec::<String>::new()),
+                ]);
+                let unauthorized = ResponseBuilder::new()
+                    .description("With accounts: no reader signed in (`WWW-Authenticate: Basic` for the API; a page redirects to /login with 303 instead)")
+                    .build();
+                op.responses.responses.entry("401".to_string()).or_insert(unauthorized.into());
+            }
+            for op in [&mut item.post, &mut item.delete].into_iter().flatten() {
+                let refused = ResponseBuilder::new()
+                    .description("With accounts, a reader who is no admin; and any write from another site's page")
+                    .build();
+                op.responses.responses.entry("403".to_string()).or_insert(refused.into());
+            }
+        }
+    }
+}
 
 /// The API described: this document.
 #[utoipa::path(get, path = "/api/openapi.json", tag = "status",
