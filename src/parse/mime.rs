@@ -238,7 +238,7 @@ fn add_part(
     let end = walk.at(src.offset_end, out.raw.len()).max(begin);
     let mut part = described(src, Some(&src.body), begin..end, out);
     if part.filename.as_deref().is_some_and(|f| f.contains('\u{FFFD}')) {
-        if let Some(name) = continued_filename(src, walk, &out.raw) {
+        if let Some(name) = filename_again(src, walk, &out.raw) {
             part.filename = Some(name);
         }
     }
@@ -343,14 +343,18 @@ fn add_part(
     }
 }
 
-/// A file name continued over RFC 2231 segments, read again from the part's Content-Disposition
-/// (`filename`) or Content-Type (`name`) field: mail-parser decoded each segment alone.
-fn continued_filename(src: &mail_parser::MessagePart<'_>, walk: &Walk<'_>, raw: &[u8]) -> Option<String> {
+/// A file name mail-parser read with replacement characters, read again from the part's
+/// Content-Disposition (`filename`) or Content-Type (`name`) field: continued over RFC 2231
+/// segments (mail-parser decoded each segment alone), or written in raw 8-bit bytes without a
+/// charset (mail-parser read them as UTF-8).
+fn filename_again(src: &mail_parser::MessagePart<'_>, walk: &Walk<'_>, raw: &[u8]) -> Option<String> {
     [(HeaderName::ContentDisposition, "filename"), (HeaderName::ContentType, "name")].into_iter().find_map(
         |(h, name)| {
             let h = src.headers.iter().find(|f| f.name == h)?;
             let field = raw.get(walk.at(h.offset_start, raw.len())..walk.at(h.offset_end, raw.len()))?;
-            super::params::continued(&String::from_utf8_lossy(field), name).map(|f| f.trim().to_string())
+            let continued = super::params::continued(&String::from_utf8_lossy(field), name);
+            let eight_bit = || std::str::from_utf8(field).is_err().then(|| super::params::unlabelled(field, name));
+            continued.or_else(|| eight_bit().flatten()).map(|f| f.trim().to_string())
         },
     )
 }
@@ -543,10 +547,15 @@ fn summary(msg: &mail_parser::Message<'_>, f: &Firsts<'_, '_>) -> Summary {
 
 /// A field's bytes, when they are not UTF-8: 8-bit text no charset labels (`Subject: Fr\xf6sche`,
 /// as old Outlook wrote it), read as an unlabelled body is ([`charset::decode_unlabelled`]), where
-/// mail-parser replaced each such byte.
+/// mail-parser replaced each such byte; 8-bit bytes inside an encoded-word are first escaped, to be
+/// decoded in the charset the word names ([`super::words::raw_bytes_escaped`]).
 fn eight_bit_field(h: &mail_parser::Header<'_>, whole: &[u8]) -> Option<String> {
     let field = whole.get(h.offset_start as usize..h.offset_end as usize)?;
-    std::str::from_utf8(field).is_err().then(|| charset::decode_unlabelled(field))
+    if std::str::from_utf8(field).is_ok() {
+        return None;
+    }
+    let escaped = super::words::raw_bytes_escaped(field);
+    Some(charset::decode_unlabelled(escaped.as_deref().unwrap_or(field)))
 }
 
 /// A text field (the Subject, one mail-parser gives raw) decoded: its encoded-words, its folding,

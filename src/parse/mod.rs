@@ -8,7 +8,7 @@
 //! rather than by mail-parser (documents without a charset, uuencoded bodies, bodies mail-parser
 //! decodes otherwise than RFC 2045 advises); [`words`] decodes the encoded-words of header fields
 //! mail-parser leaves raw, for [`labels`] and the Subject; [`params`] reads again the RFC 2231
-//! parameter values mail-parser decodes a segment at a time; [`addresses`] writes address fields
+//! parameter values mail-parser decodes a segment at a time, and those in raw 8-bit bytes; [`addresses`] writes address fields
 //! back as lines that split again.
 //! Files in other formats become the Internet message they stand for and are read by [`mime`]:
 //! [`emlx`] (Apple Mail), [`webarchive`] (Safari), and UTF-16 files; [`proplist`] reads the

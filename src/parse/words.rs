@@ -10,6 +10,77 @@
 //! two words (as some encoders split long values) comes back whole. A word that does not parse,
 //! or names a charset nobody knows, stays as written. The same words mend the display names
 //! mail-parser decodes a word at a time ([`split_characters`]).
+//!
+//! A word whose encoded-text holds raw 8-bit bytes (`=?iso-8859-1?Q?Fr\xf6sche?=`, as Eudora and
+//! Outlook 2000 wrote them) is outside RFC 2047, which wants printable ASCII there; the word names
+//! its charset all the same, and Thunderbird, Python's `email` and mail-parser decode those bytes
+//! in it. So are they here: [`raw_bytes_escaped`] writes them as the `=XX` a writer should have,
+//! before anything reads the field's other 8-bit text as text without a charset.
+
+/// A field's bytes with the raw 8-bit bytes inside its "Q" encoded-words written as `=XX`, so that
+/// each word is decoded in the charset it names; `None` when no word holds such a byte (the field
+/// is read as it is). A raw byte in a "B" word is no base64 and is skipped when it is decoded.
+pub(super) fn raw_bytes_escaped(field: &[u8]) -> Option<Vec<u8>> {
+    let mut out: Option<Vec<u8>> = None;
+    // Where the field has been copied up to.
+    let mut copied = 0;
+    let mut from = 0;
+    while let Some(at) = memchr::memmem::find(&field[from..], b"=?").map(|i| from + i) {
+        let Some(word) = raw_word(&field[at..]) else {
+            from = at + 2;
+            continue;
+        };
+        let (text_start, text_end) = (at + word.text.start, at + word.text.end);
+        if word.quoted && !field[text_start..text_end].is_ascii() {
+            let buf = out.get_or_insert_with(|| Vec::with_capacity(field.len() + 16));
+            buf.extend_from_slice(&field[copied..text_start]);
+            for &b in &field[text_start..text_end] {
+                if b.is_ascii() {
+                    buf.push(b);
+                } else {
+                    buf.extend_from_slice(&[b'=', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xF)]]);
+                }
+            }
+            copied = text_end;
+        }
+        from = at + word.len;
+    }
+    let mut buf = out?;
+    buf.extend_from_slice(&field[copied..]);
+    Some(buf)
+}
+
+const HEX: &[u8; 16] = b"0123456789ABCDEF";
+
+/// Where an encoded-word's parts lie in the bytes it begins (see [`raw_word`]).
+struct RawWord {
+    /// Whether it is in the "Q" encoding.
+    quoted: bool,
+    /// Its encoded-text.
+    text: std::ops::Range<usize>,
+    /// Its whole length, `?=` included.
+    len: usize,
+}
+
+/// The encoded-word at the start of `s`, read as bytes: the charset and encoding as RFC 2047 has
+/// them, the encoded-text any bytes but white space, controls and `?`.
+fn raw_word(s: &[u8]) -> Option<RawWord> {
+    let body = s.strip_prefix(b"=?")?;
+    let body = &body[..body.len().min(MAX_WORD)];
+    let charset = body.iter().position(|&b| b == b'?')?;
+    if charset == 0 || charset > 64 || !body[..charset].iter().all(|b| b.is_ascii_graphic()) {
+        return None;
+    }
+    let quoted = match body.get(charset + 1..charset + 3)? {
+        [b'Q' | b'q', b'?'] => true,
+        [b'B' | b'b', b'?'] => false,
+        _ => return None,
+    };
+    let text_start = 2 + charset + 3;
+    let text_len = s[text_start..].iter().take(MAX_WORD).position(|&b| b == b'?' || b <= b' ' || b == 0x7F)?;
+    let end = text_start + text_len;
+    (s.get(end..end + 2) == Some(b"?=")).then_some(RawWord { quoted, text: text_start..end, len: end + 2 })
+}
 
 /// `raw` unfolded (line breaks out, the white space after them kept) and with its encoded-words
 /// decoded.
@@ -178,7 +249,10 @@ fn encoded_word(s: &str) -> Option<(String, Vec<u8>, usize)> {
     let end = body.find("?=")?;
     let text = &body[..end];
     let plain = |t: &str| t.bytes().all(|b| b.is_ascii_graphic() && b != b'?');
-    if charset_field.is_empty() || charset_field.len() > 64 || !plain(charset_field) || !plain(text) {
+    // Raw 8-bit text in the encoded-text is decoded in the word's charset, as its bytes (see the
+    // module's note).
+    let text_plain = text.chars().all(|c| c != '?' && !c.is_whitespace() && !c.is_control());
+    if charset_field.is_empty() || charset_field.len() > 64 || !plain(charset_field) || !text_plain {
         return None;
     }
     let bytes = match encoding {
@@ -219,7 +293,48 @@ fn q_decode(text: &str) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::{decode_header_text, split_characters};
+    use super::{decode_header_text, raw_bytes_escaped, split_characters};
+
+    #[test]
+    fn raw_8bit_bytes_in_words_are_decoded_in_the_words_charset() {
+        /// A field's bytes, the field with its words' raw bytes escaped, and that field shown.
+        type Case<'a> = (&'a [u8], Option<&'a [u8]>, &'a str);
+        let cases: &[Case<'_>] = &[
+            (
+                b"=?iso-8859-1?Q?Die_Hasen_und_die_Fr\xf6sche?=",
+                Some(b"=?iso-8859-1?Q?Die_Hasen_und_die_Fr=F6sche?="),
+                "Die Hasen und die Fr\u{f6}sche",
+            ),
+            (
+                b"=?iso-8859-1?Q?J\xfcrgen?= =?iso-8859-1?Q?_Schm\xfcrgen?=",
+                Some(b"=?iso-8859-1?Q?J=FCrgen?= =?iso-8859-1?Q?_Schm=FCrgen?="),
+                "J\u{fc}rgen Schm\u{fc}rgen",
+            ),
+            (
+                b"Heinz =?iso-8859-1?q?M\xfcller?= <m@example.com>",
+                Some(b"Heinz =?iso-8859-1?q?M=FCller?= <m@example.com>"),
+                "Heinz M\u{fc}ller <m@example.com>",
+            ),
+            (
+                b"=?koi8-r?Q?\xf0\xd2\xc9\xd7\xc5\xd4?=",
+                Some(b"=?koi8-r?Q?=F0=D2=C9=D7=C5=D4?="),
+                "\u{41f}\u{440}\u{438}\u{432}\u{435}\u{442}",
+            ),
+            // 8-bit text outside a word, in a "B" word, or in what is no word: left as it is.
+            (b"Fr\xf6sche =?utf-8?Q?ok?=", None, ""),
+            (b"=?utf-8?B?\xff?=", None, ""),
+            (b"=?iso-8859-1?Q?never ends \xf6", None, ""),
+            (b"=?iso-8859-1?Q?two words\xf6?=", None, ""),
+            (b"plain", None, ""),
+        ];
+        for (field, want, shown) in cases {
+            let got = raw_bytes_escaped(field);
+            assert_eq!(got.as_deref(), *want, "{}", String::from_utf8_lossy(field));
+            if let Some(escaped) = got {
+                assert_eq!(decode_header_text(&String::from_utf8_lossy(&escaped)), *shown);
+            }
+        }
+    }
 
     #[test]
     fn characters_split_between_words_are_found_as_mail_parser_decodes_them() {
@@ -267,6 +382,8 @@ mod tests {
             ("a =?UTF-8?Q?b?=", "a b"),
             // RFC 2231's language is not part of the charset.
             ("=?UTF-8*cs?Q?=C4=8Cesky?=", "Česky"),
+            // Raw text in a word: its bytes, in the word's charset.
+            ("=?utf-8?Q?Die_Fr\u{f6}sche?=", "Die Fr\u{f6}sche"),
             // Not words: stays as written.
             ("=?UTF-8?X?abc?=", "=?UTF-8?X?abc?="),
             ("=?UTF-8?Q?never ends", "=?UTF-8?Q?never ends"),

@@ -380,3 +380,26 @@ fn text_labelled_us_ascii_that_is_not_reads_as_what_it_is() {
         }
     }
 }
+
+#[test]
+fn eight_bit_bytes_in_encoded_words_read_in_the_words_charset() {
+    let raw: &[u8] = b"From: Doug <d@example.com>\r\n\
+To: =?iso-8859-1?Q?J\xfcrgen?= =?iso-8859-1?Q?_Schm\xfcrgen?= <j@example.com>,\r\n \
+Heinz =?iso-8859-1?Q?M\xfcller?= <m@example.com>\r\n\
+Subject: =?iso-8859-1?Q?Die_Hasen_und_die_Fr\xf6sche?=\r\n\
+Content-Type: multipart/mixed; boundary=b\r\n\r\n\
+--b\r\nContent-Type: text/plain\r\n\r\nHallo\r\n\
+--b\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=\"HasenundFr\xf6sche.txt\"\r\n\r\nx\r\n\
+--b\r\nContent-Type: application/octet-stream; name=Gr\xfc\xdfe.bin\r\n\r\ny\r\n--b--\r\n";
+    let msg = read(raw);
+    assert_eq!(msg.summary.subject.as_deref(), Some("Die Hasen und die Fr\u{f6}sche"));
+    assert_eq!(
+        msg.summary.to.as_deref(),
+        Some("J\u{fc}rgen Schm\u{fc}rgen <j@example.com>, Heinz M\u{fc}ller <m@example.com>")
+    );
+    let headers = header_fields(&msg);
+    let shown = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+    assert_eq!(shown("Subject").as_deref(), Some("Die Hasen und die Fr\u{f6}sche"));
+    let names: Vec<Option<&str>> = msg.parts.iter().map(|p| p.filename.as_deref()).collect();
+    assert_eq!(names, [None, None, Some("HasenundFr\u{f6}sche.txt"), Some("Gr\u{fc}\u{df}e.bin")]);
+}
