@@ -284,6 +284,8 @@ pub fn parse_mail_date(value: &str) -> Option<(i64, i16)> {
             return None;
         }
     }
+    let mended = zone_mended(value);
+    let value = mended.as_deref().unwrap_or(value);
     let d = mail_parser::DateTime::parse_rfc822(value)
         .or_else(|| mail_parser::DateTime::parse_rfc822(&completed(value)?))?;
     // RFC 5322 §4.3: a year of three digits is counted from 1900 (two digits are mail-parser's).
@@ -317,6 +319,34 @@ pub fn days_in_month(year: i64, month: i64) -> Option<i64> {
     })
 }
 
+/// `value` with its zone (the word after the time) written as RFC 5322 writes one, where an old
+/// mailer did not; `None` when it is so written already, as nearly every zone is. A zone name in
+/// lower or mixed case (`cst`) is upper-cased: RFC 5234's literals, so RFC 5322's obs-zone names,
+/// are case-insensitive, and mail-parser knows them in capitals only. A numeric offset of three
+/// digits (`-600`) is an `hhmm` that lost its leading zero, as Python's `email` reads it. Any other
+/// offset that is not four digits, or whose hours pass 23 or minutes 59, is `-0000` (RFC 5322
+/// §3.3: no zone known), never an offset made up from its digits (mail-parser takes `-6000` for
+/// `-1200`).
+fn zone_mended(value: &str) -> Option<String> {
+    let mut words = value.split_ascii_whitespace();
+    words.find(|w| w.contains(':') && w.bytes().all(|b| b.is_ascii_digit() || b == b':'))?;
+    let zone = words.next()?;
+    let mended = match zone.as_bytes() {
+        [b'+' | b'-', digits @ ..] if digits.iter().all(u8::is_ascii_digit) => match digits {
+            [h1, h2, m1, _] if (*h1, *h2) <= (b'2', b'3') && *m1 <= b'5' => return None,
+            [_, tens, _] if *tens <= b'5' => format!("{}0{}", &zone[..1], &zone[1..]),
+            _ => "-0000".to_string(),
+        },
+        letters if letters.iter().all(u8::is_ascii_alphabetic) && letters.iter().any(u8::is_ascii_lowercase) => {
+            zone.to_ascii_uppercase()
+        }
+        _ => return None,
+    };
+    // The zone is a slice of `value`: where it starts in it.
+    let at = zone.as_ptr() as usize - value.as_ptr() as usize;
+    Some(format!("{}{mended}{}", &value[..at], &value[at + zone.len()..]))
+}
+
 /// A date old mailers wrote that mail-parser does not read, written out in full: a time without
 /// seconds before a zone of letters (`20 Dec 95 19:59 CST`) gains them, and a time with no zone
 /// after it (`15 Feb 1995 09:38:18`) is taken as `-0000`, a local time in a zone not known (RFC
@@ -330,8 +360,8 @@ fn completed(value: &str) -> Option<String> {
     match words.get_mut(at + 1) {
         None => words.push("-0000".into()),
         Some(w) if w.starts_with('(') => words.insert(at + 1, "-0000".into()),
-        // A zone's name in any case (`cst`), as its reader takes it.
-        Some(w) => w.make_ascii_uppercase(),
+        // A zone, already as RFC 5322 writes it (see `zone_mended`).
+        Some(_) => {}
     }
     Some(words.join(" "))
 }
@@ -377,6 +407,19 @@ mod rfc5322_tests {
             ("Wed, 20 Dec 1995 19:59 cst", Some("1995-12-20T19:59:00-06:00")),
             ("Wed, 15 Feb 1995 09:38:18", Some("1995-02-15T09:38:18Z")),
             ("Wed, 15 Feb 1995 09:38 (local)", Some("1995-02-15T09:38:00Z")),
+            // A zone name in any case; an offset of three digits is `hhmm` without its leading
+            // zero; any other offset not of four digits, or with minutes past 59, is no zone.
+            ("Tue, 28 May 1996 12:24:23 cst", Some("1996-05-28T12:24:23-06:00")),
+            ("Tue, 28 May 1996 12:24:23 Pdt (daylight)", Some("1996-05-28T12:24:23-07:00")),
+            ("Mon, 21 Aug 95 13:30:57 -600", Some("1995-08-21T13:30:57-06:00")),
+            ("Mon, 21 Aug 95 13:30:57 +530 (IST)", Some("1995-08-21T13:30:57+05:30")),
+            ("Mon, 21 Aug 95 13:30:57 -690", Some("1995-08-21T13:30:57Z")),
+            ("Mon, 21 Aug 95 13:30:57 -6000", Some("1995-08-21T13:30:57Z")),
+            ("Mon, 21 Aug 95 13:30:57 +2460", Some("1995-08-21T13:30:57Z")),
+            ("Mon, 21 Aug 95 13:30:57 +2359", Some("1995-08-21T13:30:57+23:59")),
+            ("Mon, 21 Aug 95 13:30:57 -06", Some("1995-08-21T13:30:57Z")),
+            ("Mon, 21 Aug 95 13:30:57 +6", Some("1995-08-21T13:30:57Z")),
+            ("Mon, 21 Aug 95 13:30:57 -", Some("1995-08-21T13:30:57Z")),
             ("Wed, 15 Feb 1995", None),
             ("Sat, 1 Jan 10000 00:00:00 +0000", None),
             ("32 Feb 2020 25:61:00 +0000", None),

@@ -403,3 +403,15 @@ Content-Type: multipart/mixed; boundary=b\r\n\r\n\
     let names: Vec<Option<&str>> = msg.parts.iter().map(|p| p.filename.as_deref()).collect();
     assert_eq!(names, [None, None, Some("HasenundFr\u{f6}sche.txt"), Some("Gr\u{fc}\u{df}e.bin")]);
 }
+
+#[test]
+fn dates_with_zones_old_mailers_wrote_are_read() {
+    for (date, want) in [
+        ("Tue, 28 May 1996 12:24:23 cst", Some("1996-05-28T12:24:23-06:00")),
+        ("Mon, 21 Aug 95 13:30:57 -600", Some("1995-08-21T13:30:57-06:00")),
+        ("Mon, 21 Aug 95 13:30:57 -6000", Some("1995-08-21T13:30:57Z")),
+    ] {
+        let raw = format!("From: a@example.com\r\nDate: {date}\r\nSubject: s\r\n\r\nbody\r\n");
+        assert_eq!(read(raw.as_bytes()).summary.date.as_deref(), want, "{date}");
+    }
+}
