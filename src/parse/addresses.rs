@@ -2,10 +2,17 @@
 //! the pages, the API and the exports show can be split into addresses again: names with specials
 //! quoted, groups closed and followed by a comma, and an address that only an encoded word's
 //! decoded text holds shown as the name it is, never as a sender.
+//!
+//! Two misreadings of malformed lists are undone here. A comment standing alone where a mailbox
+//! would be (`To: unlisted-recipients:; (no To-header on input)`, as sendmail writes it) is white
+//! space (RFC 5322 §3.2.2), not a recipient, and is left out. Two mailboxes written without the
+//! comma between them (`Bob <bob@example.com> Bobby <bobby@example.com>`), which mail-parser reads
+//! as one address glued from both that exists nowhere, are read as the two they are, as enmime
+//! reads them ([`glued`], [`commas_mended`]).
 
 use std::borrow::Cow;
 
-use mail_parser::Address;
+use mail_parser::{Addr, Address};
 
 /// An address header as one line, as RFC 5322 writes one (its control characters left for the
 /// caller to clean): `Name <addr>` or `addr`,
@@ -42,15 +49,22 @@ pub(super) fn line(a: &Address<'_>, field: &[u8]) -> String {
     } else {
         Vec::new()
     };
+    let whole = field;
     let field = if with_address > memchr::memchr_iter(b'@', &plain).count() { &plain[..] } else { &[][..] };
-    let found = Found { plain: field, split: &split };
+    let found = Found { plain: field, split: &split, field: whole };
     match a {
         Address::List(list) => push_addresses(&mut out, list, &found),
         Address::Group(groups) => {
-            for (i, g) in groups.iter().enumerate() {
-                if i > 0 {
+            let mut first = true;
+            for g in groups {
+                // What is left of a list after its groups holds only a comment: nothing to write.
+                if g.name.is_none() && g.addresses.iter().all(|a| found.comment_alone(a)) {
+                    continue;
+                }
+                if !first {
                     out.push_str(", ");
                 }
+                first = false;
                 match &g.name {
                     Some(n) => {
                         push_name(&mut out, found.mended(n).trim());
@@ -64,6 +78,57 @@ pub(super) fn line(a: &Address<'_>, field: &[u8]) -> String {
         }
     }
     out
+}
+
+/// Whether mail-parser read two mailboxes written without a comma between them as one: their
+/// addresses glued into one that holds two `@` (`bob@example.combobby@example.com`).
+pub(super) fn glued(a: &Address<'_>) -> bool {
+    let glued =
+        |a: &Addr<'_>| a.address.as_deref().is_some_and(|a| memchr::memchr_iter(b'@', a.as_bytes()).nth(1).is_some());
+    match a {
+        Address::List(list) => list.iter().any(glued),
+        Address::Group(groups) => groups.iter().flat_map(|g| &g.addresses).any(glued),
+    }
+}
+
+/// An address field's bytes with a comma after each `>` that ends a mailbox and that another
+/// mailbox follows without one (`Bob <bob@x> Bobby <bobby@x>`); `None` when none is missing. Quoted
+/// strings and comments are passed over: a `>` in them ends nothing.
+pub(super) fn commas_mended(field: &[u8]) -> Option<Vec<u8>> {
+    let (mut quoted, mut escaped, mut comments, mut angle) = (false, false, 0usize, false);
+    let mut missing = Vec::new();
+    for (i, &b) in field.iter().enumerate() {
+        match b {
+            _ if escaped => escaped = false,
+            b'\\' if quoted || comments > 0 => escaped = true,
+            b'"' if comments == 0 => quoted = !quoted,
+            _ if quoted => {}
+            b'(' => comments += 1,
+            b')' if comments > 0 => comments -= 1,
+            _ if comments > 0 => {}
+            b'<' => angle = true,
+            b'>' if angle => {
+                angle = false;
+                let next = field[i + 1..].iter().find(|b| !b.is_ascii_whitespace());
+                if next.is_some_and(|n| !matches!(n, b',' | b';' | b'(')) {
+                    missing.push(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    if missing.is_empty() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(field.len() + missing.len());
+    let mut from = 0;
+    for at in missing {
+        out.extend_from_slice(&field[from..at]);
+        out.push(b',');
+        from = at;
+    }
+    out.extend_from_slice(&field[from..]);
+    Some(out)
 }
 
 /// An address field's bytes with each encoded-word (`=?…?=`) made a space: what it writes as
@@ -90,9 +155,22 @@ struct Found<'a> {
     plain: &'a [u8],
     /// Characters split between encoded-words: as mail-parser decoded them, and whole.
     split: &'a [(String, String)],
+    /// The field's own bytes.
+    field: &'a [u8],
 }
 
 impl Found<'_> {
+    /// Whether mail-parser made a mailbox of a comment standing alone (a name without an address,
+    /// written in the field as `(name)`), which is white space, not a mailbox.
+    fn comment_alone(&self, a: &Addr<'_>) -> bool {
+        let (Some(name), None) = (a.name.as_deref(), a.address.as_deref()) else { return false };
+        let name = name.trim().as_bytes();
+        memchr::memmem::find_iter(self.field, name).any(|at| {
+            self.field[..at].trim_ascii_end().ends_with(b"(")
+                && self.field[at + name.len()..].trim_ascii_start().starts_with(b")")
+        })
+    }
+
     /// A display name with the characters mail-parser split made whole.
     fn mended<'n>(&self, name: &'n str) -> Cow<'n, str> {
         let mut name = Cow::Borrowed(name);
@@ -108,7 +186,7 @@ impl Found<'_> {
 /// Appends each address as `Name <addr>` (or the address, or the name, alone), comma-separated.
 fn push_addresses(out: &mut String, list: &[mail_parser::Addr<'_>], found: &Found<'_>) {
     let encoded = !found.plain.is_empty();
-    for (i, addr) in list.iter().enumerate() {
+    for (i, addr) in list.iter().filter(|a| !found.comment_alone(a)).enumerate() {
         if i > 0 {
             out.push_str(", ");
         }

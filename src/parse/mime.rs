@@ -568,19 +568,25 @@ fn text_field(h: &mail_parser::Header<'_>, whole: &[u8]) -> Option<String> {
 }
 
 /// An address field as one line ([`super::addresses::line`]); one holding 8-bit names without a
-/// charset is read as text first and its addresses parsed from that.
+/// charset is read as text first and its addresses parsed from that, and one whose mailboxes lack
+/// the comma between them ([`super::addresses::glued`]) is parsed again with the commas in.
 fn address_line(h: &mail_parser::Header<'_>, whole: &[u8]) -> Option<String> {
-    match eight_bit_field(h, whole) {
-        Some(text) => {
-            let field = format!("{text}\r\n").into_bytes();
-            let value = mail_parser::parsers::MessageStream::new(&field).parse_address();
-            value.as_address().map(|a| super::addresses::line(a, &field))
-        }
-        None => {
-            let field = whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default();
-            h.value.as_address().map(|a| super::addresses::line(a, field))
+    let text = eight_bit_field(h, whole).map(|text| format!("{text}\r\n").into_bytes());
+    let field = match &text {
+        Some(text) => text.as_slice(),
+        None => whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default(),
+    };
+    let reparsed = text.as_deref().map(|t| mail_parser::parsers::MessageStream::new(t).parse_address());
+    let address = reparsed.as_ref().unwrap_or(&h.value).as_address()?;
+    if super::addresses::glued(address) {
+        if let Some(mended) = super::addresses::commas_mended(field) {
+            let value = mail_parser::parsers::MessageStream::new(&mended).parse_address();
+            if let Some(address) = value.as_address() {
+                return Some(super::addresses::line(address, &mended));
+            }
         }
     }
+    Some(super::addresses::line(address, field))
 }
 
 /// The first field of each name the summary reads, found in one pass over the header. A field

@@ -72,6 +72,17 @@ fn address_headers_are_written_as_one_line() {
         ("Team: ann@example.org, Bob <bob@example.org>;", "Team: ann@example.org, Bob <bob@example.org>;"),
         ("undisclosed-recipients:;", "undisclosed-recipients: ;"),
         ("A: a@x.org;, B: b@x.org;", "A: a@x.org;, B: b@x.org;"),
+        // A comment is white space, not a mailbox; one that gives an address its name stays.
+        ("unlisted-recipients:; (no To-header on input)", "unlisted-recipients: ;"),
+        ("ann@example.org (Ann Lee), (nobody)", "Ann Lee <ann@example.org>"),
+        ("ann at example.org (Ann Lee)", "\"ann at example.org (Ann Lee)\""),
+        // Mailboxes written without the comma between them are the mailboxes they are.
+        (
+            "Bob Dunite <bob@example.com> Bobby Dunite <bobby@example.com>",
+            "Bob Dunite <bob@example.com>, Bobby Dunite <bobby@example.com>",
+        ),
+        ("<a@x.org> <b@x.org>\r\n <c@x.org>", "a@x.org, b@x.org, c@x.org"),
+        ("\"Bob <b@x.org> Dunite\" <bob@x.org>", "\"Bob <b@x.org> Dunite\" <bob@x.org>"),
     ];
     for (header, want) in cases {
         let raw = format!("From: x@example.org\r\nTo: {header}\r\nSubject: s\r\n\r\nbody\r\n");
