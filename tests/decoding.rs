@@ -291,7 +291,7 @@ const EXCEPTIONS: &[Exception] = &[
         applies: |c| {
             let (Some(o), Some(t)) = (c.ours, c.theirs) else { return false };
             let theirs = t.bytes();
-            o.content_type.starts_with("multipart/")
+            t.content_type.starts_with("multipart/")
                 && (theirs.strip_suffix(b"\r\n") == Some(o.bytes()) || theirs.strip_suffix(b"\n") == Some(o.bytes()))
         },
     },

@@ -294,6 +294,14 @@ fn add_part(
             Body::Text(charset::decode_mislabelled_ascii(&transfer::decoded(raw_body, cte)))
         }
         PartType::Text(t) | PartType::Html(t) => Body::Text(t.to_string()),
+        // Text by RFC 2045 §5.2 (see `unreadable_type`), which mail-parser read as data: text when
+        // a charset is named or the bytes are UTF-8; else the bytes are kept, as for any
+        // Content-Type no one can read on a body that is not text.
+        PartType::Binary(b) | PartType::InlineBinary(b)
+            if part.content_type == "text/plain" && (part.charset.is_some() || std::str::from_utf8(b).is_ok()) =>
+        {
+            Body::Text(text(&part.content_type, part.charset.as_deref(), b))
+        }
         PartType::Binary(b) | PartType::InlineBinary(b)
             if is_enclosed_type(&part.content_type) && depth < MAX_DEPTH =>
         {
@@ -373,13 +381,16 @@ fn described(
         Some(ct) => {
             let main = ct.ctype().trim();
             let sub = ct.subtype().unwrap_or("").trim();
-            let sub = if sub.is_empty() { "octet-stream" } else { sub };
-            let mut content_type = String::with_capacity(main.len() + 1 + sub.len());
-            content_type.push_str(main);
-            content_type.push('/');
-            content_type.push_str(sub);
-            content_type.make_ascii_lowercase();
-            (content_type, true)
+            if is_token(main) && is_token(sub) {
+                let mut content_type = String::with_capacity(main.len() + 1 + sub.len());
+                content_type.push_str(main);
+                content_type.push('/');
+                content_type.push_str(sub);
+                content_type.make_ascii_lowercase();
+                (content_type, true)
+            } else {
+                (unreadable_type(src, main).to_string(), true)
+            }
         }
         None => match body {
             Some(PartType::Message(_)) => ("message/rfc822".to_string(), false),
@@ -423,6 +434,30 @@ fn described(
         transfer_encoding: src.content_transfer_encoding().map(str::to_string),
         damaged: src.is_encoding_problem,
         external,
+    }
+}
+
+/// Whether `s` is an RFC 2045 token, as each half of a media type must be: printable ASCII but
+/// its specials (`()<>@,;:\"/[]?=`).
+fn is_token(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?=".contains(&b))
+}
+
+/// The type of a part whose Content-Type names none that can be read (no subtype: `X-ZIP`,
+/// `application-x-gzip`; not a type at all: `<html>`), `main` being what it names first. RFC 2045
+/// §5.2 makes such a part `text/plain`; one sent as a file (it has a file name, or is an
+/// attachment, as those in the mail seen are: `a.zip`, `document.xml.gz`) is data of a type no
+/// one has named, `application/octet-stream`, whose name gives what is served. A multipart stays
+/// one, of parts in order (RFC 2046 §5.1.3). Never a type made up of what was written, which
+/// would be served as one.
+fn unreadable_type(src: &mail_parser::MessagePart<'_>, main: &str) -> &'static str {
+    let attachment = || src.content_disposition().is_some_and(|d| d.ctype().trim().eq_ignore_ascii_case("attachment"));
+    if main.eq_ignore_ascii_case("multipart") {
+        "multipart/mixed"
+    } else if src.attachment_name().is_some() || attachment() {
+        "application/octet-stream"
+    } else {
+        "text/plain"
     }
 }
 

@@ -82,6 +82,14 @@ fn entity(e: Entity, parent: Option<PartIdx>, section: String, walk: &mut Walk<'
     if ct.is_none() && e.in_digest {
         part.content_type = "message/rfc822".into();
     }
+    // A multipart that cannot be cut into parts (no boundary, an empty one, no delimiter of it) is
+    // no multipart but the text it holds, shown as any text is. One that holds nothing but white
+    // space (a multipart its parent's delimiters ended at once) has no text to show, and stays
+    // what it says it is, so that it never stands for the message's text.
+    let blank = || raw[body_range.clone()].iter().all(u8::is_ascii_whitespace);
+    if main == "multipart" && cut.is_none() && !blank() {
+        part.content_type = "text/plain".into();
+    }
     let enclosed = matches!(part.content_type.as_str(), "message/rfc822" | "message/global")
         || is_enclosed_type(&part.content_type);
     part.body = if cut.is_some() {

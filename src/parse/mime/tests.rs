@@ -426,3 +426,45 @@ fn dates_with_zones_old_mailers_wrote_are_read() {
         assert_eq!(read(raw.as_bytes()).summary.date.as_deref(), want, "{date}");
     }
 }
+
+/// A Content-Type that names no type that can be read is text/plain (RFC 2045 §5.2), or, on a
+/// part sent as a file, application/octet-stream; a multipart that cannot be cut is its text.
+#[test]
+fn parts_of_no_readable_type_are_text_or_data() {
+    let cases: &[Case<'_>] = &[
+        (
+            "a file of a type without a subtype",
+            b"Content-Type: X-ZIP; name=\"a.zip\"\r\nContent-Transfer-Encoding: base64\r\n\r\nUEsDBA==\r\n",
+            &[("1", "application/octet-stream", b"PK\x03\x04")],
+        ),
+        (
+            "an attachment of a type without a subtype",
+            b"Content-Type: BINARY\r\nContent-Disposition: attachment\r\n\r\n\x00\x01",
+            &[("1", "application/octet-stream", b"\x00\x01")],
+        ),
+        (
+            "text of a type that is no type",
+            b"Content-Type: multipart/alternative; boundary=b\n\n--b\nContent-Type: <html>\n\nUse the View function.<br>\n--b--\n",
+            &[("1", "text/plain", b"Use the View function.<br>")],
+        ),
+        (
+            "text of a type without a subtype, in the charset it names",
+            b"Content-Type: text; charset=iso-8859-1\n\nFr\xf6sche",
+            &[("1", "text/plain", "Fr\u{f6}sche".as_bytes())],
+        ),
+        (
+            "a multipart with an empty boundary",
+            b"Content-Type: multipart/mixed; boundary=\"\"\r\n\r\n--\r\nContent-Type: text/plain\r\n\r\nHello world.\r\n",
+            &[("1", "text/plain", b"--\r\nContent-Type: text/plain\r\n\r\nHello world.\r\n")],
+        ),
+    ];
+    for (about, raw, want) in cases {
+        let msg = read(raw);
+        let want: Vec<(String, String, Vec<u8>)> =
+            want.iter().map(|(s, t, b)| (s.to_string(), t.to_string(), b.to_vec())).collect();
+        assert_eq!(leaves(&msg), want, "{about}");
+    }
+    // The text of a multipart that cannot be cut is the message's text.
+    let empty = read(b"Content-Type: multipart/mixed; boundary=\"\"\r\n\r\n--\r\n\r\nHello world.\r\n");
+    assert!(empty.text_body.is_some_and(|t| empty.parts[t].bytes().ends_with(b"Hello world.\r\n")));
+}
