@@ -544,6 +544,100 @@ async fn eight_bit_headers_read_as_their_unlabelled_body() {
     assert!(page.contains("Heinz Müller") && !page.contains('\u{FFFD}'), "{page}");
 }
 
+/// Header fields and types real mail writes outside the RFCs read as mail clients read them: raw
+/// 8-bit bytes in encoded-words and in file names, zone names in lower case and offsets of three
+/// digits, a comment where a mailbox would be, mailboxes without the comma between them, a
+/// multipart with an empty boundary, and Content-Types without a subtype.
+#[tokio::test]
+async fn malformed_fields_in_corpus_mail_read_as_mail_clients_read_them() {
+    if !crate::common::needs::corpus("malformed_fields_in_corpus_mail_read_as_mail_clients_read_them") {
+        return;
+    }
+    /// A corpus file, words of the subject of the message in it, and what its detail says: a field
+    /// and its value, `leaf` for a leaf's type and file name, `text` for words of its text.
+    type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+    let cases: &[Case<'_>] = &[
+        (
+            "stalwart-mail-parser/resources/eml/legacy/009.eml",
+            "Hasen",
+            &[("subject", "Die Hasen und die Frösche"), ("to", "Jürgen Schmürgen <jschmuergen@example.com>")],
+        ),
+        (
+            "stalwart-mail-parser/resources/eml/legacy/026.eml",
+            "Hasen",
+            &[("to", "Heinz Müller <mueller@example.com>"), ("leaf", "text/plain HasenundFrösche.txt")],
+        ),
+        (
+            "mimekit/UnitTests/TestData/mbox/content-length.mbox.txt",
+            "Frontier Technologies testing",
+            &[("date", "1996-05-28T12:24:23-06:00")],
+        ),
+        (
+            "james-mime4j/core/src/test/resources/mimetools-testmsgs/multi-bad.msg",
+            "",
+            &[("date", "1995-08-21T13:30:57-06:00")],
+        ),
+        ("mimekit/UnitTests/TestData/messages/delivery-status.txt", "", &[("to", "unlisted-recipients: ;")]),
+        (
+            "enmime/testdata/mail/malformed-multiple-address-header-values.raw",
+            "",
+            &[("from", "Bob Dunite <bob@extern>, Bobby Dunite <bobby@extern>")],
+        ),
+        ("mimekit/UnitTests/TestData/mbox/simple.mbox.txt", "correctly handle this", &[("text", "Hello world.")]),
+        (
+            "mimekit/UnitTests/TestData/compliance/invalid-content-type.eml",
+            "",
+            &[("leaf", "application/octet-stream attachment.zip")],
+        ),
+        (
+            "mimekit/UnitTests/TestData/messages/missing-subtype.txt",
+            "",
+            &[("leaf", "application/octet-stream document.xml.gz")],
+        ),
+        ("enmime/testdata/parts/empty-ctype-bad-content.raw", "", &[("text", "Use the View Invoices function")]),
+    ];
+    for (file, subject, want) in cases {
+        let app = TestApp::new(&[crate::common::corpus_dir().join(file)]);
+        let list = app.json("/api/messages?limit=100").await;
+        let listed = list["messages"].as_array().expect("messages");
+        let found = listed.iter().find(|m| m["subject"].as_str().unwrap_or("").contains(subject)).expect(file);
+        let detail = app.json(&format!("/api/messages/{}", found["id"].as_str().expect("id"))).await;
+        let mut leaves = Vec::new();
+        let mut stack = vec![&detail["parts"][0]];
+        while let Some(p) = stack.pop() {
+            let children = p["parts"].as_array().expect("parts");
+            if children.is_empty() {
+                leaves.push(format!(
+                    "{} {}",
+                    p["content_type"].as_str().unwrap_or(""),
+                    p["filename"].as_str().unwrap_or("")
+                ));
+            }
+            stack.extend(children);
+        }
+        for (field, value) in *want {
+            match *field {
+                "leaf" => assert!(leaves.iter().any(|l| l == value), "{file}: {leaves:?}"),
+                "text" => {
+                    let url = detail["text_url"].as_str().unwrap_or_else(|| panic!("{file} has text: {detail}"));
+                    let text = app.get(url).await;
+                    assert!(text.text().contains(value), "{file}: {}", text.text());
+                    assert!(text.header("content-type").starts_with("text/plain"), "{file}");
+                }
+                _ => assert_eq!(detail[field], *value, "{file}: {field}"),
+            }
+        }
+        // Every part is served as a type HTTP can carry.
+        for part in &leaves {
+            let ct = part.split(' ').next().unwrap_or("");
+            assert!(
+                ct.split_once('/').is_some_and(|(a, b)| !a.is_empty() && !b.is_empty() && !ct.contains(['<', '>'])),
+                "{file}: {ct}"
+            );
+        }
+    }
+}
+
 /// File names continued over RFC 2231 segments whose bytes split a character, or in a charset
 /// other than UTF-8, come back whole.
 #[tokio::test]
