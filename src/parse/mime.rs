@@ -563,7 +563,8 @@ fn summary(msg: &mail_parser::Message<'_>, f: &Firsts<'_, '_>) -> Summary {
     let whole: &[u8] = &msg.raw_message;
     let address = |h: Option<&mail_parser::Header<'_>>| {
         let h = h?;
-        address_line(h, whole).map(|line| cut(clean_owned(line), MAX_ADDRESS_LINE))
+        // A field of comments alone names no one.
+        address_line(h, whole).map(|line| cut(clean_owned(line), MAX_ADDRESS_LINE)).filter(|line| !line.is_empty())
     };
     let ids = |h: Option<&mail_parser::Header<'_>>| h.map(|h| id_list(&h.value)).unwrap_or_default();
     Summary {

@@ -92,6 +92,9 @@ fn address_headers_are_written_as_one_line() {
         let shown = headers.iter().find(|(n, _)| n == "To").map(|(_, v)| v.as_str());
         assert_eq!(shown, Some(*want), "{header:?}");
     }
+    // A field of comments alone names no one.
+    let raw = b"From: x@example.org\r\nTo: (no To-header on input)\r\nSubject: s\r\n\r\nbody\r\n";
+    assert_eq!(parse(raw.as_slice().into()).expect("parses").summary.to, None);
 }
 
 #[test]
