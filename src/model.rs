@@ -209,9 +209,10 @@ pub struct Part {
     pub body: Body,
     /// Where the still-encoded body lies in [`Message::raw`].
     pub raw_range: std::ops::Range<usize>,
-    /// The Content-Transfer-Encoding the body was written in, as written: what undoes
-    /// `raw_range` into the bytes that were sent (see `parse::sent_bytes`).
-    pub transfer_encoding: Option<String>,
+    /// The Content-Transfer-Encoding the body was written in (`base64`, `quoted-printable`,
+    /// `x-uuencode`; `None` for an identity): what undoes `raw_range` into the bytes that were
+    /// sent (see `parse::sent_bytes`).
+    pub transfer_encoding: Option<&'static str>,
     /// True when the parser had to guess (bad transfer encoding, unknown charset).
     pub damaged: bool,
     /// For a `message/external-body` part: where its data lives. Its body then holds nothing (the

@@ -431,7 +431,7 @@ fn described(
         disposition: src.content_disposition().map(|d| d.ctype().trim().to_ascii_lowercase()),
         body: Body::Multipart,
         raw_range: range,
-        transfer_encoding: src.content_transfer_encoding().map(str::to_string),
+        transfer_encoding: transfer::named(src.content_transfer_encoding()),
         damaged: src.is_encoding_problem,
         external,
     }
@@ -440,7 +440,27 @@ fn described(
 /// Whether `s` is an RFC 2045 token, as each half of a media type must be: printable ASCII but
 /// its specials (`()<>@,;:\"/[]?=`).
 fn is_token(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?=".contains(&b))
+    !s.is_empty()
+        && s.bytes().all(|b| {
+            b.is_ascii_graphic()
+                && !matches!(
+                    b,
+                    b'(' | b')'
+                        | b'<'
+                        | b'>'
+                        | b'@'
+                        | b','
+                        | b';'
+                        | b':'
+                        | b'\\'
+                        | b'"'
+                        | b'/'
+                        | b'['
+                        | b']'
+                        | b'?'
+                        | b'='
+                )
+        })
 }
 
 /// The type of a part whose Content-Type names none that can be read (no subtype: `X-ZIP`,

@@ -114,7 +114,7 @@ pub fn sent_bytes(msg: &Message, idx: crate::model::PartIdx) -> Option<std::borr
         return None;
     }
     let raw = msg.raw.get(part.raw_range.clone())?;
-    Some(transfer::decoded(raw, part.transfer_encoding.as_deref()))
+    Some(transfer::decoded(raw, part.transfer_encoding))
 }
 
 /// Every header field of a message in order, RFC 2047 decoded and unfolded, for showing them:

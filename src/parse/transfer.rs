@@ -43,6 +43,22 @@ pub(super) fn decode<'a>(raw: &'a [u8], encoding: Option<&str>) -> Decoded<'a> {
     }
 }
 
+/// The encoding [`decode`] undoes for `encoding` as written, by its one name (`None`: an identity,
+/// or a name no decoder knows): what a part keeps of its Content-Transfer-Encoding, without a
+/// string of its own for every part.
+pub(super) fn named(encoding: Option<&str>) -> Option<&'static str> {
+    let e = encoding?.trim();
+    if e.eq_ignore_ascii_case("base64") {
+        Some("base64")
+    } else if e.eq_ignore_ascii_case("quoted-printable") {
+        Some("quoted-printable")
+    } else if is_uuencode(Some(e)) {
+        Some("x-uuencode")
+    } else {
+        None
+    }
+}
+
 /// Whether mail-parser leaves `encoding` undone while [`decode`] undoes it.
 pub(super) fn is_uuencode(encoding: Option<&str>) -> bool {
     encoding.is_some_and(|e| {

@@ -626,8 +626,13 @@ pub fn renders_as_page(served: &str) -> bool {
 }
 
 fn is_token_type(ct: &str) -> bool {
-    let token = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b));
-    matches!(ct.split_once('/'), Some((a, b)) if token(a) && token(b))
+    matches!(ct.split_once('/'), Some((a, b)) if is_restricted_name(a) && is_restricted_name(b))
+}
+
+/// Whether `s` is safe to name a type or a charset in an answer's Content-Type: RFC 6838's
+/// restricted name (letters, digits and `!#$&-^_.+`, at most 127 characters).
+pub(crate) fn is_restricted_name(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 127 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b))
 }
 
 /// Whether `c` has no place in a file name offered to save: a control character, or one that

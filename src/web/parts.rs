@@ -123,7 +123,7 @@ pub(crate) async fn part(
     let rewritten = is_document(part, &content_type) && sent.is_none();
     let disposition = disposition(part, download || (!rewritten && renders_as_page(&content_type)));
     let (res, font) = if let Some(sent) = sent {
-        let content_type = match part.charset.as_deref().filter(|c| is_token(c)) {
+        let content_type = match part.charset.as_deref().filter(|c| crate::view::is_restricted_name(c)) {
             Some(charset) => format!("{content_type}; charset={charset}"),
             None => content_type,
         };
@@ -258,11 +258,6 @@ fn with_charset(part: &Part, content_type: &str) -> String {
     } else {
         content_type.to_string()
     }
-}
-
-/// Whether a charset name may stand in a header as it is (an RFC 2045 token).
-fn is_token(s: &str) -> bool {
-    !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:+!#$%&'*^`{|}~".contains(&b))
 }
 
 fn is_font(ct: &str) -> bool {
