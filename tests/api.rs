@@ -595,6 +595,12 @@ async fn malformed_fields_in_corpus_mail_read_as_mail_clients_read_them() {
             &[("leaf", "application/octet-stream document.xml.gz")],
         ),
         ("enmime/testdata/parts/empty-ctype-bad-content.raw", "", &[("text", "Use the View Invoices function")]),
+        // A UTF-8 file name cut inside its last character stays UTF-8.
+        (
+            "flanker/tests/fixtures/messages/russian-attachment-yahoo.eml",
+            "",
+            &[("leaf", "image/png Картинка с очень, очень длинным предлинным именем преименем таким чт\u{FFFD}")],
+        ),
     ];
     for (file, subject, want) in cases {
         let app = TestApp::new(&[crate::common::corpus_dir().join(file)]);

@@ -31,9 +31,14 @@ pub(super) fn decode_css(bytes: &[u8]) -> String {
 /// Decodes a text part that declared no charset: as UTF-8 when its bytes are UTF-8, else in the
 /// legacy encoding they most likely are, as mail clients read unlabelled 8-bit mail (their
 /// fallback encoding, or a detector), rather than replacing every byte that is not US-ASCII.
+/// UTF-8 cut short in its last character (a name a mailer cut at a byte count) is UTF-8 with
+/// that character replaced, once UTF-8 beyond ASCII came before it.
 pub(super) fn decode_unlabelled(bytes: &[u8]) -> String {
     match std::str::from_utf8(bytes) {
         Ok(text) => text.to_string(),
+        Err(e) if e.error_len().is_none() && !bytes[..e.valid_up_to()].is_ascii() => {
+            String::from_utf8_lossy(bytes).into_owned()
+        }
         Err(_) => decode(fallback(bytes), bytes),
     }
 }
@@ -273,6 +278,21 @@ fn starts_with_ignore_case(hay: &[u8], prefix: &[u8]) -> bool {
 mod tests {
     use super::*;
     use encoding_rs::{KOI8_R, SHIFT_JIS, WINDOWS_1251};
+
+    #[test]
+    fn unlabelled_text_is_utf8_even_cut_short() {
+        let cases: &[(&[u8], &str)] = &[
+            ("Картинка".as_bytes(), "Картинка"),
+            // Cut in its last character (as Yahoo cut a long file name): UTF-8 all the same.
+            (&"Картинка чт".as_bytes()[..20], "Картинка ч\u{FFFD}"),
+            // Latin-1 whose last byte could begin a UTF-8 character, after ASCII only: Latin-1.
+            (b"caf\xe9", "caf\u{e9}"),
+            (b"Die Hasen und die Fr\xf6sche", "Die Hasen und die Fr\u{f6}sche"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(decode_unlabelled(input), *want, "{input:?}");
+        }
+    }
 
     #[test]
     fn prescan_finds_what_browsers_find() {
