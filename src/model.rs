@@ -331,6 +331,12 @@ impl Part {
         matches!(self.body, Body::Text(_))
     }
 
+    /// An HTML document (`text/html`, or XHTML) held as text: shown in a frame, read for its
+    /// visible text.
+    pub fn is_html(&self) -> bool {
+        self.is_text() && matches!(self.content_type.as_str(), "text/html" | "application/xhtml+xml")
+    }
+
     /// An attachment in the user's sense: a leaf that is not the body being shown. An external body
     /// is not one: its data is not in the message.
     pub fn is_attachment_like(&self) -> bool {

@@ -79,9 +79,7 @@ pub(super) fn reader_text(msg: &Message) -> String {
 /// The text a reader sees of a text part: the text, or an HTML part's visible text.
 fn text_seen(part: &crate::model::Part) -> Cow<'_, str> {
     match &part.body {
-        Body::Text(h) if matches!(part.content_type.as_str(), "text/html" | "application/xhtml+xml") => {
-            Cow::Owned(visible_text(h))
-        }
+        Body::Text(h) if part.is_html() => Cow::Owned(visible_text(h)),
         Body::Text(t) => Cow::Borrowed(t),
         _ => Cow::Borrowed(""),
     }

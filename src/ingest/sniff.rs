@@ -53,9 +53,7 @@ const MAIL_HEADERS: &[&str] = &[
 
 /// Tells a message, an mbox, and anything else apart from the start of a file.
 pub fn sniff(head: &[u8]) -> Kind {
-    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
-    let start = head.iter().position(|&c| !matches!(c, b'\r' | b'\n')).unwrap_or(head.len());
-    let head = &head[start..];
+    let head = first_line_on(head);
     if head.starts_with(b"From ") {
         return Kind::Mbox;
     }
@@ -183,10 +181,15 @@ pub fn sniff_claimed(head: &[u8], claim: Claim) -> Kind {
     }
 }
 
+/// What follows a byte order mark and the blank lines before the first line of text.
+fn first_line_on(head: &[u8]) -> &[u8] {
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    &head[head.iter().position(|&c| !matches!(c, b'\r' | b'\n')).unwrap_or(head.len())..]
+}
+
 /// Whether the line after the first (past a byte order mark and blank lines) is a header field.
 fn second_line_is_field(head: &[u8]) -> bool {
-    let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
-    let text = &text[text.iter().position(|&c| !matches!(c, b'\r' | b'\n')).unwrap_or(text.len())..];
+    let text = first_line_on(head);
     text.iter().position(|&c| c == b'\n').is_some_and(|end| starts_with_field(&text[end + 1..]))
 }
 

@@ -90,7 +90,7 @@ pub(super) fn select_body(msg: &Message, idx: PartIdx, depth: usize) -> (Option<
             .find(|(h, t)| h.is_some() || t.is_some())
             .unwrap_or((None, None)),
         _ if part.disposition.as_deref() == Some("attachment") => (None, None),
-        "text/html" | "application/xhtml+xml" if part.is_text() => (Some(idx), None),
+        _ if part.is_html() => (Some(idx), None),
         "text/plain" | "text/enriched" if part.is_text() => (None, Some(idx)),
         _ => (None, None),
     }

@@ -73,13 +73,11 @@ fn more_bodies(key: &str, msg: &Message, remote_q: &str) -> Vec<MoreBody> {
     msg.more_bodies
         .iter()
         .map(|&i| match &msg.parts[i].body {
-            Body::Text(html) if matches!(msg.parts[i].content_type.as_str(), "text/html" | "application/xhtml+xml") => {
-                MoreBody {
-                    html_src: Some(format!("{}{remote_q}", route::part_url(key, msg, i))),
-                    text_html: None,
-                    frame_class: frame::estimate(html).class(),
-                }
-            }
+            Body::Text(html) if msg.parts[i].is_html() => MoreBody {
+                html_src: Some(format!("{}{remote_q}", route::part_url(key, msg, i))),
+                text_html: None,
+                frame_class: frame::estimate(html).class(),
+            },
             _ => MoreBody { html_src: None, text_html: Some(text_of(msg, i, false)), frame_class: "" },
         })
         .collect()

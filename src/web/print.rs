@@ -132,9 +132,10 @@ fn print_page(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> Pr
     };
     // The other inline texts follow it, as on the page.
     for &i in &msg.more_bodies {
-        let more = match msg.parts[i].content_type.as_str() {
-            "text/html" | "application/xhtml+xml" => Some(printed(loaded, i)),
-            _ => text::render_part(msg, i, false).map(text_block),
+        let more = if msg.parts[i].is_html() {
+            Some(printed(loaded, i))
+        } else {
+            text::render_part(msg, i, false).map(text_block)
         };
         if let Some(more) = more {
             body.get_or_insert_with(String::new).push_str(&more);
