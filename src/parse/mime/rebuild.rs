@@ -13,7 +13,8 @@ use std::ops::Range;
 
 use bytes::Bytes;
 
-use super::{described, finish, first_transfer_encoding, is_enclosed_type, leaf_body, new_message, read, Walk, PARSER};
+use super::describe::{described, first_content_type, first_transfer_encoding, is_enclosed_type};
+use super::{finish, leaf_body, new_message, read, Walk, PARSER};
 use crate::model::{Body, HeaderAt, Message, PartIdx};
 use crate::parse::{boundary, transfer, MAX_DEPTH};
 
@@ -58,7 +59,7 @@ fn entity(e: Entity, parent: Option<PartIdx>, section: String, walk: &mut Walk<'
     let raw = out.raw.clone();
     let head = parse_header(&raw[e.header.clone()]);
     let src = &head.parts[0];
-    let ct = super::first_content_type(src);
+    let ct = first_content_type(src);
     let main = ct.map(|c| c.ctype().trim().to_ascii_lowercase()).unwrap_or_default();
     let boundary = ct
         .filter(|_| main == "multipart")

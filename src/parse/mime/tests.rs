@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use super::{clean_bytes, clean_owned, clean_text, header_fields, parse};
+use super::header::{clean_bytes, clean_owned, clean_text};
+use super::{header_fields, parse};
 use crate::model::{Body, HeaderAt, Message};
 
 #[test]
