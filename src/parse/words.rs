@@ -54,6 +54,8 @@ const HEX: &[u8; 16] = b"0123456789ABCDEF";
 
 /// Where an encoded-word's parts lie in the bytes it begins (see [`raw_word`]).
 struct RawWord {
+    /// Its charset, with an RFC 2231 language if one is given.
+    charset: std::ops::Range<usize>,
     /// Whether it is in the "Q" encoding.
     quoted: bool,
     /// Its encoded-text.
@@ -79,7 +81,12 @@ fn raw_word(s: &[u8]) -> Option<RawWord> {
     let text_start = 2 + charset + 3;
     let text_len = s[text_start..].iter().take(MAX_WORD).position(|&b| b == b'?' || b <= b' ' || b == 0x7F)?;
     let end = text_start + text_len;
-    (s.get(end..end + 2) == Some(b"?=")).then_some(RawWord { quoted, text: text_start..end, len: end + 2 })
+    (s.get(end..end + 2) == Some(b"?=")).then_some(RawWord {
+        charset: 2..2 + charset,
+        quoted,
+        text: text_start..end,
+        len: end + 2,
+    })
 }
 
 /// `raw` unfolded (line breaks out, the white space after them kept) and with its encoded-words
@@ -235,35 +242,25 @@ fn decode(charset: &str, bytes: &[u8]) -> String {
 /// (a whole list in one word), none this long. Bounds the work a value of many `=?` can cause.
 const MAX_WORD: usize = 2048;
 
-/// The encoded-word `=?charset?encoding?text?=` at the start of `s`: its charset (without an RFC
-/// 2231 language), its decoded bytes and its length.
+/// The encoded-word `=?charset?encoding?text?=` at the start of `s` ([`raw_word`]): its charset
+/// (without an RFC 2231 language), its decoded bytes and its length.
 fn encoded_word(s: &str) -> Option<(String, Vec<u8>, usize)> {
-    let body = s.strip_prefix("=?")?;
-    let mut window = body.len().min(MAX_WORD);
-    while !body.is_char_boundary(window) {
-        window -= 1;
-    }
-    let body = &body[..window];
-    let (charset_field, body) = body.split_once('?')?;
-    let (encoding, body) = body.split_once('?')?;
-    let end = body.find("?=")?;
-    let text = &body[..end];
-    let plain = |t: &str| t.bytes().all(|b| b.is_ascii_graphic() && b != b'?');
+    let word = raw_word(s.as_bytes())?;
+    // Both ranges end at an ASCII `?`, so they lie on character boundaries.
+    let (charset_field, text) = (s.get(word.charset)?, s.get(word.text)?);
     // Raw 8-bit text in the encoded-text is decoded in the word's charset, as its bytes (see the
-    // module's note).
-    let text_plain = text.chars().all(|c| c != '?' && !c.is_whitespace() && !c.is_control());
-    if charset_field.is_empty() || charset_field.len() > 64 || !plain(charset_field) || !text_plain {
+    // module's note); white space or a control past ASCII still ends the word.
+    if !text.is_ascii() && text.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return None;
     }
-    let bytes = match encoding {
-        "Q" | "q" => q_decode(text),
+    let bytes = if word.quoted {
+        q_decode(text)
+    } else {
         // Read as bodies are (a last quantum without its padding still gives its octets).
-        "B" | "b" => super::transfer::base64(text.as_bytes()).0,
-        _ => return None,
+        super::transfer::base64(text.as_bytes()).0
     };
     let charset = charset_field.split('*').next().unwrap_or(charset_field).to_string();
-    let len = 2 + charset_field.len() + 1 + encoding.len() + 1 + end + 2;
-    Some((charset, bytes, len))
+    Some((charset, bytes, word.len))
 }
 
 /// The "Q" encoding (RFC 2047 §4.2): `_` is a space, `=XX` a byte; anything else as it is.
