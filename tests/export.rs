@@ -203,7 +203,8 @@ async fn exports_compressed_for_browsers_are_whole() {
 #[tokio::test]
 async fn export_refuses_what_it_cannot_do() {
     let app = TestApp::new(&[repo_path("samples")]);
-    for uri in ["/api/export?format=pdf", "/api/export?q=subject:(&format=csv"] {
+    // A query of no word is refused, not taken for "everything".
+    for uri in ["/api/export?format=pdf", "/api/export?q=subject:(&format=csv", "/api/export?q=---&format=mbox"] {
         let r = app.get(uri).await;
         assert_eq!(r.status, StatusCode::BAD_REQUEST, "{uri}");
         assert_eq!(r.header("content-type"), "application/problem+json");

@@ -164,6 +164,11 @@ async fn words_in_attachments_are_found_named_and_shown() {
     assert_eq!(phrase.len(), 1, "{phrase:?}");
     assert_eq!(phrase[0].1, vec!["order.pdf".to_string()]);
     assert!(phrase[0].2.contains("<mark>"), "{:?}", phrase[0].2);
+    // A word's start, in attachments only: the document is named and its word marked.
+    let start = search(&app, "attachment:de1292*").await;
+    assert_eq!(start.len(), 1, "{start:?}");
+    assert_eq!(start[0].1, vec!["order.pdf".to_string()]);
+    assert!(start[0].2.contains("<mark>DE129273398</mark>"), "{:?}", start[0].2);
     // A text part of the message is no document: asking its text is answered as such.
     let body_url = app.json(&format!("/api/messages/{}", encode("doc0@extract.test"))).await["parts"][0]["url"]
         .as_str()

@@ -147,6 +147,19 @@ async fn every_operator_finds_what_it_says() {
         ("ສະບາຍ", &[scripts]),
         ("ពិភពលោក", &[scripts]),
         ("မင်္ဂလာ", &[scripts]),
+        // A `*` after a word: every word that starts so, in any field, folded as words are.
+        ("link*", &[build, reply, old]),
+        ("build*", &[build, reply]),
+        ("subject:link*", &[old]),
+        ("from:ali*", &[build, old]),
+        ("filename:rech*", &[invoice]),
+        ("rechn* -filename:rech*", &[]),
+        ("CAF*", &[invoice]),
+        ("\"nightly lin*\"", &[reply]),
+        ("\"the lin*\"", &[build, old]),
+        ("定例会*", &[meeting]),
+        ("ακροπ*", &[scripts]),
+        ("zzz*", &[]),
         // HTML bodies are searched by their visible text only.
         ("blankets", &[news]),
         ("tracker", &[]),
@@ -186,6 +199,10 @@ async fn results_are_ranked_paginated_and_highlighted() {
     let html = page.text();
     assert!(html.contains("<mark>aarch64</mark>") && html.contains("Build fails on ARM"));
     assert!(html.contains("value=\"aarch64\""), "the search box keeps the query");
+    // A word's start marks the words it found.
+    let starts = app.json("/api/messages?q=crash*%20aarch*").await;
+    let snippet = starts["messages"][0]["snippet"].as_str().expect("snippet");
+    assert!(snippet.contains("<mark>crashes</mark>") && snippet.contains("<mark>aarch64</mark>"), "{snippet}");
 }
 
 #[tokio::test]
@@ -196,7 +213,11 @@ async fn bad_queries_get_a_clear_message() {
     let dir = tempfile::tempdir().expect("dir");
     corpus(dir.path());
     let app = TestApp::new(&[dir.path().to_path_buf()]);
-    for q in ["%22unclosed", "before%3Ayesterday", "larger%3Ahuge", "(a", "has%3Awings", "a%20OR"] {
+    // Among them: a query that holds no word (it would otherwise list, and export, everything),
+    // and a word's start of one letter.
+    for q in
+        ["%22unclosed", "before%3Ayesterday", "larger%3Ahuge", "(a", "has%3Awings", "a%20OR", "---", "%26", "%FF", "e*"]
+    {
         let r = app.get(&format!("/api/messages?q={q}")).await;
         assert_eq!(r.status, StatusCode::BAD_REQUEST, "{q}");
         assert_eq!(r.header("content-type"), "application/problem+json");

@@ -32,7 +32,7 @@ use tokio_postgres::types::ToSql;
 use super::{failed, int4, our_id, pg_id, Database};
 use crate::error::Error;
 use crate::search::query::{Query, TextField};
-use crate::search::{Doc, Hits, IdsOf, SearchIndex};
+use crate::search::{Doc, Hits, IdsOf, SearchIndex, Terms};
 
 /// Buffered documents written at once (one transaction, one statement a kind of change).
 const FLUSH_DOCS: usize = 2_000;
@@ -274,21 +274,20 @@ fn quote(word: &str, out: &mut String) {
     out.push('\'');
 }
 
-/// The tsquery of a text term: its words one after another (a single word, or a phrase), or
-/// `None` when the text has no words (it matches nothing, as in the embedded engine).
-fn tsquery(text: &str) -> Option<String> {
-    let words = crate::search::words(text);
-    if words.is_empty() {
-        return None;
-    }
+/// The tsquery of a text term: its words one after another (a single word, or a phrase), the
+/// last one as a prefix (`'invoic':*`) for a word's start.
+fn tsquery(terms: &Terms) -> String {
     let mut out = String::new();
-    for (i, w) in words.iter().enumerate() {
+    for (i, w) in terms.words.iter().enumerate() {
         if i > 0 {
             out.push_str(" <-> ");
         }
         quote(w, &mut out);
     }
-    Some(out)
+    if terms.prefix {
+        out.push_str(":*");
+    }
+    out
 }
 
 type Param = Box<dyn ToSql + Send + Sync>;
@@ -317,9 +316,10 @@ impl Condition {
     fn build(&mut self, q: &Query, ids_of: &IdsOf<'_>) -> String {
         match q {
             Query::All => "TRUE".into(),
-            Query::Text { field, text, .. } => {
-                // A quoted phrase and a word of several tokens are both the tokens in order.
-                let Some(tsq) = tsquery(text) else { return "FALSE".into() };
+            Query::Text { field, text, prefix, .. } => {
+                // A quoted phrase and a word of several tokens are both the tokens in order. A
+                // text of no word matches nothing, as in the embedded engine.
+                let Some(tsq) = Terms::of(text, *prefix).map(|terms| tsquery(&terms)) else { return "FALSE".into() };
                 let p = self.param(Box::new(tsq));
                 let columns: &[&str] = match field {
                     None => &TEXT_COLUMNS,
@@ -719,8 +719,7 @@ impl SearchIndex for PgSearch {
     }
 
     fn attachment_matches(&self, q: &str, ids: &[u32]) -> HashSet<u32> {
-        let terms: Vec<String> =
-            crate::search::attachment_terms(q).iter().filter_map(|words| tsquery(&words.join(" "))).collect();
+        let terms: Vec<String> = crate::search::attachment_terms(q).iter().map(tsquery).collect();
         if terms.is_empty() || ids.is_empty() {
             return HashSet::new();
         }

@@ -11,10 +11,10 @@ use std::time::Instant;
 
 use tantivy::collector::{Count, TopDocs};
 use tantivy::query::{
-    AllQuery, BooleanQuery, ConstScoreQuery, EmptyQuery, Occur, PhraseQuery, Query as TQuery, RangeQuery, TermQuery,
+    AllQuery, BooleanQuery, ConstScoreQuery, EmptyQuery, Occur, PhrasePrefixQuery, PhraseQuery, Query as TQuery,
+    RangeQuery, TermQuery,
 };
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STRING};
-use tantivy::snippet::SnippetGenerator;
 use tantivy::tokenizer::{TextAnalyzer, TokenStream};
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
@@ -80,6 +80,11 @@ const QUEUE_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 /// compatibility forms, Greek and `ё` were folded; `mail2`: before each letter of Thai, Lao,
 /// Khmer and Myanmar was a word).
 const TOKENIZER: &str = "mail3";
+
+/// The most words a word's start (`invoic*`) stands for in one segment of the index: more than
+/// any start of two letters has in a mail archive, and a bound on the postings one such term
+/// reads.
+const MAX_PREFIX_WORDS: u32 = 10_000;
 /// Memory the writer may buffer before it flushes a segment.
 const WRITER_BUDGET: usize = 32 * 1024 * 1024;
 /// Merges run one at a time (tantivy would run up to four): merging is work for the cores the
@@ -282,36 +287,20 @@ impl SearchIndex for Embedded {
         Ok(ids)
     }
 
-    /// For each of `texts`: the part that best matches the query, its words in `<mark>`;
-    /// HTML-escaped. The query is parsed, and its terms weighed, once for them all.
     fn snippets(&self, q: &str, texts: &[String]) -> Vec<Option<String>> {
-        let generator = query::parse(q)
-            .ok()
-            .and_then(|parsed| self.build(&parsed, &|_| Vec::new()).ok())
-            .and_then(|query| SnippetGenerator::create(&self.reader.searcher(), &*query, self.fields.body).ok());
-        let Some(mut generator) = generator else { return vec![None; texts.len()] };
-        generator.set_max_num_chars(super::SNIPPET_CHARS);
-        super::excerpts(&generator, texts)
+        super::snippets_of_words(q, texts, TextField::Body)
     }
 
-    /// [`SearchIndex::snippets`] for the text of attachments, by the words the query looks for
-    /// there.
     fn attachment_snippets(&self, q: &str, texts: &[String]) -> Vec<Option<String>> {
-        let generator = query::parse(q)
-            .ok()
-            .and_then(|parsed| self.build(&parsed, &|_| Vec::new()).ok())
-            .and_then(|query| SnippetGenerator::create(&self.reader.searcher(), &*query, self.fields.attachments).ok());
-        let Some(mut generator) = generator else { return vec![None; texts.len()] };
-        generator.set_max_num_chars(super::SNIPPET_CHARS);
-        super::excerpts(&generator, texts)
+        super::snippets_of_words(q, texts, TextField::Attachment)
     }
 
     /// Those of `ids` whose attachments hold a word or phrase the query looks for there.
     fn attachment_matches(&self, q: &str, ids: &[u32]) -> HashSet<u32> {
         let Ok(parsed) = query::parse(q) else { return HashSet::new() };
         let mut any: Vec<(Occur, Box<dyn TQuery>)> = Vec::new();
-        parsed.each_text_in(TextField::Attachment, &mut |text| {
-            any.push((Occur::Should, self.text_query(self.fields.attachments, text, true)));
+        parsed.each_text_in(TextField::Attachment, &mut |text, prefix| {
+            any.push((Occur::Should, self.text_query(self.fields.attachments, text, prefix)));
         });
         if any.is_empty() || ids.is_empty() {
             return HashSet::new();
@@ -349,14 +338,20 @@ impl Embedded {
         out
     }
 
-    fn text_query(&self, field: Field, text: &str, phrase: bool) -> Box<dyn TQuery> {
-        let terms: Vec<Term> = self.tokens(text).into_iter().map(|t| Term::from_field_text(field, &t)).collect();
+    /// The words of `text` in `field`: one word, or several one after another (an address or a
+    /// CJK run gives several, as a quoted phrase does); with `prefix`, the last is the start of
+    /// a word, standing for at most [`MAX_PREFIX_WORDS`] words in each segment.
+    fn text_query(&self, field: Field, text: &str, prefix: bool) -> Box<dyn TQuery> {
+        let mut terms: Vec<Term> = self.tokens(text).into_iter().map(|t| Term::from_field_text(field, &t)).collect();
         match terms.len() {
             0 => Box::new(EmptyQuery),
-            1 => Box::new(TermQuery::new(terms[0].clone(), IndexRecordOption::WithFreqs)),
-            // Several tokens from one word (an address, a CJK run) or a quoted phrase: in order.
-            _ if phrase || terms.len() > 1 => Box::new(PhraseQuery::new(terms)),
-            _ => Box::new(EmptyQuery),
+            _ if prefix => {
+                let mut query = PhrasePrefixQuery::new(terms);
+                query.set_max_expansions(MAX_PREFIX_WORDS);
+                Box::new(query)
+            }
+            1 => Box::new(TermQuery::new(terms.remove(0), IndexRecordOption::WithFreqs)),
+            _ => Box::new(PhraseQuery::new(terms)),
         }
     }
 
@@ -383,7 +378,7 @@ impl Embedded {
         let f = self.fields;
         Ok(match q {
             Query::All => Box::new(AllQuery),
-            Query::Text { field: Some(tf), text, phrase } => {
+            Query::Text { field: Some(tf), text, prefix, .. } => {
                 let field = match tf {
                     TextField::From => f.from,
                     TextField::To => f.to,
@@ -393,12 +388,12 @@ impl Embedded {
                     TextField::Filename => f.filename,
                     TextField::Attachment => f.attachments,
                 };
-                self.text_query(field, text, *phrase)
+                self.text_query(field, text, *prefix)
             }
-            Query::Text { field: None, text, phrase } => {
+            Query::Text { field: None, text, prefix, .. } => {
                 let any = [f.subject, f.from, f.to, f.cc, f.body, f.filename, f.attachments]
                     .into_iter()
-                    .map(|field| (Occur::Should, self.text_query(field, text, *phrase)))
+                    .map(|field| (Occur::Should, self.text_query(field, text, *prefix)))
                     .collect();
                 Box::new(BooleanQuery::new(any))
             }

@@ -90,26 +90,50 @@ pub trait SearchIndex: Send + Sync {
     fn attachment_matches(&self, q: &str, ids: &[u32]) -> HashSet<u32>;
 }
 
+/// A text term of a query as the words the analyzer makes of it: one word, or several to be found
+/// one after another; with `prefix`, the last one is the start of a word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Terms {
+    pub words: Vec<String>,
+    pub prefix: bool,
+}
+
+impl Terms {
+    /// The words of a term's text; `None` when it has none.
+    pub fn of(text: &str, prefix: bool) -> Option<Terms> {
+        let words = words(text);
+        (!words.is_empty()).then_some(Terms { words, prefix })
+    }
+
+    /// Whether `seen`, the last words of a text, end with these.
+    fn end(&self, seen: &std::collections::VecDeque<String>) -> bool {
+        let n = self.words.len();
+        if n > seen.len() {
+            return false;
+        }
+        let tail = seen.iter().skip(seen.len() - n);
+        tail.zip(&self.words).enumerate().all(|(i, (got, want))| match self.prefix && i + 1 == n {
+            true => got.starts_with(want.as_str()),
+            false => got == want,
+        })
+    }
+}
+
 /// The words and phrases a query looks for in the text of attachments (its terms in every field
-/// and its `attachment:` terms, outside negations), each as the words the analyzer makes of it.
-pub fn attachment_terms(q: &str) -> Vec<Vec<String>> {
+/// and its `attachment:` terms, outside negations).
+pub fn attachment_terms(q: &str) -> Vec<Terms> {
     let Ok(parsed) = crate::search::query::parse(q) else { return Vec::new() };
     let mut terms = Vec::new();
-    parsed.each_text_in(query::TextField::Attachment, &mut |text| {
-        let w = words(text);
-        if !w.is_empty() {
-            terms.push(w);
-        }
-    });
+    parsed.each_text_in(query::TextField::Attachment, &mut |text, prefix| terms.extend(Terms::of(text, prefix)));
     terms
 }
 
-/// Whether `text` holds any of `terms` (a word, or words one after another).
-pub fn holds_any(text: &str, terms: &[Vec<String>]) -> bool {
+/// Whether `text` holds any of `terms`.
+pub fn holds_any(text: &str, terms: &[Terms]) -> bool {
     if terms.is_empty() {
         return false;
     }
-    let longest = terms.iter().map(Vec::len).max().unwrap_or(1);
+    let longest = terms.iter().map(|t| t.words.len()).max().unwrap_or(1);
     // The last words seen, enough for the longest phrase.
     let mut window: std::collections::VecDeque<String> = std::collections::VecDeque::with_capacity(longest);
     let mut found = false;
@@ -121,9 +145,7 @@ pub fn holds_any(text: &str, terms: &[Vec<String>]) -> bool {
             window.pop_front();
         }
         window.push_back(word.to_string());
-        found = terms
-            .iter()
-            .any(|t| t.len() <= window.len() && window.iter().skip(window.len() - t.len()).zip(t).all(|(a, b)| a == b));
+        found = terms.iter().any(|t| t.end(&window));
     });
     found
 }
@@ -151,22 +173,44 @@ pub fn each_word(text: &str, f: &mut dyn FnMut(&str, usize)) {
     }
 }
 
-/// Highlighted excerpts for an engine that keeps no word statistics of its own: every word of
-/// the query's text terms weighs the same. `field`: the words looked for in bodies
-/// ([`query::TextField::Body`]) or in attachments ([`query::TextField::Attachment`]).
+/// Highlighted excerpts, every word of the query's text terms weighing the same. `field`: the
+/// words looked for in bodies ([`query::TextField::Body`]) or in attachments
+/// ([`query::TextField::Attachment`]). A word's start (`invoic*`) marks each word of a text that
+/// starts so.
 pub fn snippets_of_words(q: &str, texts: &[String], field: query::TextField) -> Vec<Option<String>> {
     let Ok(parsed) = crate::search::query::parse(q) else { return vec![None; texts.len()] };
     let mut terms = BTreeMap::new();
-    parsed.each_text_in(field, &mut |text| {
-        for w in words(text) {
+    let mut starts = Vec::new();
+    parsed.each_text_in(field, &mut |text, prefix| {
+        let mut words = words(text);
+        if prefix {
+            starts.extend(words.pop());
+        }
+        for w in words {
             terms.insert(w, 1.0);
         }
     });
-    if terms.is_empty() {
+    if terms.is_empty() && starts.is_empty() {
         return vec![None; texts.len()];
     }
     let field = tantivy::schema::Field::from_field_id(0);
-    excerpts(&SnippetGenerator::new(terms, tokenizer::analyzer(), field, SNIPPET_CHARS), texts)
+    if starts.is_empty() {
+        return excerpts(&SnippetGenerator::new(terms, tokenizer::analyzer(), field, SNIPPET_CHARS), texts);
+    }
+    texts
+        .iter()
+        .map(|text| {
+            // The words of this text that the starts stand for.
+            let mut these = terms.clone();
+            each_word(text, &mut |word, _| {
+                if starts.iter().any(|s| word.starts_with(s.as_str())) {
+                    these.insert(word.to_string(), 1.0);
+                }
+            });
+            let generator = SnippetGenerator::new(these, tokenizer::analyzer(), field, SNIPPET_CHARS);
+            excerpts(&generator, std::slice::from_ref(text)).pop().flatten()
+        })
+        .collect()
 }
 
 /// The longest excerpt shown of a message's text, in characters.
@@ -245,6 +289,11 @@ mod tests {
             ("-cafe", false),
             ("nothing OR paid", true),
             ("from:cafe", false),
+            ("mull*", true),
+            ("\"tax num*\"", true),
+            ("\"tax numbers*\"", false),
+            ("attachment:pai*", true),
+            ("ax*", false),
         ] {
             assert_eq!(holds_any(text, &terms(q)), want, "{q}");
         }

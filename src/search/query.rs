@@ -1,5 +1,5 @@
-//! The search language mail users already type: words, `"quoted phrases"`, `field:value`, `-`
-//! or `NOT` negation, `OR`, `AND` (what terms side by side mean anyway), and parentheses. Parsed into a small tree, independent of the search engine, so
+//! The search language mail users already type: words, `"quoted phrases"`, `word*` (words that
+//! start so), `field:value`, `-` or `NOT` negation, `OR`, `AND` (what terms side by side mean anyway), and parentheses. Parsed into a small tree, independent of the search engine, so
 //! the grammar is pinned by its own tests and a bad query gets a clear message.
 //!
 //! Fields: `from:` `to:` `cc:` `subject:` `body:` `filename:` `attachment:` (the text of attached
@@ -16,11 +16,13 @@ use crate::limits::{MAX_QUERY_DEPTH as MAX_DEPTH, MAX_QUERY_LEN as MAX_LEN};
 pub enum Query {
     /// Every message (an empty query, or one of only negations).
     All,
-    /// Words or a phrase, in one field or in all text fields (`None`).
+    /// Words or a phrase, in one field or in all text fields (`None`); with `prefix` (typed with a
+    /// `*` after it) its last word is the start of a word.
     Text {
         field: Option<TextField>,
         text: String,
         phrase: bool,
+        prefix: bool,
     },
     MessageId(String),
     /// Messages filed in this folder or one below it (`folder:Archives` covers `Archives/2017`).
@@ -47,18 +49,12 @@ pub enum Query {
 }
 
 impl Query {
-    /// Calls `f` with the text of every term that looks in message bodies (a `body:` term or one in
-    /// every field), outside negations: the words an excerpt of the body highlights.
-    pub fn each_text(&self, f: &mut dyn FnMut(&str)) {
-        self.each_text_in(TextField::Body, f);
-    }
-
     /// Calls `f` with the text of every term that looks in `field` (a term of that field or one
-    /// in every field), outside negations.
-    pub fn each_text_in(&self, field: TextField, f: &mut dyn FnMut(&str)) {
+    /// in every field), outside negations, and whether its last word is a prefix.
+    pub fn each_text_in(&self, field: TextField, f: &mut dyn FnMut(&str, bool)) {
         match self {
-            Query::Text { field: None, text, .. } => f(text),
-            Query::Text { field: Some(tf), text, .. } if *tf == field => f(text),
+            Query::Text { field: None, text, prefix, .. } => f(text, *prefix),
+            Query::Text { field: Some(tf), text, prefix, .. } if *tf == field => f(text, *prefix),
             Query::And(all) | Query::Or(all) => all.iter().for_each(|q| q.each_text_in(field, f)),
             _ => {}
         }
@@ -82,13 +78,23 @@ pub fn parse(input: &str) -> Result<Query, Error> {
         return Err(bad(format!("the query is longer than {MAX_LEN} characters")));
     }
     let tokens = lex(input)?;
-    let mut p = Parser { tokens, pos: 0, depth: 0 };
+    let mut p = Parser { tokens, pos: 0, depth: 0, left_out: false };
     let q = p.or()?;
     if p.pos < p.tokens.len() {
         return Err(bad("unexpected “)”".to_string()));
     }
-    Ok(q.unwrap_or(Query::All))
+    match q {
+        Some(q) => Ok(q),
+        // Typed, but no word in it (`---`, `&`, an undecodable `%FF`): matching every message
+        // would list, and export, the whole archive for what was surely no such request.
+        None if p.left_out => Err(bad(format!("“{}” holds no word to search for", input.trim()))),
+        None => Ok(Query::All),
+    }
 }
+
+/// The fewest letters and digits before a `*`: one letter would stand for a good part of every
+/// word there is, which costs a search the work of reading most of the index.
+const MIN_PREFIX_LETTERS: usize = 2;
 
 fn bad(msg: String) -> Error {
     Error::BadQuery(msg)
@@ -223,6 +229,8 @@ struct Parser {
     tokens: Vec<Tok>,
     pos: usize,
     depth: usize,
+    /// Whether a term holding no word was left out.
+    left_out: bool,
 }
 
 impl Parser {
@@ -284,8 +292,9 @@ impl Parser {
                 }
                 Tok::Term { neg, field, value, quoted } => {
                     self.pos += 1;
-                    if let Some(q) = term(field.as_deref(), &value, quoted)? {
-                        all.push(if neg { Query::Not(Box::new(q)) } else { q });
+                    match term(field.as_deref(), &value, quoted)? {
+                        Some(q) => all.push(if neg { Query::Not(Box::new(q)) } else { q }),
+                        None => self.left_out = true,
                     }
                 }
             }
@@ -300,13 +309,22 @@ impl Parser {
 
 /// The query a term asks; `None` for text of no letter or digit (a `-`, `&` or `—` pasted
 /// between words), which holds no word to look for and is left out, as search engines leave it.
+/// Text ending in `*` looks for words that start with its last word.
 fn term(field: Option<&str>, value: &str, quoted: bool) -> Result<Option<Query>, Error> {
     let text_field =
         matches!(field, None | Some("from" | "to" | "cc" | "subject" | "body" | "filename" | "attachment"));
-    if text_field && !value.chars().any(char::is_alphanumeric) {
+    let (value, prefix) = match value.strip_suffix('*') {
+        Some(start) if text_field => (start.trim_end_matches('*'), true),
+        _ => (value, false),
+    };
+    let letters = value.chars().filter(|c| c.is_alphanumeric()).count();
+    if text_field && letters == 0 {
         return Ok(None);
     }
-    let text = |f: Option<TextField>| Query::Text { field: f, text: value.to_string(), phrase: quoted };
+    if prefix && letters < MIN_PREFIX_LETTERS {
+        return Err(bad(format!("“{value}*”: a word's start needs {MIN_PREFIX_LETTERS} letters or digits at least")));
+    }
+    let text = |f: Option<TextField>| Query::Text { field: f, text: value.to_string(), phrase: quoted, prefix };
     Ok(Some(match field {
         None => text(None),
         Some("from") => text(Some(TextField::From)),
@@ -360,7 +378,11 @@ mod tests {
     use super::*;
 
     fn t(field: Option<TextField>, text: &str, phrase: bool) -> Query {
-        Query::Text { field, text: text.into(), phrase }
+        Query::Text { field, text: text.into(), phrase, prefix: false }
+    }
+
+    fn starts(field: Option<TextField>, text: &str, phrase: bool) -> Query {
+        Query::Text { field, text: text.into(), phrase, prefix: true }
     }
 
     #[test]
@@ -400,7 +422,8 @@ mod tests {
             ("maven - surefire", Query::And(vec![t(None, "maven", false), t(None, "surefire", false)])),
             ("Q3 & budget —", Query::And(vec![t(None, "Q3", false), t(None, "budget", false)])),
             ("maven \"\" :", t(None, "maven", false)),
-            ("- --", Query::All),
+            ("   ", Query::All),
+            ("NOT", Query::All),
             ("from:@ alice", t(None, "alice", false)),
             // AND, NOT in capitals are operators, as OR is; in lower case they are words.
             ("maven AND surefire", Query::And(vec![t(None, "maven", false), t(None, "surefire", false)])),
@@ -422,6 +445,18 @@ mod tests {
             ),
             ("after:2024-02-29", Query::Date { from: Some(1_709_164_800), to: None }),
             ("report OR &", t(None, "report", false)),
+            // A `*` after a word: words starting with it.
+            ("invoic*", starts(None, "invoic", false)),
+            (
+                "subject:rep** Q3",
+                Query::And(vec![starts(Some(TextField::Subject), "rep", false), t(None, "Q3", false)]),
+            ),
+            ("\"nightly link*\"", starts(None, "nightly link", true)),
+            ("e-m*", starts(None, "e-m", false)),
+            ("会議*", starts(None, "会議", false)),
+            ("folder:Arch*", Query::Folder("Arch*".into())),
+            ("report *", t(None, "report", false)),
+            ("in*voice", t(None, "in*voice", false)),
         ];
         for (input, want) in cases {
             assert_eq!(parse(input).expect(input), want, "{input}");
@@ -443,6 +478,15 @@ mod tests {
             "after:2024-02-31",
             "before:2023-02-29",
             "after:2024-13",
+            // Nothing to search for, typed: not every message.
+            "- --",
+            "&",
+            "\u{fffd}",
+            "*",
+            "-!!!",
+            // A prefix of one letter.
+            "e*",
+            "from:a*",
         ] {
             let err = parse(input).expect_err(input);
             assert!(matches!(err, Error::BadQuery(_)), "{input}: {err:?}");

@@ -235,10 +235,20 @@ const QUERIES: &[&str] = &[
     "subject:re: build",
     "(has:attachment OR list:rust-users.lists.example.org) after:2017-06",
     "-(-has:attachment)",
-    "!!!",
-    "-!!!",
-    "\"\"",
     "!!! OR report",
+    "repo*",
+    "Rep*",
+    "cafe*",
+    "subject:caf*",
+    "\"quarterly rep*\"",
+    "\"brown fox jum*\"",
+    "东京*",
+    "東京*",
+    "filename:repo*",
+    "filename:report-q*",
+    "attachment:turn*",
+    "from:ali* -rep*",
+    "zzz*",
     "nothing-at-all",
     "http://alice.example.org/x",
 ];
@@ -295,7 +305,7 @@ fn answers_as_the_embedded_engine() {
     }
     // The table is no trivial one: most queries pick some of the documents.
     assert!(matched_some > QUERIES.len() / 2, "{matched_some} of {}", QUERIES.len());
-    for bad in ["\"open", "has:wings", "a OR"] {
+    for bad in ["\"open", "has:wings", "a OR", "!!!", "-!!!", "\"\"", "e*"] {
         assert!(matches!(pg.search(bad, 0, 10, &ids_of), Err(Error::BadQuery(_))), "{bad}");
         assert!(matches!(pg.matching(bad, &ids_of), Err(Error::BadQuery(_))), "{bad}");
     }
@@ -532,8 +542,10 @@ fn tsvectors_in_text_form() {
     let mut quoted = String::new();
     quote("it's a\\b", &mut quoted);
     assert_eq!(quoted, "'it''s a\\\\b'");
-    assert_eq!(tsquery("Quick brown"), Some("'quick' <-> 'brown'".into()));
-    assert_eq!(tsquery("!!!"), None);
+    let tsq = |text: &str, prefix: bool| Terms::of(text, prefix).map(|terms| tsquery(&terms));
+    assert_eq!(tsq("Quick brown", false), Some("'quick' <-> 'brown'".into()));
+    assert_eq!(tsq("Quick bro", true), Some("'quick' <-> 'bro':*".into()));
+    assert_eq!(tsq("!!!", false), None);
     assert_eq!((pg_position(0), pg_position(16_380), pg_position(16_381)), (1, 16_381, 16_383));
     assert_eq!(pg_position(usize::MAX - 1), 16_383);
     // One word repeated past its positions keeps 256 of them, and the far one once.
