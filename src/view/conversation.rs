@@ -1,9 +1,11 @@
 //! A whole conversation on one page, as a reader sees it, free of HTTP: each message's headers and
-//! body in reading order (replies after what they answer), quoted text folded.
+//! body in reading order (replies after what they answer), quoted text folded, and the texts a
+//! message has after its body (a list's footer, a PS after an attachment) folded too, since
+//! a list's footer would otherwise repeat down the thread.
 
 use super::format::shown_subject;
 use super::list::{label_links, LabelLink};
-use super::message::{attachments, frame_class, text_of, Attachment};
+use super::message::{attachments, frame_class, more_bodies, text_of, Attachment, MoreBody};
 use super::View;
 use crate::dates::long_date;
 use crate::error::Error;
@@ -25,6 +27,8 @@ pub(crate) struct ConversationMessage {
     pub html_src: Option<String>,
     /// Its text body rendered, quotes folded, when it has no HTML one.
     pub text_html: Option<String>,
+    /// The texts after its body ([`crate::model::Message::more_bodies`]), shown folded.
+    pub more: Vec<MoreBody>,
     pub attachments: Vec<Attachment>,
     pub labels: Vec<LabelLink>,
     /// The one the conversation was opened at.
@@ -70,6 +74,7 @@ impl ConversationView {
                     url: route::message_url(key),
                     html_src,
                     text_html,
+                    more: more_bodies(key, msg, ""),
                     attachments: attachments(key, msg),
                     labels: label_links(&t.entry.labels),
                     current: t.id == opened,
@@ -97,18 +102,38 @@ mod tests {
             ("c.eml", mail("c@x", "Re: Plans", 3, "In-Reply-To: <b@x>\n", "third\n> second\n")),
             ("b.eml", mail("b@x", "Re: Plans", 2, "In-Reply-To: <a@x>\n", "second\n> first\n")),
             ("h.eml", mail("h@x", "Re: Plans", 4, "In-Reply-To: <a@x>\nContent-Type: text/html\n", "<p>html</p>")),
+            (
+                "f.eml",
+                mail(
+                    "f@x",
+                    "Re: Plans",
+                    5,
+                    "In-Reply-To: <c@x>\nContent-Type: multipart/mixed; boundary=b\n",
+                    "--b\nContent-Type: text/plain\n\nfifth\n--b\nContent-Type: text/plain\n\nList footer\n--b--\n",
+                ),
+            ),
         ]);
         let page = ConversationView::build(&fx.view, "b@x").unwrap();
         assert_eq!(page.subject, "Plans");
         let shown: Vec<_> = page.messages.iter().map(|m| (m.url.as_str(), m.current)).collect();
         assert_eq!(
             shown,
-            [("/message/a@x", false), ("/message/b@x", true), ("/message/c@x", false), ("/message/h@x", false)]
+            [
+                ("/message/a@x", false),
+                ("/message/b@x", true),
+                ("/message/c@x", false),
+                ("/message/f@x", false),
+                ("/message/h@x", false)
+            ]
         );
         let folded = page.messages[1].text_html.as_deref().unwrap();
         assert!(folded.contains("<details class=\"quoted\">"), "{folded}");
-        assert_eq!(page.messages[3].html_src.as_deref(), Some("/part/h@x/~1?fold=1"));
-        assert!(page.messages[3].text_html.is_none());
+        assert_eq!(page.messages[4].html_src.as_deref(), Some("/part/h@x/~1?fold=1"));
+        assert!(page.messages[4].text_html.is_none());
+        // A text after the body comes with its message.
+        let more: Vec<_> = page.messages[3].more.iter().filter_map(|m| m.text_html.as_deref()).collect();
+        assert!(more.len() == 1 && more[0].contains("List footer"), "{more:?}");
+        assert!(page.messages[..3].iter().all(|m| m.more.is_empty()));
         assert_eq!(page.messages[0].labels.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), ["Work"]);
         assert_eq!((page.more, page.messages[0].date.as_deref()), (0, Some("2024-01-01 10:00:00 +01:00")));
         assert!(matches!(ConversationView::build(&fx.view, "nobody@x"), Err(Error::MessageNotFound)));

@@ -69,7 +69,7 @@ pub(crate) struct MoreBody {
 }
 
 /// The texts shown after the body, each as the body would be shown (with `remote_q` for frames).
-fn more_bodies(key: &str, msg: &Message, remote_q: &str) -> Vec<MoreBody> {
+pub(crate) fn more_bodies(key: &str, msg: &Message, remote_q: &str) -> Vec<MoreBody> {
     msg.more_bodies
         .iter()
         .map(|&i| match &msg.parts[i].body {
