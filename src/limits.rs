@@ -261,8 +261,13 @@ pub const MAX_PASSWORD_CHECKS: usize = 4;
 pub const MAX_SIGN_IN_FAILURES: usize = 10;
 pub const SIGN_IN_WINDOW_SECS: u64 = 60;
 
-/// Client addresses and names whose failed sign-ins are remembered at once.
+/// Client addresses and names whose failed sign-ins are remembered at once; and places a name
+/// signed in from.
 pub const MAX_SIGN_IN_KEYS: usize = 100_000;
+
+/// How long an address a name signed in from stays a place where failures for that name made
+/// elsewhere do not lock it out.
+pub const SIGN_IN_KNOWN_DAYS: u64 = 30;
 
 /// Bytes of a users file read.
 pub const MAX_USERS_FILE: u64 = 16 << 20;

@@ -253,6 +253,31 @@ async fn ten_failures_a_minute_then_429_per_address_and_per_name() {
     assert_eq!(boss.status, StatusCode::OK);
 }
 
+async fn basic_from(app: &TestApp, name: &str, password: &str, from: &str) -> StatusCode {
+    send(app, Request::get("/api/messages").header("authorization", basic(name, password)), Body::empty(), from)
+        .await
+        .status
+}
+
+#[tokio::test]
+async fn failures_elsewhere_do_not_lock_a_user_out_where_they_signed_in() {
+    let (app, _dir) = with_users();
+    // The owner signs in at home (the sign-in form's address).
+    assert_eq!(sign_in(&app, "scoped", "scoped-pw", None).await.status, StatusCode::SEE_OTHER);
+    // Someone else fails ten times for that name.
+    for i in 0..10 {
+        assert_eq!(basic_from(&app, "scoped", &format!("guess{i}"), "203.0.113.66:1").await, StatusCode::UNAUTHORIZED);
+    }
+    // A new place waits; the place the owner signed in from does not.
+    assert_eq!(basic_from(&app, "scoped", "scoped-pw", "203.0.113.99:1").await, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(sign_in(&app, "scoped", "scoped-pw", None).await.status, StatusCode::SEE_OTHER);
+    // Still, a wrong password at home is no free guess: the address's own count holds there.
+    for i in 0..10 {
+        assert_eq!(sign_in(&app, "scoped", &format!("again{i}"), None).await.status, StatusCode::UNAUTHORIZED);
+    }
+    assert_eq!(sign_in(&app, "scoped", "scoped-pw", None).await.status, StatusCode::TOO_MANY_REQUESTS);
+}
+
 #[tokio::test]
 async fn a_trusted_header_counts_only_from_a_trusted_proxy() {
     let (app, _dir) = app_with(|c, root| {

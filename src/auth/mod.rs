@@ -54,7 +54,7 @@ const VOUCHED: &str = "vouched";
 pub struct Accounts {
     pub users: Arc<UsersFile>,
     pub sessions: Sessions,
-    pub limiter: limit::Limiter,
+    limiter: limit::Limiter,
     pub oidc: Option<oidc::Oidc>,
     pub settings: AccountsConfig,
     /// What a name a proxy or a provider vouches for, but the users file does not know, may read.
@@ -174,6 +174,11 @@ impl Accounts {
 
     pub fn failed(&self, address: Option<IpAddr>, name: &str) {
         self.limiter.failed(address, name, Instant::now());
+    }
+
+    /// A sign-in from `address` as `name` succeeded.
+    pub fn signed_in(&self, address: Option<IpAddr>, name: &str) {
+        self.limiter.succeeded(address, name, Instant::now());
     }
 
     /// The reader a name of the users file is.

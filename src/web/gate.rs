@@ -181,7 +181,7 @@ async fn basic_sign_in(
     }
     match accounts.check_password(&name, &password).await {
         Some(user) => {
-            accounts.limiter.succeeded(&name);
+            accounts.signed_in(address, &name);
             accounts.remember_basic(&name, &password, &user);
             Ok(Accounts::reader_of(&user))
         }

@@ -143,7 +143,7 @@ pub(crate) async fn login(State(state): State<AppState>, headers: HeaderMap, req
         record::failed_sign_in(&state, &form.name, address);
         return page(Some(&accounts), StatusCode::UNAUTHORIZED, Some("Wrong name or password."), &next, false);
     };
-    accounts.limiter.succeeded(&form.name);
+    accounts.signed_in(address, &form.name);
     let started = end_then_start(&state, &accounts, &headers, &user.name.clone(), Some(&user), address).await;
     match started {
         Ok(cookie) => see_other(&next, Some(cookie)),
