@@ -168,9 +168,10 @@ pub(crate) struct ListQuery {
     label: Option<String>,
     /// `1`: one entry per conversation, newest first (ignored with `q`).
     threads: Option<String>,
-    /// Messages (or conversations) to skip.
+    /// Messages (or conversations) to skip. With `q`, `offset + limit` may be at most 10,000
+    /// (a 400 past that: narrow the search to see further).
     offset: Option<usize>,
-    /// Messages (or conversations) to return, at most 1000 (default 50).
+    /// Messages (or conversations) to return, at most 1000 (default 50; more is taken as 1000).
     limit: Option<usize>,
 }
 
@@ -179,7 +180,7 @@ pub(crate) struct ListQuery {
 #[utoipa::path(get, path = "/api/messages", tag = "messages", params(ListQuery),
     responses(
         (status = 200, description = "A page of the list or of the results", body = MessageList),
-        (status = 400, description = "A query that does not parse", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "A query that does not parse or holds no word, or a page of results past the 10,000th", body = Problem, content_type = "application/problem+json"),
     ))]
 pub(crate) async fn list_messages(
     Viewer(view, _): Viewer,

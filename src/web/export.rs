@@ -32,7 +32,8 @@ const IN_FLIGHT: usize = 8;
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub(crate) struct ExportQuery {
-    /// A search in the API's query language; empty or absent: every listed message.
+    /// A search in the API's query language; empty or absent: every listed message. A query
+    /// that holds no word (`---`) is refused, not taken for every message.
     #[serde(default)]
     pub q: Option<String>,
     /// `mbox` (mboxrd), `zip` (one `.eml` per message) or `csv`.
@@ -63,7 +64,7 @@ pub(crate) struct ExportQuery {
                 ("content-disposition" = String, description = "`attachment; filename=\"mailshelf-<query>.<ext>\"`"),
                 ("x-mailshelf-messages" = u64, description = "How many messages the export holds"),
             )),
-        (status = 400, description = "Unknown format, a query that does not parse, or a query while search is turned off", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Unknown format, a query that does not parse or holds no word, or a query while search is turned off", body = Problem, content_type = "application/problem+json"),
     ))]
 pub(crate) async fn export(Viewer(view, _): Viewer, Params(q, _): Params<ExportQuery>) -> Result<Response, ApiError> {
     let format_name = q.format.as_deref().unwrap_or("mbox");
