@@ -711,11 +711,11 @@ impl SearchIndex for PgSearch {
     }
 
     fn snippets(&self, q: &str, texts: &[String]) -> Vec<Option<String>> {
-        crate::search::snippets_of_words(q, texts, TextField::Body)
+        crate::search::excerpts(q, texts, TextField::Body)
     }
 
     fn attachment_snippets(&self, q: &str, texts: &[String]) -> Vec<Option<String>> {
-        crate::search::snippets_of_words(q, texts, TextField::Attachment)
+        crate::search::excerpts(q, texts, TextField::Attachment)
     }
 
     fn attachment_matches(&self, q: &str, ids: &[u32]) -> HashSet<u32> {

@@ -288,11 +288,11 @@ impl SearchIndex for Embedded {
     }
 
     fn snippets(&self, q: &str, texts: &[String]) -> Vec<Option<String>> {
-        super::snippets_of_words(q, texts, TextField::Body)
+        super::excerpts(q, texts, TextField::Body)
     }
 
     fn attachment_snippets(&self, q: &str, texts: &[String]) -> Vec<Option<String>> {
-        super::snippets_of_words(q, texts, TextField::Attachment)
+        super::excerpts(q, texts, TextField::Attachment)
     }
 
     /// Those of `ids` whose attachments hold a word or phrase the query looks for there.

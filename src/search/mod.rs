@@ -7,15 +7,16 @@
 
 pub mod query;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
-use tantivy::snippet::SnippetGenerator;
+use snippet::SNIPPET_CHARS;
 use tantivy::tokenizer::TokenStream;
 
 use crate::error::Error;
 
 mod directory;
 mod embedded;
+mod snippet;
 mod tokenizer;
 
 pub use embedded::Embedded;
@@ -173,48 +174,18 @@ pub fn each_word(text: &str, f: &mut dyn FnMut(&str, usize)) {
     }
 }
 
-/// Highlighted excerpts, every word of the query's text terms weighing the same. `field`: the
-/// words looked for in bodies ([`query::TextField::Body`]) or in attachments
-/// ([`query::TextField::Attachment`]). A word's start (`invoic*`) marks each word of a text that
-/// starts so.
-pub fn snippets_of_words(q: &str, texts: &[String], field: query::TextField) -> Vec<Option<String>> {
+/// Highlighted excerpts ([`snippet`]) of `texts`, for the query's text terms that look in
+/// `field`: bodies ([`query::TextField::Body`]) or attachments ([`query::TextField::Attachment`]).
+/// The same for every engine.
+pub fn excerpts(q: &str, texts: &[String], field: query::TextField) -> Vec<Option<String>> {
     let Ok(parsed) = crate::search::query::parse(q) else { return vec![None; texts.len()] };
-    let mut terms = BTreeMap::new();
-    let mut starts = Vec::new();
-    parsed.each_text_in(field, &mut |text, prefix| {
-        let mut words = words(text);
-        if prefix {
-            starts.extend(words.pop());
-        }
-        for w in words {
-            terms.insert(w, 1.0);
-        }
-    });
-    if terms.is_empty() && starts.is_empty() {
+    let mut terms = Vec::new();
+    parsed.each_text_in(field, &mut |text, prefix| terms.extend(Terms::of(text, prefix)));
+    if terms.is_empty() {
         return vec![None; texts.len()];
     }
-    let field = tantivy::schema::Field::from_field_id(0);
-    if starts.is_empty() {
-        return excerpts(&SnippetGenerator::new(terms, tokenizer::analyzer(), field, SNIPPET_CHARS), texts);
-    }
-    texts
-        .iter()
-        .map(|text| {
-            // The words of this text that the starts stand for.
-            let mut these = terms.clone();
-            each_word(text, &mut |word, _| {
-                if starts.iter().any(|s| word.starts_with(s.as_str())) {
-                    these.insert(word.to_string(), 1.0);
-                }
-            });
-            let generator = SnippetGenerator::new(these, tokenizer::analyzer(), field, SNIPPET_CHARS);
-            excerpts(&generator, std::slice::from_ref(text)).pop().flatten()
-        })
-        .collect()
+    texts.iter().map(|text| snippet::excerpt(text, &terms)).collect()
 }
-
-/// The longest excerpt shown of a message's text, in characters.
-const SNIPPET_CHARS: usize = 240;
 
 /// The first words of a text as an excerpt (HTML, nothing marked): for a message the query found
 /// by its subject or an address, whose body holds none of the words. `None` for a text of no word.
@@ -240,20 +211,6 @@ pub fn opening(text: &str) -> Option<String> {
         out.push('…');
     }
     Some(crate::rewrite::escape_html(&out))
-}
-
-/// Each text's best excerpt as `generator` finds it, HTML-escaped, matched words in `<mark>`
-/// (`None` where nothing matched).
-fn excerpts(generator: &SnippetGenerator, texts: &[String]) -> Vec<Option<String>> {
-    texts
-        .iter()
-        .map(|text| {
-            let mut snippet = generator.snippet(text);
-            snippet.set_snippet_prefix_postfix("<mark>", "</mark>");
-            let html = snippet.to_html();
-            (!html.trim().is_empty()).then_some(html)
-        })
-        .collect()
 }
 
 #[cfg(test)]
