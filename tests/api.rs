@@ -98,6 +98,26 @@ async fn parts_are_served_like_files() {
     assert_eq!(again.status, StatusCode::NOT_MODIFIED);
     assert!(again.body.is_empty());
 
+    // If-Match (RFC 9110 §13.1.1): the same bytes, or 412; a weak tag never matches; it is
+    // looked at before If-None-Match.
+    let preconditions: &[(&[(&str, &str)], StatusCode)] = &[
+        (&[("if-match", &etag)], StatusCode::OK),
+        (&[("if-match", "*")], StatusCode::OK),
+        (&[("if-match", &format!("\"other\", {etag}"))], StatusCode::OK),
+        (&[("if-match", "\"other\"")], StatusCode::PRECONDITION_FAILED),
+        (&[("if-match", &format!("W/{etag}"))], StatusCode::PRECONDITION_FAILED),
+        (&[("if-match", "\"other\""), ("if-none-match", &etag)], StatusCode::PRECONDITION_FAILED),
+        (&[("if-match", "\"other\""), ("accept-encoding", "gzip")], StatusCode::PRECONDITION_FAILED),
+        (&[("if-match", &etag), ("range", "bytes=0-7")], StatusCode::PARTIAL_CONTENT),
+    ];
+    for (headers, want) in preconditions {
+        let got = app.get_with(url, headers).await;
+        assert_eq!(got.status, *want, "{headers:?}");
+        if *want == StatusCode::PRECONDITION_FAILED {
+            assert!(got.body.is_empty(), "{headers:?}");
+        }
+    }
+
     let range = app.get_with(url, &[("range", "bytes=0-7")]).await;
     assert_eq!(range.status, StatusCode::PARTIAL_CONTENT);
     assert_eq!(range.body, &r.body[..8]);

@@ -49,8 +49,13 @@ async fn a_part_kept_for_one_reader_is_not_found_by_a_reader_of_other_folders() 
         let again = get(&app, &uri, "boss", &[]).await;
         assert_eq!((again.status, &again.body), (StatusCode::OK, &first.body), "{uri}");
         let etag = first.header("etag").to_string();
-        let conditions: [&[(&str, &str)]; 4] =
-            [&[], &[("if-none-match", &etag)], &[("range", "bytes=0-9")], &[("accept-encoding", "gzip")]];
+        let conditions: [&[(&str, &str)]; 5] = [
+            &[],
+            &[("if-none-match", &etag)],
+            &[("if-match", "\"other\"")],
+            &[("range", "bytes=0-9")],
+            &[("accept-encoding", "gzip")],
+        ];
         for headers in conditions {
             let missing = get(&app, &format!("{MISSING_PART}{v}"), "scoped", headers).await;
             assert_eq!(missing.status, StatusCode::NOT_FOUND, "{uri} {headers:?}");

@@ -126,7 +126,7 @@ fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
     }
     let base = CorsLayer::new()
         .allow_methods([Method::GET, Method::HEAD, Method::POST, Method::DELETE])
-        .allow_headers([header::CONTENT_TYPE, header::RANGE, header::IF_NONE_MATCH])
+        .allow_headers([header::CONTENT_TYPE, header::RANGE, header::IF_NONE_MATCH, header::IF_MATCH])
         .expose_headers([header::ETAG, header::CONTENT_RANGE, header::LOCATION]);
     if origins.iter().any(|o| o == "*") {
         Some(base.allow_origin(AllowOrigin::any()))

@@ -1,5 +1,5 @@
-//! Bytes in memory answered like files on a good web server: a strong ETag and conditional GET,
-//! one byte range (RFC 9110 §14), a safe Content-Disposition (RFC 6266), the cache lifetime, and the
+//! Bytes in memory answered like files on a good web server: a strong ETag and conditional GET
+//! (`If-Match`, `If-None-Match`, `If-Range`, in RFC 9110 §13.2.2's order), one byte range (RFC 9110 §14), a safe Content-Disposition (RFC 6266), the cache lifetime, and the
 //! sandboxing policy on anything that came from a message.
 
 use axum::body::{Body, Bytes};
@@ -127,9 +127,16 @@ impl FileResponse {
     }
 }
 
-/// What a request gets of `bytes` with `headers` (from [`FileResponse::head`]): 304 for a
-/// matching `If-None-Match`, 206 or 416 for a `Range`, else 200.
+/// What a request gets of `bytes` with `headers` (from [`FileResponse::head`]): 412 for an
+/// `If-Match` of other bytes, 304 for a matching `If-None-Match`, 206 or 416 for a `Range`, else
+/// 200.
 pub(crate) fn answer(mut headers: HeaderMap, etag: &str, bytes: Bytes, req: &HeaderMap) -> Response {
+    if !if_match_holds(req, etag) {
+        for name in [header::CONTENT_LENGTH, header::CONTENT_TYPE, header::CONTENT_DISPOSITION] {
+            headers.remove(name);
+        }
+        return response(StatusCode::PRECONDITION_FAILED, headers, Body::empty());
+    }
     if etag_matches(req, etag) {
         headers.remove(header::CONTENT_LENGTH);
         return response(StatusCode::NOT_MODIFIED, headers, Body::empty());
@@ -171,7 +178,20 @@ pub(crate) fn response(status: StatusCode, headers: HeaderMap, body: Body) -> Re
 /// Whether a request is answered with every byte of `total`, 200 (no `Range`, one not taken, or an
 /// `If-Range` for other bytes), rather than 304, 206 or 416.
 pub(crate) fn whole_answer(req: &HeaderMap, etag: &str, total: usize) -> bool {
-    !etag_matches(req, etag) && matches!(range_asked(req, etag, total), None | Some(RangeAnswer::Whole))
+    if_match_holds(req, etag)
+        && !etag_matches(req, etag)
+        && matches!(range_asked(req, etag, total), None | Some(RangeAnswer::Whole))
+}
+
+/// `If-Match` (RFC 9110 §13.1.1): absent, `*`, or one of its tags equal to ours by the strong
+/// comparison (a weak tag never is). A script that read these bytes and asks for them again only
+/// if they are still the same learns that they are not.
+fn if_match_holds(req: &HeaderMap, etag: &str) -> bool {
+    let mut fields = req.get_all(header::IF_MATCH).iter().peekable();
+    if fields.peek().is_none() {
+        return true;
+    }
+    fields.filter_map(|v| v.to_str().ok()).any(|v| v.split(',').map(str::trim).any(|t| t == "*" || t == etag))
 }
 
 /// The `Range` a request asks for, if it asks for one of these bytes.

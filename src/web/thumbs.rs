@@ -36,6 +36,7 @@ const THUMBNAIL_HEADER: &str = "x-thumbnail";
             content((Vec<u8> = "image/*"), (Vec<u8> = "image/svg+xml")),
             headers(("x-thumbnail" = String, description = "`made`, `original` or `none`"))),
         (status = 304, description = "Unchanged since the given ETag"),
+        (status = 412, description = "An If-Match of other bytes"),
         (status = 400, description = "Malformed id", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such message or part", body = Problem, content_type = "application/problem+json"),
     ))]
