@@ -615,6 +615,12 @@ async fn malformed_fields_in_corpus_mail_read_as_mail_clients_read_them() {
             &[("leaf", "application/octet-stream document.xml.gz")],
         ),
         ("enmime/testdata/parts/empty-ctype-bad-content.raw", "", &[("text", "Use the View Invoices function")]),
+        // Mailman's archives hide every sender as `user at example.com (Name)`.
+        (
+            "perceval/tests/data/pipermail/pipermail_2016_march.mbox",
+            "MLStats may change the semantic",
+            &[("from", "Germán Poo-Caamaño <gpoo@example.com>")],
+        ),
         // A UTF-8 file name cut inside its last character stays UTF-8.
         (
             "flanker/tests/fixtures/messages/russian-attachment-yahoo.eml",

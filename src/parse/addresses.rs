@@ -8,7 +8,10 @@
 //! space (RFC 5322 §3.2.2), not a recipient, and is left out. Two mailboxes written without the
 //! comma between them (`Bob <bob@example.com> Bobby <bobby@example.com>`), which mail-parser reads
 //! as one address glued from both that exists nowhere, are read as the two they are, as enmime
-//! reads them ([`glued`], [`commas_mended`]).
+//! reads them ([`glued`], [`commas_mended`]). And a sender hidden as Mailman's archives
+//! (pipermail) hide every sender, `user at example.com (Name)`, which reads as a name without an
+//! address, is the mailbox it stands for ([`unhidden`]): mail imported from a list's archive is
+//! then found by `from:user@example.com` and shows its sender's name.
 
 use std::borrow::Cow;
 
@@ -129,6 +132,34 @@ pub(super) fn commas_mended(field: &[u8]) -> Option<Vec<u8>> {
     }
     out.extend_from_slice(&field[from..]);
     Some(out)
+}
+
+/// A field of one sender written as Mailman's archives write it, `user at example.com` followed
+/// by at most a comment (the name), with its `@` back: `user@example.com (Name)`. `None` for
+/// anything else; a field holding an `@` or a `<` is never such a one.
+pub(super) fn unhidden(field: &[u8]) -> Option<Vec<u8>> {
+    if memchr::memchr2(b'@', b'<', field).is_some() {
+        return None;
+    }
+    let text = std::str::from_utf8(field).ok()?.trim_start();
+    let (local, rest) = text.split_once(" at ")?;
+    let atext = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-/=?^_`{|}~.".contains(&b);
+    if local.is_empty() || !local.bytes().all(atext) {
+        return None;
+    }
+    let rest = rest.trim_start();
+    let end = rest.find(|c: char| c.is_whitespace() || c == '(').unwrap_or(rest.len());
+    let (domain, after) = rest.split_at(end);
+    let label = |l: &str| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    if domain.split('.').count() < 2 || !domain.split('.').all(label) {
+        return None;
+    }
+    let comment = after.trim();
+    let named = comment.starts_with('(') && comment.ends_with(')');
+    if !comment.is_empty() && !named {
+        return None;
+    }
+    Some(format!("{local}@{domain}{after}").into_bytes())
 }
 
 /// An address field's bytes with each encoded-word (`=?…?=`) made a space: what it writes as

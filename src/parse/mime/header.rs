@@ -75,6 +75,12 @@ fn address_line(h: &mail_parser::Header<'_>, whole: &[u8]) -> Option<String> {
             }
         }
     }
+    if let Some(unhidden) = crate::parse::addresses::unhidden(field) {
+        let value = mail_parser::parsers::MessageStream::new(&unhidden).parse_address();
+        if let Some(address) = value.as_address() {
+            return Some(crate::parse::addresses::line(address, &unhidden));
+        }
+    }
     Some(crate::parse::addresses::line(address, field))
 }
 

@@ -76,7 +76,16 @@ fn address_headers_are_written_as_one_line() {
         // A comment is white space, not a mailbox; one that gives an address its name stays.
         ("unlisted-recipients:; (no To-header on input)", "unlisted-recipients: ;"),
         ("ann@example.org (Ann Lee), (nobody)", "Ann Lee <ann@example.org>"),
-        ("ann at example.org (Ann Lee)", "\"ann at example.org (Ann Lee)\""),
+        // A sender hidden as Mailman's archives hide it is the mailbox it stands for; words with
+        // an "at" between them that are no address stay the name they are.
+        ("ann at example.org (Ann Lee)", "Ann Lee <ann@example.org>"),
+        ("ann at example.org", "ann@example.org"),
+        ("gpoo at example.com (=?ISO-8859-1?Q?Germ=E1n_Poo-Caama=F1o?=)", "Germán Poo-Caamaño <gpoo@example.com>"),
+        ("ann at example.org\r\n (Ann Lee)", "Ann Lee <ann@example.org>"),
+        ("Meet at noon", "Meet at noon"),
+        ("ann at example (Ann)", "\"ann at example (Ann)\""),
+        ("ann at example.org and bob", "ann at example.org and bob"),
+        ("\"ann at example.org\" <ann@example.org>", "ann at example.org <ann@example.org>"),
         // Mailboxes written without the comma between them are the mailboxes they are.
         (
             "Bob Dunite <bob@example.com> Bobby Dunite <bobby@example.com>",
