@@ -57,29 +57,29 @@ fn text_field(h: &mail_parser::Header<'_>, whole: &[u8]) -> Option<String> {
 }
 
 /// An address field as one line ([`crate::parse::addresses::line`]); one holding 8-bit names without a
-/// charset is read as text first and its addresses parsed from that, and one whose mailboxes lack
-/// the comma between them ([`crate::parse::addresses::glued`]) is parsed again with the commas in.
+/// charset is read as text first and its addresses parsed from that; one whose mailboxes lack
+/// the comma between them ([`crate::parse::addresses::glued`]) is parsed again with the commas in,
+/// and a sender hidden as Mailman hides it ([`crate::parse::addresses::unhidden`]) with its `@`.
 fn address_line(h: &mail_parser::Header<'_>, whole: &[u8]) -> Option<String> {
     let text = eight_bit_field(h, whole).map(|text| format!("{text}\r\n").into_bytes());
     let field = match &text {
         Some(text) => text.as_slice(),
         None => whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default(),
     };
+    // The field's bytes mended, read again as an address field.
+    let read_again = |mended: Vec<u8>| {
+        let value = mail_parser::parsers::MessageStream::new(&mended).parse_address();
+        value.as_address().map(|address| crate::parse::addresses::line(address, &mended))
+    };
     let reparsed = text.as_deref().map(|t| mail_parser::parsers::MessageStream::new(t).parse_address());
     let address = reparsed.as_ref().unwrap_or(&h.value).as_address()?;
     if crate::parse::addresses::glued(address) {
-        if let Some(mended) = crate::parse::addresses::commas_mended(field) {
-            let value = mail_parser::parsers::MessageStream::new(&mended).parse_address();
-            if let Some(address) = value.as_address() {
-                return Some(crate::parse::addresses::line(address, &mended));
-            }
+        if let Some(line) = crate::parse::addresses::commas_mended(field).and_then(read_again) {
+            return Some(line);
         }
     }
-    if let Some(unhidden) = crate::parse::addresses::unhidden(field) {
-        let value = mail_parser::parsers::MessageStream::new(&unhidden).parse_address();
-        if let Some(address) = value.as_address() {
-            return Some(crate::parse::addresses::line(address, &unhidden));
-        }
+    if let Some(line) = crate::parse::addresses::unhidden(field).and_then(read_again) {
+        return Some(line);
     }
     Some(crate::parse::addresses::line(address, field))
 }
