@@ -157,6 +157,9 @@ async fn attachments_get_safe_names_and_charsets() {
     let csv = leaves.iter().find(|p| p["filename"] == "totals.csv").expect("csv attachment");
     let r = app.get(csv["url"].as_str().expect("url")).await;
     assert_eq!(r.header("content-type"), "text/csv", "guessed from the file name");
+    // The part tree says both: what the message declares, and what the URL answers with.
+    assert_eq!((&csv["content_type"], &csv["served_type"]), (&json!("application/octet-stream"), &json!("text/csv")));
+    assert_eq!((&pdf["content_type"], &pdf["served_type"]), (&json!("application/pdf"), &json!("application/pdf")));
     let text = app.get(m["text_url"].as_str().expect("text")).await;
     assert_eq!(text.header("content-type"), "text/plain; charset=utf-8");
     assert!(text.text().contains('é') && text.text().contains('ü'), "{}", text.text());

@@ -89,11 +89,11 @@ async fn rfc2017_urls_are_recovered_and_described() {
         assert_eq!(n["size"], 0, "the phantom is not the part's content");
         assert_eq!(n["filename"], Value::Null);
     }
-    // Other nodes are as they always were: no `external` key at all.
+    // Other nodes have no `external` key at all.
     let others: Vec<Value> = nodes(&d).into_iter().filter(|n| n.get("external").is_none()).collect();
     assert_eq!(others.len(), 2);
     for n in others {
-        assert_eq!(n.as_object().map(|o| o.len()), Some(8), "{n}");
+        assert_eq!(n.as_object().map(|o| o.len()), Some(9), "{n}");
     }
     assert_eq!(d["text_url"], "/part/rfc2017@external.test/~1");
 }

@@ -298,7 +298,13 @@ pub(crate) async fn stats(Viewer(view, _): Viewer, Params(q, _): Params<StatsQue
 
 #[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
 pub(crate) struct PartNode {
+    /// The type the message declares (`text/plain` when it declares none, as RFC 2045 says).
     pub content_type: String,
+    /// The media type `url` answers with (its parameters aside): `content_type`, or for a part
+    /// declared `application/octet-stream` (or without a type) the one its file name or location
+    /// says (`report.pdf`: `application/pdf`).
+    #[serde(default)]
+    pub served_type: String,
     pub content_id: Option<String>,
     pub content_location: Option<String>,
     pub filename: Option<String>,
@@ -466,6 +472,7 @@ fn part_node(view: &View, key: &str, msg: &Message, idx: PartIdx, now: i64) -> P
     };
     PartNode {
         content_type: p.content_type.clone(),
+        served_type: crate::view::served_type(p),
         content_id: p.content_id.clone(),
         content_location: p.content_location.clone(),
         filename: p.filename.clone(),
