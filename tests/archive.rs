@@ -676,3 +676,33 @@ async fn an_eml_that_starts_with_a_from_line_is_one_message() {
     let app = TestApp::new(&[dir.path().join("given.mbox")]);
     assert_eq!(app.json("/api/messages").await["total"], 2);
 }
+
+/// A link to a message file is that message (mairix and mu keep search results as Maildirs of
+/// links; a mail folder may be assembled from links); a link to a folder is not followed, and a
+/// link to nothing is passed over.
+#[tokio::test]
+async fn linked_message_files_are_read() {
+    let dir = tempfile::tempdir().expect("dir");
+    let (store, mail) = (dir.path().join("store"), dir.path().join("mail"));
+    for sub in ["store/cur", "mail/results/cur", "mail/results/new", "mail/results/tmp"] {
+        std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+    }
+    for n in 1..=2 {
+        let message =
+            format!("From: a@example.org\nSubject: linked {n}\nMessage-ID: <linked-{n}@example.org>\n\nbody\n");
+        std::fs::write(store.join(format!("cur/{n}.host:2,S")), message).expect("write");
+        std::os::unix::fs::symlink(
+            store.join(format!("cur/{n}.host:2,S")),
+            mail.join(format!("results/cur/{n}.host:2,S")),
+        )
+        .expect("link");
+    }
+    std::os::unix::fs::symlink(dir.path().join("gone"), mail.join("results/cur/3.host:2,S")).expect("link");
+    std::os::unix::fs::symlink(&store, mail.join("store-link")).expect("link");
+    let app = TestApp::new(std::slice::from_ref(&mail));
+    let list = app.json("/api/messages?folder=results").await;
+    assert_eq!(list["total"], 2, "{list}");
+    assert_eq!(app.json("/api/status").await["messages"], 2, "the linked folder is not walked");
+    let m = app.json("/api/messages/linked-1@example.org").await;
+    assert_eq!((m["subject"].as_str(), m["flags"].as_str()), (Some("linked 1"), Some("S")));
+}

@@ -15,8 +15,9 @@ pub struct Found {
 }
 
 /// Every regular file under the given paths, in a stable order. Maildir `tmp/` folders (messages
-/// still being delivered) and hidden files are skipped (but not Maildir++ folders); symbolic links to folders are not followed,
-/// so a link loop cannot trap the walk.
+/// still being delivered) and hidden files are skipped (but not Maildir++ folders); a symbolic
+/// link to a file is that file, but links to folders are not followed, so a link loop cannot trap
+/// the walk.
 pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
     let shared: std::sync::Arc<Path> = std::sync::Arc::from(root);
     walkdir::WalkDir::new(root)
@@ -35,7 +36,8 @@ pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
             e.depth() == 0 || !(hidden || (is_dir && name == "tmp") || (is_dir && is_apple_attachments(e.path())))
         })
         .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file() || (e.depth() == 0 && e.path().is_file()))
+        // A link to a file is the file (mairix and mu keep search results as Maildirs of links).
+        .filter(|e| e.file_type().is_file() || ((e.depth() == 0 || e.path_is_symlink()) && e.path().is_file()))
         .map(move |e| Found { root: std::sync::Arc::clone(&shared), path: e.into_path() })
 }
 
