@@ -106,6 +106,39 @@ async fn maildir_plus_plus_names_are_folder_paths() {
     assert!(page.text().contains(r#"<strong aria-current="page">Nested Folder</strong>"#));
 }
 
+/// A tree as a mail client writes it: its name, its files, and the folders shown for it (path,
+/// own messages).
+type Layout<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, u64)]);
+
+/// KMail keeps the subfolders of `X` in `.X.directory/` beside it, as Maildirs (or mbox files).
+/// Each is shown as the mail client shows it.
+#[tokio::test]
+async fn maildir_folders_are_named_as_their_clients_show_them() {
+    let msg =
+        |n: usize| format!("From: a@example.org\nSubject: n{n}\nMessage-ID: <layout{n}@example.org>\n\nbody {n}\n");
+    let cases: &[Layout] = &[(
+        "kmail",
+        &[
+            "inbox/cur/1.host:2,S",
+            "inbox/new/2.host",
+            ".inbox.directory/Lists/cur/3.host:2,S",
+            ".inbox.directory/.Lists.directory/rust/new/4.host",
+            "sent-mail/cur/5.host:2,S",
+        ],
+        &[("inbox", 2), ("inbox/Lists", 1), ("inbox/Lists/rust", 1), ("sent-mail", 1)],
+    )];
+    for (name, files, want) in cases {
+        let dir = tempfile::tempdir().expect("dir");
+        for (n, file) in files.iter().enumerate() {
+            write(&dir.path().join(file), msg(n));
+        }
+        let app = TestApp::new(&[dir.path().to_path_buf()]);
+        let want: Vec<(String, u64)> = want.iter().map(|(p, n)| (p.to_string(), *n)).collect();
+        assert_eq!(folders(&app).await, want, "{name}");
+        assert_eq!(app.json("/api/status").await["messages"], files.len(), "{name}: every message listed");
+    }
+}
+
 #[tokio::test]
 async fn thunderbird_apple_mail_and_mbox_trees() {
     if !crate::common::needs::corpus("thunderbird_apple_mail_and_mbox_trees") {

@@ -74,14 +74,26 @@ pub(crate) fn folder_of(rel: &Path, mbox: bool) -> String {
     // (`<UUID>/Data/1/2/Messages`) is storage.
     let mut in_apple = false;
     let mut skipped_maildir_leaf = false;
+    let maildir = dirs.last().is_some_and(|d| matches!(d.as_str(), "cur" | "new" | "tmp"));
     for (i, d) in dirs.iter().enumerate() {
         let last = i + 1 == dirs.len();
+        // KMail keeps the subfolders of `X` in `.X.directory/` beside it (a Maildir or an mbox),
+        // as Thunderbird does in `X.sbd/`; a `.X.directory` that holds `cur/` is a Maildir++
+        // folder of that name.
+        let holds_maildir = maildir && i + 2 == dirs.len();
+        let kmail = d
+            .strip_prefix('.')
+            .and_then(|n| n.strip_suffix(".directory"))
+            .filter(|s| !s.is_empty())
+            .filter(|_| !holds_maildir);
         if let Some(stem) = d.strip_suffix(".mbox").filter(|s| !s.is_empty()) {
             out.push(stem.to_string());
             in_apple = true;
         } else if in_apple {
             continue;
         } else if let Some(stem) = d.strip_suffix(".sbd").filter(|s| !s.is_empty()) {
+            out.push(stem.to_string());
+        } else if let Some(stem) = kmail {
             out.push(stem.to_string());
         } else if last && matches!(d.as_str(), "cur" | "new" | "tmp") {
             skipped_maildir_leaf = true;
@@ -292,6 +304,12 @@ mod tests {
                 "Takeout/Mail/All mail Including Spam and Trash",
             ),
             ("lists/rust.mbx", true, "lists/rust"),
+            // KMail: the subfolders of `inbox` in `.inbox.directory/`, Maildir or mbox.
+            ("inbox/cur/1:2,S", false, "inbox"),
+            (".inbox.directory/Lists/new/1", false, "inbox/Lists"),
+            (".inbox.directory/.Lists.directory/rust/cur/1:2,S", false, "inbox/Lists/rust"),
+            (".inbox.directory/archive", true, "inbox/archive"),
+            (".Notes.directory/cur/1:2,", false, "Notes/directory"),
             ("saved/pages/page.mhtml", false, "saved/pages"),
         ];
         for (rel, mbox, want) in cases {

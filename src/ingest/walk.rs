@@ -15,9 +15,9 @@ pub struct Found {
 }
 
 /// Every regular file under the given paths, in a stable order. Maildir `tmp/` folders (messages
-/// still being delivered) and hidden files are skipped (but not Maildir++ folders); a symbolic
-/// link to a file is that file, but links to folders are not followed, so a link loop cannot trap
-/// the walk.
+/// still being delivered) and hidden files are skipped (but not Maildir++ folders, nor KMail's
+/// `.X.directory`); a symbolic link to a file is that file, but links to folders are not followed,
+/// so a link loop cannot trap the walk.
 pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
     let shared: std::sync::Arc<Path> = std::sync::Arc::from(root);
     walkdir::WalkDir::new(root)
@@ -31,14 +31,21 @@ pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
         .filter_entry(|e| {
             let name = e.file_name().to_string_lossy();
             let is_dir = e.file_type().is_dir();
-            // Maildir++ keeps subfolders as hidden folders (`.Lists.rust/cur`): those are mail.
-            let hidden = name.starts_with('.') && !(is_dir && e.path().join("cur").is_dir());
+            // Maildir++ keeps subfolders as hidden folders (`.Lists.rust/cur`), KMail the subfolders
+            // of `X` in `.X.directory/`: those are mail.
+            let mail_dir = is_dir && (e.path().join("cur").is_dir() || is_kmail_subfolders(&name));
+            let hidden = name.starts_with('.') && !mail_dir;
             e.depth() == 0 || !(hidden || (is_dir && name == "tmp") || (is_dir && is_apple_attachments(e.path())))
         })
         .filter_map(Result::ok)
         // A link to a file is the file (mairix and mu keep search results as Maildirs of links).
         .filter(|e| e.file_type().is_file() || ((e.depth() == 0 || e.path_is_symlink()) && e.path().is_file()))
         .map(move |e| Found { root: std::sync::Arc::clone(&shared), path: e.into_path() })
+}
+
+/// KMail's folder of the subfolders of `X`: `.X.directory`.
+fn is_kmail_subfolders(name: &str) -> bool {
+    name.strip_prefix('.').and_then(|n| n.strip_suffix(".directory")).is_some_and(|s| !s.is_empty())
 }
 
 /// Apple Mail's `Attachments/` folder beside a `Messages/` folder: the attachments of its
