@@ -110,23 +110,41 @@ async fn maildir_plus_plus_names_are_folder_paths() {
 /// own messages).
 type Layout<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, u64)]);
 
-/// KMail keeps the subfolders of `X` in `.X.directory/` beside it, as Maildirs (or mbox files).
-/// Each is shown as the mail client shows it.
+/// KMail keeps the subfolders of `X` in `.X.directory/` beside it, as Maildirs (or mbox files);
+/// Dovecot and Courier write a Maildir folder's name in IMAP's modified UTF-7, in Maildir++ and in
+/// Dovecot's `LAYOUT=fs` alike. Each is shown as the mail client shows it.
 #[tokio::test]
 async fn maildir_folders_are_named_as_their_clients_show_them() {
     let msg =
         |n: usize| format!("From: a@example.org\nSubject: n{n}\nMessage-ID: <layout{n}@example.org>\n\nbody {n}\n");
-    let cases: &[Layout] = &[(
-        "kmail",
-        &[
-            "inbox/cur/1.host:2,S",
-            "inbox/new/2.host",
-            ".inbox.directory/Lists/cur/3.host:2,S",
-            ".inbox.directory/.Lists.directory/rust/new/4.host",
-            "sent-mail/cur/5.host:2,S",
-        ],
-        &[("inbox", 2), ("inbox/Lists", 1), ("inbox/Lists/rust", 1), ("sent-mail", 1)],
-    )];
+    let cases: &[Layout] = &[
+        (
+            "kmail",
+            &[
+                "inbox/cur/1.host:2,S",
+                "inbox/new/2.host",
+                ".inbox.directory/Lists/cur/3.host:2,S",
+                ".inbox.directory/.Lists.directory/rust/new/4.host",
+                "sent-mail/cur/5.host:2,S",
+            ],
+            &[("inbox", 2), ("inbox/Lists", 1), ("inbox/Lists/rust", 1), ("sent-mail", 1)],
+        ),
+        (
+            "maildir++",
+            &[
+                "cur/1.host:2,S",
+                ".Entw&APw-rfe/cur/2.host:2,S",
+                ".Archiv.&AMQ-lter/cur/3.host:2,",
+                ".R&-D/cur/4.host:2,",
+            ],
+            &[("INBOX", 1), ("Archiv", 0), ("Archiv/Älter", 1), ("Entwürfe", 1), ("R&D", 1)],
+        ),
+        (
+            "dovecot fs",
+            &["INBOX/cur/1.host:2,S", "&ZeVnLIqe-/cur/2.host:2,S", "&ZeVnLIqe-/Sub/new/3.host"],
+            &[("INBOX", 1), ("日本語", 1), ("日本語/Sub", 1)],
+        ),
+    ];
     for (name, files, want) in cases {
         let dir = tempfile::tempdir().expect("dir");
         for (n, file) in files.iter().enumerate() {

@@ -74,7 +74,15 @@ pub(crate) fn folder_of(rel: &Path, mbox: bool) -> String {
     // (`<UUID>/Data/1/2/Messages`) is storage.
     let mut in_apple = false;
     let mut skipped_maildir_leaf = false;
+    // A Maildir's folder names are kept as IMAP names (Dovecot, Courier): `&APw-` is `ü`.
     let maildir = dirs.last().is_some_and(|d| matches!(d.as_str(), "cur" | "new" | "tmp"));
+    let imap_name = |name: &str| {
+        if maildir {
+            decode_imap_utf7(name).unwrap_or_else(|| name.to_string())
+        } else {
+            name.to_string()
+        }
+    };
     for (i, d) in dirs.iter().enumerate() {
         let last = i + 1 == dirs.len();
         // KMail keeps the subfolders of `X` in `.X.directory/` beside it (a Maildir or an mbox),
@@ -94,14 +102,14 @@ pub(crate) fn folder_of(rel: &Path, mbox: bool) -> String {
         } else if let Some(stem) = d.strip_suffix(".sbd").filter(|s| !s.is_empty()) {
             out.push(stem.to_string());
         } else if let Some(stem) = kmail {
-            out.push(stem.to_string());
+            out.push(imap_name(stem));
         } else if last && matches!(d.as_str(), "cur" | "new" | "tmp") {
             skipped_maildir_leaf = true;
         } else if let Some(sub) = d.strip_prefix('.').filter(|s| !s.is_empty()) {
             // Maildir++: `.Lists.rust` is `Lists/rust`.
-            out.extend(sub.split('.').filter(|s| !s.is_empty()).map(str::to_string));
+            out.extend(sub.split('.').filter(|s| !s.is_empty()).map(imap_name));
         } else {
-            out.push(d.clone());
+            out.push(imap_name(d));
         }
     }
     if mbox && !(in_apple && file == "mbox") {
@@ -112,6 +120,58 @@ pub(crate) fn folder_of(rel: &Path, mbox: bool) -> String {
         return INBOX.to_string();
     }
     out.join("/")
+}
+
+/// A mailbox name in IMAP's modified UTF-7 (RFC 3501 §5.1.3), as Dovecot and Courier name Maildir
+/// folders on disk (`Entw&APw-rfe` is `Entwürfe`, `R&-D` is `R&D`): the name it stands for, `None`
+/// when it has no `&` or is not valid modified UTF-7 (then it is a name as it is).
+fn decode_imap_utf7(name: &str) -> Option<String> {
+    if !name.contains('&') {
+        return None;
+    }
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let end = after.find('-')?;
+        let encoded = &after[..end];
+        if encoded.is_empty() {
+            out.push('&');
+        } else {
+            let mut bits = 0u32;
+            let mut held = 0u32;
+            let mut units = Vec::new();
+            for c in encoded.bytes() {
+                let value = match c {
+                    b'A'..=b'Z' => c - b'A',
+                    b'a'..=b'z' => c - b'a' + 26,
+                    b'0'..=b'9' => c - b'0' + 52,
+                    b'+' => 62,
+                    b',' => 63,
+                    _ => return None,
+                };
+                held = (held << 6) | u32::from(value);
+                bits += 6;
+                if bits >= 16 {
+                    bits -= 16;
+                    units.push(u16::try_from((held >> bits) & 0xFFFF).ok()?);
+                    held &= (1 << bits) - 1;
+                }
+            }
+            // What is left over is padding: fewer than 6 bits, all zero. Printable ASCII stands
+            // for itself and is never encoded (so `&AC8-` is no way to put a `/` in a name).
+            if bits >= 6 || held != 0 || units.is_empty() || units.iter().any(|u| (0x20..0x7f).contains(u)) {
+                return None;
+            }
+            for c in char::decode_utf16(units) {
+                out.push(c.ok()?);
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Some(out)
 }
 
 /// The folder of an item of an Outlook data file at `rel` (relative to the PATH it was found
@@ -310,6 +370,15 @@ mod tests {
             (".inbox.directory/.Lists.directory/rust/cur/1:2,S", false, "inbox/Lists/rust"),
             (".inbox.directory/archive", true, "inbox/archive"),
             (".Notes.directory/cur/1:2,", false, "Notes/directory"),
+            // Dovecot and Courier write folder names in IMAP's modified UTF-7.
+            (".Entw&APw-rfe/cur/1:2,S", false, "Entwürfe"),
+            (".Archiv.&AMQ-lter/cur/1:2,S", false, "Archiv/Älter"),
+            ("&ZeVnLIqe-/cur/1:2,S", false, "日本語"),
+            (".R&-D/new/1", false, "R&D"),
+            (".Tom & Jerry/cur/1:2,S", false, "Tom & Jerry"),
+            (".Bad&AB/cur/1:2,S", false, "Bad&AB"),
+            ("&AC8-etc/cur/1:2,S", false, "&AC8-etc"),
+            ("saved/R&-D/page.eml", false, "saved/R&-D"),
             ("saved/pages/page.mhtml", false, "saved/pages"),
         ];
         for (rel, mbox, want) in cases {
