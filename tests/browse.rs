@@ -112,7 +112,8 @@ type Layout<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, u64)]);
 
 /// KMail keeps the subfolders of `X` in `.X.directory/` beside it, as Maildirs (or mbox files);
 /// Dovecot and Courier write a Maildir folder's name in IMAP's modified UTF-7, in Maildir++ and in
-/// Dovecot's `LAYOUT=fs` alike. Each is shown as the mail client shows it.
+/// Dovecot's `LAYOUT=fs` alike. Each is shown as the mail client shows it. A Maildir++ folder
+/// copied without its empty `cur/` (zip and git keep no empty folder) is a folder still.
 #[tokio::test]
 async fn maildir_folders_are_named_as_their_clients_show_them() {
     let msg =
@@ -143,6 +144,11 @@ async fn maildir_folders_are_named_as_their_clients_show_them() {
             "dovecot fs",
             &["INBOX/cur/1.host:2,S", "&ZeVnLIqe-/cur/2.host:2,S", "&ZeVnLIqe-/Sub/new/3.host"],
             &[("INBOX", 1), ("日本語", 1), ("日本語/Sub", 1)],
+        ),
+        (
+            "copied without empty folders",
+            &["new/1.host", ".Lists.rust/new/2.host", ".Lists.rust/new/3.host"],
+            &[("INBOX", 1), ("Lists", 0), ("Lists/rust", 2)],
         ),
     ];
     for (name, files, want) in cases {

@@ -31,9 +31,11 @@ pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
         .filter_entry(|e| {
             let name = e.file_name().to_string_lossy();
             let is_dir = e.file_type().is_dir();
-            // Maildir++ keeps subfolders as hidden folders (`.Lists.rust/cur`), KMail the subfolders
-            // of `X` in `.X.directory/`: those are mail.
-            let mail_dir = is_dir && (e.path().join("cur").is_dir() || is_kmail_subfolders(&name));
+            // Maildir++ keeps subfolders as hidden folders (`.Lists.rust/cur`; only `new/` in a copy
+            // that dropped empty folders, as zip and git do), KMail the subfolders of `X` in
+            // `.X.directory/`: those are mail.
+            let maildir = |leaf: &str| e.path().join(leaf).is_dir();
+            let mail_dir = is_dir && (maildir("cur") || maildir("new") || is_kmail_subfolders(&name));
             let hidden = name.starts_with('.') && !mail_dir;
             e.depth() == 0 || !(hidden || (is_dir && name == "tmp") || (is_dir && is_apple_attachments(e.path())))
         })
