@@ -677,6 +677,40 @@ async fn an_eml_that_starts_with_a_from_line_is_one_message() {
     assert_eq!(app.json("/api/messages").await["total"], 2);
 }
 
+/// A message deleted in Thunderbird stays in the folder's mbox, flagged expunged in its
+/// `X-Mozilla-Status`, until the folder is compacted; Thunderbird shows it nowhere, nor does the
+/// archive (walked, given as a file, uploaded). Other status bits (read, starred) change nothing.
+#[tokio::test]
+async fn messages_deleted_in_thunderbird_are_not_listed() {
+    let message = |n: usize, status: &str| {
+        format!(
+            "From - Mon Jan  1 00:00:0{n} 2024\nX-Mozilla-Status: {status}\nX-Mozilla-Status2: 00000000\n\
+             From: Sender <sender@example.org>\nSubject: tb {n}\nMessage-ID: <tb-{n}@example.org>\n\nbody {n}\n\n"
+        )
+    };
+    let statuses = [(1, "0001", true), (2, "0009", false), (3, "0000", true), (4, "0008", false), (5, "0005", true)];
+    let inbox: String = statuses.iter().map(|(n, status, _)| message(*n, status)).collect();
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::create_dir(dir.path().join("profile")).expect("mkdir");
+    std::fs::write(dir.path().join("profile/Inbox"), &inbox).expect("write");
+    for root in ["profile", "profile/Inbox"] {
+        let app = TestApp::new(&[dir.path().join(root)]);
+        assert_eq!(app.json("/api/messages").await["total"], 3, "{root}");
+        for (n, status, shown) in statuses {
+            let reply = app.get(&format!("/api/messages/tb-{n}@example.org")).await;
+            assert_eq!(reply.status == 200, shown, "{root}: status {status}");
+        }
+    }
+    let app = TestApp::new(&[]);
+    let request = axum::http::Request::post("/api/messages")
+        .header("content-type", "message/rfc822")
+        .body(axum::body::Body::from(inbox))
+        .expect("request");
+    let upload = app.request(request).await;
+    assert_eq!(upload.status, axum::http::StatusCode::CREATED, "{}", upload.text());
+    assert_eq!(app.json("/api/messages").await["total"], 3, "uploaded");
+}
+
 /// A link to a message file is that message (mairix and mu keep search results as Maildirs of
 /// links; a mail folder may be assembled from links); a link to a folder is not followed, and a
 /// link to nothing is passed over.

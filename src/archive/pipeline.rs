@@ -288,7 +288,8 @@ fn walk_one(
             for m in MboxReader::with_capacity(256 * 1024, f, start).limit(limit) {
                 let m = m?;
                 end = m.offset + m.len;
-                if m.len == 0 {
+                // Deleted in Thunderbird, left in the file until the folder is compacted.
+                if m.len == 0 || ingest::is_expunged(&m.raw) {
                     continue;
                 }
                 let source = Source::Mbox { path: found.path.clone(), offset: m.offset, len: m.len };

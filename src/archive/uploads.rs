@@ -211,7 +211,7 @@ fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error>
         Kind::Mbox => MboxReader::new(std::io::Cursor::new(bytes.as_slice()), 0)
             .limit(usize::MAX)
             .filter_map(Result::ok)
-            .filter(|m| m.len > 0)
+            .filter(|m| m.len > 0 && !ingest::is_expunged(&m.raw))
             .map(|m| ingest::unescape_from_lines(m.raw))
             .collect(),
         Kind::Message => vec![bytes],

@@ -388,6 +388,38 @@ pub fn split_mbox(data: &[u8]) -> Vec<(u64, u64)> {
         .collect()
 }
 
+/// The value of the header field `name` (ASCII, any case) in a message's header block, unfolded
+/// no further than its first line: enough for the one-word status fields mbox writers add.
+fn header_word<'a>(raw: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    for line in raw.split(|&c| c == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            return None;
+        }
+        let Some(colon) = line.iter().position(|&c| c == b':') else { continue };
+        if line[..colon].eq_ignore_ascii_case(name) {
+            return Some(line[colon + 1..].trim_ascii());
+        }
+    }
+    None
+}
+
+/// Thunderbird's `X-Mozilla-Status` (four hex digits) of an mbox message, when it has one.
+fn mozilla_status(raw: &[u8]) -> Option<u16> {
+    let value = header_word(raw, b"x-mozilla-status")?;
+    std::str::from_utf8(value).ok().and_then(|v| u16::from_str_radix(v, 16).ok())
+}
+
+/// Thunderbird's flag for a message deleted from its folder (`MSG_FLAG_EXPUNGED`): the message
+/// stays in the mbox file until the folder is compacted, and Thunderbird shows it nowhere.
+const MOZILLA_EXPUNGED: u16 = 0x0008;
+
+/// Whether an mbox message is one Thunderbird deleted but has not yet compacted away (its
+/// `X-Mozilla-Status` has the expunged flag): not a message of the folder any more.
+pub fn is_expunged(raw: &[u8]) -> bool {
+    mozilla_status(raw).is_some_and(|s| s & MOZILLA_EXPUNGED != 0)
+}
+
 /// mboxrd: one `>` is removed from every line matching `^>+From `.
 pub fn unescape_from_lines(buf: Vec<u8>) -> Vec<u8> {
     let needs = buf.starts_with(b">From ")
@@ -410,6 +442,24 @@ pub fn unescape_from_lines(buf: Vec<u8>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Thunderbird marks a deleted message in its mbox until the folder is compacted; other
+    /// status bits, another field's value or a header field in the body do not count.
+    #[test]
+    fn thunderbird_deleted_messages() {
+        let cases: &[(&[u8], bool)] = &[
+            (b"X-Mozilla-Status: 0009\nSubject: a\n\nb\n", true),
+            (b"Subject: a\r\nx-mozilla-status: 0008\r\n\r\nb\r\n", true),
+            (b"X-Mozilla-Status: 0001\nSubject: a\n\nb\n", false),
+            (b"X-Mozilla-Status: 0005\nX-Mozilla-Status2: 00000008\n\nb\n", false),
+            (b"Subject: a\n\nX-Mozilla-Status: 0008\n", false),
+            (b"X-Mozilla-Status: zz08\n\nb\n", false),
+            (b"Subject: no status\n\nb\n", false),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(is_expunged(raw), *want, "{}", String::from_utf8_lossy(raw));
+        }
+    }
 
     #[test]
     fn mbox_split_and_unescape() {
