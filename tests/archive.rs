@@ -679,7 +679,8 @@ async fn an_eml_that_starts_with_a_from_line_is_one_message() {
 
 /// A message deleted in Thunderbird stays in the folder's mbox, flagged expunged in its
 /// `X-Mozilla-Status`, until the folder is compacted; Thunderbird shows it nowhere, nor does the
-/// archive (walked, given as a file, uploaded). Other status bits (read, starred) change nothing.
+/// archive (walked, given as a file, uploaded). The other bits are the flags Thunderbird shows
+/// (read, starred), as Maildir letters.
 #[tokio::test]
 async fn messages_deleted_in_thunderbird_are_not_listed() {
     let message = |n: usize, status: &str| {
@@ -688,7 +689,8 @@ async fn messages_deleted_in_thunderbird_are_not_listed() {
              From: Sender <sender@example.org>\nSubject: tb {n}\nMessage-ID: <tb-{n}@example.org>\n\nbody {n}\n\n"
         )
     };
-    let statuses = [(1, "0001", true), (2, "0009", false), (3, "0000", true), (4, "0008", false), (5, "0005", true)];
+    let statuses =
+        [(1, "0001", Some("S")), (2, "0009", None), (3, "0000", Some("")), (4, "0008", None), (5, "0005", Some("FS"))];
     let inbox: String = statuses.iter().map(|(n, status, _)| message(*n, status)).collect();
     let dir = tempfile::tempdir().expect("dir");
     std::fs::create_dir(dir.path().join("profile")).expect("mkdir");
@@ -696,9 +698,13 @@ async fn messages_deleted_in_thunderbird_are_not_listed() {
     for root in ["profile", "profile/Inbox"] {
         let app = TestApp::new(&[dir.path().join(root)]);
         assert_eq!(app.json("/api/messages").await["total"], 3, "{root}");
-        for (n, status, shown) in statuses {
+        for (n, status, flags) in statuses {
             let reply = app.get(&format!("/api/messages/tb-{n}@example.org")).await;
-            assert_eq!(reply.status == 200, shown, "{root}: status {status}");
+            assert_eq!(reply.status == 200, flags.is_some(), "{root}: status {status}");
+            if let Some(flags) = flags {
+                let m: serde_json::Value = serde_json::from_str(&reply.text()).expect("json");
+                assert_eq!(m["flags"].as_str().unwrap_or(""), flags, "{root}: status {status}");
+            }
         }
     }
     let app = TestApp::new(&[]);

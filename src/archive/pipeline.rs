@@ -393,19 +393,22 @@ fn parse_worker(
                 }
             }
         }
-        Job::Mbox { src, source, rel, given, held } => match read(parse_given(given, None)) {
-            Ok(msg) => Outcome::Parsed {
-                src,
-                doc: doc(&msg),
-                draft: draft(&msg),
-                location: Location::Top { source, rel, flags: None, uploaded: false },
-                held: Some(held),
-            },
-            Err(e) => {
-                tracing::warn!(path = %source.path().display(), error = %e, "skipped");
-                Outcome::Failed { src, held: Some(held) }
+        Job::Mbox { src, source, rel, given, held } => {
+            let flags = ingest::mbox_flags(&given.bytes);
+            match read(parse_given(given, None)) {
+                Ok(msg) => Outcome::Parsed {
+                    src,
+                    doc: doc(&msg),
+                    draft: draft(&msg),
+                    location: Location::Top { source, rel, flags, uploaded: false },
+                    held: Some(held),
+                },
+                Err(e) => {
+                    tracing::warn!(path = %source.path().display(), error = %e, "skipped");
+                    Outcome::Failed { src, held: Some(held) }
+                }
             }
-        },
+        }
     };
     loop {
         let handed = {

@@ -420,6 +420,41 @@ pub fn is_expunged(raw: &[u8]) -> bool {
     mozilla_status(raw).is_some_and(|s| s & MOZILLA_EXPUNGED != 0)
 }
 
+/// The flags an mbox keeps for a message in its header, as Maildir letters (as Python's `mailbox`
+/// converts them): Thunderbird's `X-Mozilla-Status` (read `S`, replied `R`, starred `F`, forwarded
+/// `P`), and the `Status` (`R` read) and `X-Status` (`A` answered, `F` flagged, `D` deleted) that
+/// mutt, Pine and mail(1) write. `None` when the message has none of those fields; a `Status`
+/// field holding anything but those letters is some other field of that name and says nothing.
+pub fn mbox_flags(raw: &[u8]) -> Option<String> {
+    let mut flags: Vec<char> = Vec::new();
+    let mut any = false;
+    if let Some(status) = mozilla_status(raw) {
+        any = true;
+        for (bit, letter) in [(0x0001, 'S'), (0x0002, 'R'), (0x0004, 'F'), (0x1000, 'P')] {
+            if status & bit != 0 {
+                flags.push(letter);
+            }
+        }
+    }
+    for name in [&b"status"[..], b"x-status"] {
+        let Some(value) = header_word(raw, name) else { continue };
+        if !value.iter().all(|c| b"ROADFT ".contains(c)) {
+            continue;
+        }
+        any = true;
+        flags.extend(value.iter().filter_map(|c| match c {
+            b'R' => Some('S'),
+            b'A' => Some('R'),
+            b'F' => Some('F'),
+            b'D' => Some('T'),
+            _ => None,
+        }));
+    }
+    flags.sort_unstable();
+    flags.dedup();
+    any.then(|| flags.into_iter().collect())
+}
+
 /// mboxrd: one `>` is removed from every line matching `^>+From `.
 pub fn unescape_from_lines(buf: Vec<u8>) -> Vec<u8> {
     let needs = buf.starts_with(b">From ")
@@ -442,6 +477,26 @@ pub fn unescape_from_lines(buf: Vec<u8>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Flags kept in an mbox message's header, as Maildir letters; none without such a field.
+    #[test]
+    fn flags_kept_in_mbox_headers() {
+        let cases: &[(&[u8], Option<&str>)] = &[
+            (b"X-Mozilla-Status: 0001\nSubject: a\n\nb\n", Some("S")),
+            (b"X-Mozilla-Status: 0000\n\nb\n", Some("")),
+            (b"X-Mozilla-Status: 1007\n\nb\n", Some("FPRS")),
+            (b"Status: RO\nX-Status: AF\n\nb\n", Some("FRS")),
+            (b"Status: O\n\nb\n", Some("")),
+            (b"X-Status: D\r\n\r\nb\r\n", Some("T")),
+            (b"X-Mozilla-Status: 0005\nStatus: R\n\nb\n", Some("FS")),
+            (b"Status: Delivered\n\nb\n", None),
+            (b"Subject: a\n\nStatus: RO\n", None),
+            (b"Subject: a\n\nb\n", None),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(mbox_flags(raw).as_deref(), *want, "{}", String::from_utf8_lossy(raw));
+        }
+    }
 
     /// Thunderbird marks a deleted message in its mbox until the folder is compacted; other
     /// status bits, another field's value or a header field in the body do not count.
