@@ -388,26 +388,52 @@ pub fn split_mbox(data: &[u8]) -> Vec<(u64, u64)> {
         .collect()
 }
 
-/// The value of the header field `name` (ASCII, any case) in a message's header block, unfolded
-/// no further than its first line: enough for the one-word status fields mbox writers add.
-fn header_word<'a>(raw: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
-    for line in raw.split(|&c| c == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.is_empty() {
-            return None;
-        }
-        let Some(colon) = line.iter().position(|&c| c == b':') else { continue };
-        if line[..colon].eq_ignore_ascii_case(name) {
-            return Some(line[colon + 1..].trim_ascii());
-        }
-    }
-    None
+/// The status fields mbox writers add to a message's header: Thunderbird's `X-Mozilla-Status`,
+/// and the `Status` and `X-Status` of mutt, Pine and mail(1). Each the first line of its first
+/// field, found in one pass over the header (it runs for every message of an mbox).
+#[derive(Default)]
+struct StatusFields<'a> {
+    mozilla: Option<&'a [u8]>,
+    status: Option<&'a [u8]>,
+    x_status: Option<&'a [u8]>,
 }
 
-/// Thunderbird's `X-Mozilla-Status` (four hex digits) of an mbox message, when it has one.
-fn mozilla_status(raw: &[u8]) -> Option<u16> {
-    let value = header_word(raw, b"x-mozilla-status")?;
-    std::str::from_utf8(value).ok().and_then(|v| u16::from_str_radix(v, 16).ok())
+impl<'a> StatusFields<'a> {
+    fn of(raw: &'a [u8]) -> Self {
+        let mut found = StatusFields::default();
+        let mut rest = raw;
+        while !rest.is_empty() {
+            let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+            let line = &rest[..end];
+            rest = rest.get(end + 1..).unwrap_or_default();
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.is_empty() {
+                break;
+            }
+            // Only names starting with `S` or `X` are looked at further.
+            if !matches!(line[0], b'S' | b's' | b'X' | b'x') {
+                continue;
+            }
+            let Some(colon) = memchr::memchr(b':', line) else { continue };
+            let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
+            let slot = if name.eq_ignore_ascii_case(b"x-mozilla-status") {
+                &mut found.mozilla
+            } else if name.eq_ignore_ascii_case(b"status") {
+                &mut found.status
+            } else if name.eq_ignore_ascii_case(b"x-status") {
+                &mut found.x_status
+            } else {
+                continue;
+            };
+            slot.get_or_insert(value);
+        }
+        found
+    }
+
+    /// Thunderbird's status (four hex digits), when it has one.
+    fn mozilla_status(&self) -> Option<u16> {
+        std::str::from_utf8(self.mozilla?).ok().and_then(|v| u16::from_str_radix(v, 16).ok())
+    }
 }
 
 /// Thunderbird's flag for a message deleted from its folder (`MSG_FLAG_EXPUNGED`): the message
@@ -417,7 +443,7 @@ const MOZILLA_EXPUNGED: u16 = 0x0008;
 /// Whether an mbox message is one Thunderbird deleted but has not yet compacted away (its
 /// `X-Mozilla-Status` has the expunged flag): not a message of the folder any more.
 pub fn is_expunged(raw: &[u8]) -> bool {
-    mozilla_status(raw).is_some_and(|s| s & MOZILLA_EXPUNGED != 0)
+    StatusFields::of(raw).mozilla_status().is_some_and(|s| s & MOZILLA_EXPUNGED != 0)
 }
 
 /// The flags an mbox keeps for a message in its header, as Maildir letters (as Python's `mailbox`
@@ -426,9 +452,10 @@ pub fn is_expunged(raw: &[u8]) -> bool {
 /// mutt, Pine and mail(1) write. `None` when the message has none of those fields; a `Status`
 /// field holding anything but those letters is some other field of that name and says nothing.
 pub fn mbox_flags(raw: &[u8]) -> Option<String> {
+    let fields = StatusFields::of(raw);
     let mut flags: Vec<char> = Vec::new();
     let mut any = false;
-    if let Some(status) = mozilla_status(raw) {
+    if let Some(status) = fields.mozilla_status() {
         any = true;
         for (bit, letter) in [(0x0001, 'S'), (0x0002, 'R'), (0x0004, 'F'), (0x1000, 'P')] {
             if status & bit != 0 {
@@ -436,8 +463,7 @@ pub fn mbox_flags(raw: &[u8]) -> Option<String> {
             }
         }
     }
-    for name in [&b"status"[..], b"x-status"] {
-        let Some(value) = header_word(raw, name) else { continue };
+    for value in [fields.status, fields.x_status].into_iter().flatten() {
         if !value.iter().all(|c| b"ROADFT ".contains(c)) {
             continue;
         }
