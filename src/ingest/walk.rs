@@ -35,11 +35,19 @@ pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
             // that dropped empty folders, as zip and git do), KMail the subfolders of `X` in
             // `.X.directory/`: those are mail.
             let maildir = |leaf: &str| e.path().join(leaf).is_dir();
-            let mail_dir = is_dir && (maildir("cur") || maildir("new") || is_kmail_subfolders(&name));
-            let hidden = name.starts_with('.') && !mail_dir;
+            let mail_dir = || is_dir && (is_kmail_subfolders(&name) || maildir("cur") || maildir("new"));
+            let hidden = name.starts_with('.') && !mail_dir();
             e.depth() == 0 || !(hidden || (is_dir && name == "tmp") || (is_dir && is_apple_attachments(e.path())))
         })
-        .filter_map(Result::ok)
+        // A folder that cannot be read (its permissions) is said, not passed over in silence.
+        .filter_map(|entry| {
+            entry
+                .map_err(|e| {
+                    let path = e.path().map(|p| p.display().to_string()).unwrap_or_default();
+                    tracing::warn!(path, error = %e, "not read");
+                })
+                .ok()
+        })
         // A link to a file is the file (mairix and mu keep search results as Maildirs of links).
         .filter(|e| e.file_type().is_file() || ((e.depth() == 0 || e.path_is_symlink()) && e.path().is_file()))
         .map(move |e| Found { root: std::sync::Arc::clone(&shared), path: e.into_path() })
