@@ -251,7 +251,13 @@ fn walk_one(
     // A Maildir's message files, most of a Maildir archive, are opened once, by the worker.
     let checked = !ingest::maildir_message(found);
     match if checked { ingest::sniff_found(found)? } else { Kind::Message } {
-        Kind::Other => Ok(state),
+        Kind::Other => {
+            // Given by itself (a PATH that is this file): say why nothing of it is listed.
+            if *found.path == *found.root {
+                tracing::warn!(path = %found.path.display(), "not mail mailshelf reads (a compressed file must be uncompressed first): nothing listed from it");
+            }
+            Ok(state)
+        }
         Kind::Message => {
             let held = jobs.share(size.min(limit as u64));
             if jobs.push(Job::File { src, root: found.root.clone(), path: found.path.clone(), size, held, checked }) {
