@@ -715,6 +715,11 @@ async fn messages_deleted_in_thunderbird_are_not_listed() {
     let upload = app.request(request).await;
     assert_eq!(upload.status, axum::http::StatusCode::CREATED, "{}", upload.text());
     assert_eq!(app.json("/api/messages").await["total"], 3, "uploaded");
+    // An uploaded mbox keeps its flags too.
+    for (n, status, flags) in statuses.into_iter().filter(|(_, _, f)| f.is_some()) {
+        let m = app.json(&format!("/api/messages/tb-{n}@example.org")).await;
+        assert_eq!(m["flags"].as_str().unwrap_or(""), flags.unwrap_or(""), "uploaded: status {status}");
+    }
 }
 
 /// A link to a message file is that message (mairix and mu keep search results as Maildirs of

@@ -24,6 +24,8 @@ struct Upload {
     msg: Message,
     folder: String,
     extension: &'static str,
+    /// The flags the upload kept for it (an mbox message's status fields), as Maildir letters.
+    flags: Option<String>,
 }
 
 impl Archive {
@@ -57,10 +59,10 @@ impl Archive {
         let mut new = Vec::new();
         let mut stored = std::collections::HashSet::new();
         let add_all = |batch: &mut Batch| -> Result<(), Error> {
-            for Upload { msg, folder, extension } in uploads {
+            for Upload { msg, folder, extension, flags } in uploads {
                 let name = format!("{}.{extension}", content_hash(msg.given()));
                 let source = Source::Stored { name: name.clone(), folder };
-                let location = Location::Top { source: source.clone(), rel: 0, flags: None, uploaded: true };
+                let location = Location::Top { source: source.clone(), rel: 0, flags, uploaded: true };
                 let is_ours = |e: &Entry| matches!(&e.location, Location::Top { source: s, .. } if *s == source);
                 let (added, ours, had) = {
                     let mut index = self.index_mut();
@@ -206,21 +208,26 @@ fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error>
         Kind::Mbox if name.is_some_and(ingest::named_message) => Kind::Message,
         kind => kind,
     };
-    let messages: Vec<Vec<u8>> = match kind {
+    let messages: Vec<(Vec<u8>, Option<String>)> = match kind {
         // Kept whole (an upload is within `--max-upload`): what is stored is what was given.
         Kind::Mbox => MboxReader::new(std::io::Cursor::new(bytes.as_slice()), 0)
             .limit(usize::MAX)
             .filter_map(Result::ok)
             .filter(|m| m.len > 0 && !ingest::is_expunged(&m.raw))
-            .map(|m| ingest::unescape_from_lines(m.raw))
+            .map(|m| {
+                let flags = ingest::mbox_flags(&m.raw);
+                (ingest::unescape_from_lines(m.raw), flags)
+            })
             .collect(),
-        Kind::Message => vec![bytes],
+        Kind::Message => vec![(bytes, None)],
         Kind::Pst => return read_outlook_upload(&bytes, name),
         Kind::Other => return Err(Error::Unparseable),
     };
     let uploads = messages
         .into_iter()
-        .map(|m| Ok(Upload { msg: parse_message(Arc::from(m))?, folder: String::new(), extension: "eml" }))
+        .map(|(m, flags)| {
+            Ok(Upload { msg: parse_message(Arc::from(m))?, folder: String::new(), extension: "eml", flags })
+        })
         .collect::<Result<Vec<_>, Error>>()?;
     if uploads.is_empty() {
         return Err(Error::Unparseable);
@@ -241,12 +248,17 @@ fn read_outlook_upload(bytes: &[u8], name: Option<&str>) -> Result<Vec<Upload>, 
     for item in &listing.items {
         let Ok(raw) = crate::ingest::pst::item_msg(tmp.path(), item.node) else { continue };
         let Ok(msg) = parse_message(Arc::from(raw)) else { continue };
-        uploads.push(Upload { msg, folder: folders::uploaded_item(&file_name, &item.folder), extension: "msg" });
+        uploads.push(Upload {
+            msg,
+            folder: folders::uploaded_item(&file_name, &item.folder),
+            extension: "msg",
+            flags: None,
+        });
     }
     if !listing.notices.is_empty() {
         let notice = crate::ingest::pst::notice_message(Path::new(&file_name), &listing.notices);
         if let Ok(msg) = parse_message(Arc::from(notice)) {
-            uploads.push(Upload { msg, folder: folders::uploaded_item(&file_name, ""), extension: "msg" });
+            uploads.push(Upload { msg, folder: folders::uploaded_item(&file_name, ""), extension: "msg", flags: None });
         }
     }
     if uploads.is_empty() {
