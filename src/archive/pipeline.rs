@@ -52,7 +52,9 @@ enum Job {
     /// Maildir's message file ([`ingest::maildir_message`]), which the worker tells from its bytes.
     File { src: usize, root: Arc<Path>, path: PathBuf, size: u64, held: Share, checked: bool },
     /// One message of an mbox, already read (its first bytes, when it is longer than the limit).
-    Mbox { src: usize, source: Source, rel: u16, given: ingest::Given, held: Share },
+    /// A message of an mbox, with the flags its header keeps (read by the walker, which looks
+    /// at them anyway to leave out what Thunderbird deleted).
+    Mbox { src: usize, source: Source, rel: u16, given: ingest::Given, flags: Option<String>, held: Share },
     /// One item of an Outlook data file, read by the worker (of a size not known before).
     Pst { src: usize, source: Source, rel: u16 },
 }
@@ -294,15 +296,19 @@ fn walk_one(
             for m in MboxReader::with_capacity(256 * 1024, f, start).limit(limit) {
                 let m = m?;
                 end = m.offset + m.len;
+                if m.len == 0 {
+                    continue;
+                }
+                let status = ingest::mbox_status(&m.raw);
                 // Deleted in Thunderbird, left in the file until the folder is compacted.
-                if m.len == 0 || ingest::is_expunged(&m.raw) {
+                if status.expunged {
                     continue;
                 }
                 let source = Source::Mbox { path: found.path.clone(), offset: m.offset, len: m.len };
                 let held = jobs.share(m.raw.len() as u64);
                 let cut_from = m.is_cut().then_some(m.len);
                 let given = ingest::Given { bytes: ingest::unescape_from_lines(m.raw), cut_from };
-                if !jobs.push(Job::Mbox { src, source, rel, given, held }) {
+                if !jobs.push(Job::Mbox { src, source, rel, given, flags: status.flags, held }) {
                     break;
                 }
                 *count += 1;
@@ -399,22 +405,19 @@ fn parse_worker(
                 }
             }
         }
-        Job::Mbox { src, source, rel, given, held } => {
-            let flags = ingest::mbox_flags(&given.bytes);
-            match read(parse_given(given, None)) {
-                Ok(msg) => Outcome::Parsed {
-                    src,
-                    doc: doc(&msg),
-                    draft: draft(&msg),
-                    location: Location::Top { source, rel, flags, uploaded: false },
-                    held: Some(held),
-                },
-                Err(e) => {
-                    tracing::warn!(path = %source.path().display(), error = %e, "skipped");
-                    Outcome::Failed { src, held: Some(held) }
-                }
+        Job::Mbox { src, source, rel, given, flags, held } => match read(parse_given(given, None)) {
+            Ok(msg) => Outcome::Parsed {
+                src,
+                doc: doc(&msg),
+                draft: draft(&msg),
+                location: Location::Top { source, rel, flags, uploaded: false },
+                held: Some(held),
+            },
+            Err(e) => {
+                tracing::warn!(path = %source.path().display(), error = %e, "skipped");
+                Outcome::Failed { src, held: Some(held) }
             }
-        }
+        },
     };
     loop {
         let handed = {

@@ -213,10 +213,11 @@ fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error>
         Kind::Mbox => MboxReader::new(std::io::Cursor::new(bytes.as_slice()), 0)
             .limit(usize::MAX)
             .filter_map(Result::ok)
-            .filter(|m| m.len > 0 && !ingest::is_expunged(&m.raw))
-            .map(|m| {
-                let flags = ingest::mbox_flags(&m.raw);
-                (ingest::unescape_from_lines(m.raw), flags)
+            .filter(|m| m.len > 0)
+            .filter_map(|m| {
+                // Deleted in Thunderbird, left in the file until the folder is compacted.
+                let status = ingest::mbox_status(&m.raw);
+                (!status.expunged).then(|| (ingest::unescape_from_lines(m.raw), status.flags))
             })
             .collect(),
         Kind::Message => vec![(bytes, None)],

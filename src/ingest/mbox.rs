@@ -401,33 +401,39 @@ struct StatusFields<'a> {
 impl<'a> StatusFields<'a> {
     fn of(raw: &'a [u8]) -> Self {
         let mut found = StatusFields::default();
-        let mut rest = raw;
-        while !rest.is_empty() {
-            let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
-            let line = &rest[..end];
-            rest = rest.get(end + 1..).unwrap_or_default();
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            if line.is_empty() {
-                break;
-            }
-            // Only names starting with `S` or `X` are looked at further.
-            if !matches!(line[0], b'S' | b's' | b'X' | b'x') {
-                continue;
-            }
-            let Some(colon) = memchr::memchr(b':', line) else { continue };
-            let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
-            let slot = if name.eq_ignore_ascii_case(b"x-mozilla-status") {
-                &mut found.mozilla
-            } else if name.eq_ignore_ascii_case(b"status") {
-                &mut found.status
-            } else if name.eq_ignore_ascii_case(b"x-status") {
-                &mut found.x_status
-            } else {
-                continue;
+        let mut ends = memchr::memchr_iter(b'\n', raw);
+        let mut start = 0;
+        loop {
+            // A blank line (or the end) ends the header.
+            let first = match raw.get(start) {
+                None | Some(b'\n') => break,
+                Some(b'\r') if raw.get(start + 1) == Some(&b'\n') => break,
+                Some(&b) => b,
             };
-            slot.get_or_insert(value);
+            let end = ends.next().unwrap_or(raw.len());
+            // Only names starting with `S` or `X` are looked at further.
+            if matches!(first, b'S' | b's' | b'X' | b'x') {
+                found.take(&raw[start..end]);
+            }
+            start = end + 1;
         }
         found
+    }
+
+    /// Keeps `line` if it is the first of a status field.
+    fn take(&mut self, line: &'a [u8]) {
+        let Some(colon) = memchr::memchr(b':', line) else { return };
+        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
+        let slot = if name.eq_ignore_ascii_case(b"x-mozilla-status") {
+            &mut self.mozilla
+        } else if name.eq_ignore_ascii_case(b"status") {
+            &mut self.status
+        } else if name.eq_ignore_ascii_case(b"x-status") {
+            &mut self.x_status
+        } else {
+            return;
+        };
+        slot.get_or_insert(value);
     }
 
     /// Thunderbird's status (four hex digits), when it has one.
@@ -440,22 +446,27 @@ impl<'a> StatusFields<'a> {
 /// stays in the mbox file until the folder is compacted, and Thunderbird shows it nowhere.
 const MOZILLA_EXPUNGED: u16 = 0x0008;
 
-/// Whether an mbox message is one Thunderbird deleted but has not yet compacted away (its
-/// `X-Mozilla-Status` has the expunged flag): not a message of the folder any more.
-pub fn is_expunged(raw: &[u8]) -> bool {
-    StatusFields::of(raw).mozilla_status().is_some_and(|s| s & MOZILLA_EXPUNGED != 0)
+/// What an mbox keeps of a message's state in its header.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct MboxStatus {
+    /// Deleted in Thunderbird but not yet compacted away (its `X-Mozilla-Status` has the expunged
+    /// flag): not a message of the folder any more.
+    pub expunged: bool,
+    /// Its flags as Maildir letters (as Python's `mailbox` converts them): Thunderbird's
+    /// `X-Mozilla-Status` (read `S`, replied `R`, starred `F`, forwarded `P`), and the `Status`
+    /// (`R` read) and `X-Status` (`A` answered, `F` flagged, `D` deleted) that mutt, Pine and
+    /// mail(1) write. `None` when the message has none of those fields; a `Status` field holding
+    /// anything but those letters is some other field of that name and says nothing.
+    pub flags: Option<String>,
 }
 
-/// The flags an mbox keeps for a message in its header, as Maildir letters (as Python's `mailbox`
-/// converts them): Thunderbird's `X-Mozilla-Status` (read `S`, replied `R`, starred `F`, forwarded
-/// `P`), and the `Status` (`R` read) and `X-Status` (`A` answered, `F` flagged, `D` deleted) that
-/// mutt, Pine and mail(1) write. `None` when the message has none of those fields; a `Status`
-/// field holding anything but those letters is some other field of that name and says nothing.
-pub fn mbox_flags(raw: &[u8]) -> Option<String> {
+/// The state an mbox keeps for a message, read from its header.
+pub fn mbox_status(raw: &[u8]) -> MboxStatus {
     let fields = StatusFields::of(raw);
     let mut flags: Vec<char> = Vec::new();
     let mut any = false;
-    if let Some(status) = fields.mozilla_status() {
+    let mozilla = fields.mozilla_status();
+    if let Some(status) = mozilla {
         any = true;
         for (bit, letter) in [(0x0001, 'S'), (0x0002, 'R'), (0x0004, 'F'), (0x1000, 'P')] {
             if status & bit != 0 {
@@ -478,7 +489,10 @@ pub fn mbox_flags(raw: &[u8]) -> Option<String> {
     }
     flags.sort_unstable();
     flags.dedup();
-    any.then(|| flags.into_iter().collect())
+    MboxStatus {
+        expunged: mozilla.is_some_and(|s| s & MOZILLA_EXPUNGED != 0),
+        flags: any.then(|| flags.into_iter().collect()),
+    }
 }
 
 /// mboxrd: one `>` is removed from every line matching `^>+From `.
@@ -520,7 +534,7 @@ mod tests {
             (b"Subject: a\n\nb\n", None),
         ];
         for (raw, want) in cases {
-            assert_eq!(mbox_flags(raw).as_deref(), *want, "{}", String::from_utf8_lossy(raw));
+            assert_eq!(mbox_status(raw).flags.as_deref(), *want, "{}", String::from_utf8_lossy(raw));
         }
     }
 
@@ -538,7 +552,7 @@ mod tests {
             (b"Subject: no status\n\nb\n", false),
         ];
         for (raw, want) in cases {
-            assert_eq!(is_expunged(raw), *want, "{}", String::from_utf8_lossy(raw));
+            assert_eq!(mbox_status(raw).expunged, *want, "{}", String::from_utf8_lossy(raw));
         }
     }
 

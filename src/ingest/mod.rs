@@ -9,7 +9,7 @@ pub mod pst;
 mod sniff;
 mod walk;
 
-pub use mbox::{is_expunged, mbox_flags, split_mbox, unescape_from_lines, MboxMessage, MboxReader};
+pub use mbox::{mbox_status, split_mbox, unescape_from_lines, MboxMessage, MboxReader, MboxStatus};
 pub use sniff::{
     after_emlx_count, emlx_count_line, kind_of, maildir_message, named_message, sniff, sniff_claimed, sniff_file,
     sniff_found, utf16_to_bytes, Claim, Kind, HEAD, OLE_MAGIC,
