@@ -722,32 +722,39 @@ async fn messages_deleted_in_thunderbird_are_not_listed() {
     }
 }
 
-/// A link to a message file is that message (mairix and mu keep search results as Maildirs of
-/// links; a mail folder may be assembled from links); a link to a folder is not followed, and a
-/// link to nothing is passed over.
+/// A link to a message file within the folder given is that message (mairix and mu keep search
+/// results as Maildirs of links; a mail folder may be assembled from links); a link to a file
+/// outside it is not read, a link to a folder not followed, a link to nothing passed over.
 #[tokio::test]
 async fn linked_message_files_are_read() {
     let dir = tempfile::tempdir().expect("dir");
-    let (store, mail) = (dir.path().join("store"), dir.path().join("mail"));
-    for sub in ["store/cur", "mail/results/cur", "mail/results/new", "mail/results/tmp"] {
-        std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+    let mail = dir.path().join("Mail");
+    let (store, results) = (mail.join("INBOX"), mail.join("results"));
+    for sub in ["INBOX/cur", "results/cur", "results/new", "results/tmp"] {
+        std::fs::create_dir_all(mail.join(sub)).expect("mkdir");
     }
     for n in 1..=2 {
         let message =
             format!("From: a@example.org\nSubject: linked {n}\nMessage-ID: <linked-{n}@example.org>\n\nbody\n");
         std::fs::write(store.join(format!("cur/{n}.host:2,S")), message).expect("write");
-        std::os::unix::fs::symlink(
-            store.join(format!("cur/{n}.host:2,S")),
-            mail.join(format!("results/cur/{n}.host:2,S")),
-        )
-        .expect("link");
+        std::os::unix::fs::symlink(store.join(format!("cur/{n}.host:2,S")), results.join(format!("cur/{n}.host:2,S")))
+            .expect("link");
     }
-    std::os::unix::fs::symlink(dir.path().join("gone"), mail.join("results/cur/3.host:2,S")).expect("link");
+    // A file outside the folder given, which whoever put the link there may not read, is not.
+    let outside = dir.path().join("secret.eml");
+    std::fs::write(&outside, "From: root@example.org\nSubject: secret\nMessage-ID: <secret@example.org>\n\nkey\n")
+        .expect("write");
+    std::os::unix::fs::symlink(&outside, results.join("cur/9.host:2,S")).expect("link");
+    std::os::unix::fs::symlink(dir.path().join("gone"), results.join("cur/3.host:2,S")).expect("link");
     std::os::unix::fs::symlink(&store, mail.join("store-link")).expect("link");
     let app = TestApp::new(std::slice::from_ref(&mail));
     let list = app.json("/api/messages?folder=results").await;
     assert_eq!(list["total"], 2, "{list}");
-    assert_eq!(app.json("/api/status").await["messages"], 2, "the linked folder is not walked");
+    assert_eq!(app.json("/api/status").await["messages"], 4, "the linked folder is not walked");
     let m = app.json("/api/messages/linked-1@example.org").await;
     assert_eq!((m["subject"].as_str(), m["flags"].as_str()), (Some("linked 1"), Some("S")));
+    assert_eq!(app.get("/api/messages/secret@example.org").await.status, axum::http::StatusCode::NOT_FOUND);
+    // Given by itself, a link is the file it leads to.
+    let given = TestApp::new(&[results.join("cur/9.host:2,S")]);
+    assert_eq!(given.json("/api/status").await["messages"], 1);
 }

@@ -16,10 +16,13 @@ pub struct Found {
 
 /// Every regular file under the given paths, in a stable order. Maildir `tmp/` folders (messages
 /// still being delivered) and hidden files are skipped (but not Maildir++ folders, nor KMail's
-/// `.X.directory`); a symbolic link to a file is that file, but links to folders are not followed,
-/// so a link loop cannot trap the walk.
+/// `.X.directory`); a symbolic link to a file within `root` is that file, but links to folders
+/// are not followed, so a link loop cannot trap the walk. A link to a file outside `root` is
+/// passed over: whoever may put a link in a mail folder must not be able to have the server read,
+/// and show, a file they could not read themselves (its keys, its users, `/proc`).
 pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
     let shared: std::sync::Arc<Path> = std::sync::Arc::from(root);
+    let within = root.canonicalize().ok();
     walkdir::WalkDir::new(root)
         .follow_links(false)
         .follow_root_links(true)
@@ -48,9 +51,23 @@ pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
                 })
                 .ok()
         })
-        // A link to a file is the file (mairix and mu keep search results as Maildirs of links).
-        .filter(|e| e.file_type().is_file() || ((e.depth() == 0 || e.path_is_symlink()) && e.path().is_file()))
+        // A link to a file within the root is the file (mairix and mu keep search results as
+        // Maildirs of links).
+        .filter(move |e| {
+            e.file_type().is_file()
+                || (e.depth() == 0 && e.path().is_file())
+                || (e.path_is_symlink() && e.path().is_file() && links_within(e.path(), within.as_deref()))
+        })
         .map(move |e| Found { root: std::sync::Arc::clone(&shared), path: e.into_path() })
+}
+
+/// Whether the link at `path` leads to a file inside `root` (canonical), following every link.
+fn links_within(path: &Path, root: Option<&Path>) -> bool {
+    let inside = root.zip(path.canonicalize().ok()).is_some_and(|(root, target)| target.starts_with(root));
+    if !inside {
+        tracing::warn!(path = %path.display(), "a link to a file outside the folder given: not read");
+    }
+    inside
 }
 
 /// KMail's folder of the subfolders of `X`: `.X.directory`.
