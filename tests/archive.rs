@@ -722,6 +722,42 @@ async fn messages_deleted_in_thunderbird_are_not_listed() {
     }
 }
 
+/// A message file swapped for a link after it was indexed (by whoever may write the mail folder)
+/// is read only if the link leads inside the paths served: never a file the server can read and
+/// they cannot, through the page, the raw message or an export.
+#[tokio::test]
+async fn a_file_swapped_for_a_link_outside_is_not_read() {
+    let dir = tempfile::tempdir().expect("dir");
+    let mail = dir.path().join("Mail");
+    std::fs::create_dir_all(mail.join("INBOX/cur")).expect("mkdir");
+    let message = |n: &str| format!("From: a@example.org\nSubject: {n}\nMessage-ID: <{n}@example.org>\n\nbody {n}\n");
+    for n in ["kept", "swapped", "relinked"] {
+        std::fs::write(mail.join(format!("INBOX/cur/{n}:2,S")), message(n)).expect("write");
+    }
+    std::fs::write(mail.join("INBOX/spare.eml"), message("relinked")).expect("write");
+    let secret = dir.path().join("secret.eml");
+    std::fs::write(&secret, "From: root@example.org\nSubject: secret\n\nthe server's key\n").expect("write");
+    let app = TestApp::new(std::slice::from_ref(&mail));
+    assert_eq!(app.json("/api/status").await["messages"], 3);
+    let swap = |name: &str, to: &Path| {
+        let at = mail.join(format!("INBOX/cur/{name}:2,S"));
+        std::fs::remove_file(&at).expect("remove");
+        std::os::unix::fs::symlink(to, &at).expect("link");
+    };
+    swap("swapped", &secret);
+    swap("relinked", &mail.join("INBOX/spare.eml"));
+    for url in ["/message/swapped@example.org", "/raw/swapped@example.org"] {
+        let r = app.get(url).await;
+        assert_eq!(r.status, axum::http::StatusCode::GONE, "{url}");
+        assert!(!r.text().contains("server's key"), "{url}");
+    }
+    let export = app.get("/api/export?format=mbox").await;
+    assert!(!export.text().contains("server's key"));
+    assert!(export.text().contains("body kept"));
+    // A link inside the paths served is read.
+    assert_eq!(app.get("/message/relinked@example.org").await.status, axum::http::StatusCode::OK);
+}
+
 /// A link to a message file within the folder given is that message (mairix and mu keep search
 /// results as Maildirs of links; a mail folder may be assembled from links); a link to a file
 /// outside it is not read, a link to a folder not followed, a link to nothing passed over.

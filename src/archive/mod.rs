@@ -82,6 +82,9 @@ pub struct Archive {
     /// With `--index-decrypted`: the keys every message is decrypted with as it is read, so that
     /// what its encrypted layers hide is indexed too (see [`Archive::index_decrypted`]).
     index_keys: std::sync::OnceLock<Arc<crate::crypto::Keyring>>,
+    /// The paths this archive serves, as given and made canonical: where a message file that is
+    /// a link may lead ([`Archive::may_read`]).
+    served: RwLock<Vec<(PathBuf, Option<PathBuf>)>>,
     pub progress: Progress,
 }
 
@@ -189,6 +192,7 @@ impl Archive {
             ingest_lock: Mutex::new(()),
             indexer_lock: database.as_ref().map(|d| crate::postgres::IndexerLock::new(Arc::clone(d))),
             index_keys: std::sync::OnceLock::new(),
+            served: RwLock::new(Vec::new()),
             progress: Progress::default(),
             database,
         })
@@ -232,9 +236,36 @@ impl Archive {
     }
 
     /// The folders and files indexing reads for the given paths: the paths themselves (uploads
-    /// are in the store, never read from a folder).
+    /// are in the store, never read from a folder). They are remembered as what this archive
+    /// serves: a message file that has become a link is read only if it leads inside them.
     pub fn roots(&self, paths: &[PathBuf]) -> Vec<PathBuf> {
+        let mut served = self.served.write().unwrap_or_else(|e| e.into_inner());
+        for p in paths {
+            if !served.iter().any(|(given, _)| given == p) {
+                served.push((p.clone(), p.canonicalize().ok()));
+            }
+        }
         paths.to_vec()
+    }
+
+    /// Whether a message's file at `path` may be read when a page asks for it: a file, or a link
+    /// that is itself a path served or leads inside one. A file swapped for a link after it was
+    /// indexed (by whoever may write the mail folder) must not have the server read, and show, a
+    /// file they could not read themselves, as the walk never would ([`ingest::walk`]).
+    pub fn may_read(&self, path: &std::path::Path) -> bool {
+        let Ok(meta) = std::fs::symlink_metadata(path) else { return true };
+        if !meta.file_type().is_symlink() {
+            return true;
+        }
+        let served = self.served.read().unwrap_or_else(|e| e.into_inner());
+        let target = path.canonicalize().ok();
+        let inside = served.iter().any(|(given, canonical)| {
+            given == path || target.as_ref().zip(canonical.as_ref()).is_some_and(|(t, root)| t.starts_with(root))
+        });
+        if !inside {
+            tracing::warn!(path = %path.display(), "now a link to a file outside the paths served: not read");
+        }
+        inside
     }
 
     /// Brings the index up to date with `roots`: new and changed sources are read, unchanged ones
