@@ -106,14 +106,12 @@ impl Terms {
         (!words.is_empty()).then_some(Terms { words, prefix })
     }
 
-    /// Whether `seen`, the last words of a text, end with these.
-    fn end(&self, seen: &std::collections::VecDeque<String>) -> bool {
+    /// Whether the last words of a text end with these: `seen`, its words oldest first, of which
+    /// only the last as many as these are looked at.
+    fn end<'a>(&self, seen: impl ExactSizeIterator<Item = &'a str>) -> bool {
         let n = self.words.len();
-        if n > seen.len() {
-            return false;
-        }
-        let tail = seen.iter().skip(seen.len() - n);
-        tail.zip(&self.words).enumerate().all(|(i, (got, want))| match self.prefix && i + 1 == n {
+        let Some(skip) = seen.len().checked_sub(n) else { return false };
+        seen.skip(skip).zip(&self.words).enumerate().all(|(i, (got, want))| match self.prefix && i + 1 == n {
             true => got.starts_with(want.as_str()),
             false => got == want,
         })
@@ -146,7 +144,7 @@ pub fn holds_any(text: &str, terms: &[Terms]) -> bool {
             window.pop_front();
         }
         window.push_back(word.to_string());
-        found = terms.iter().any(|t| t.end(&window));
+        found = terms.iter().any(|t| t.end(window.iter().map(String::as_str)));
     });
     found
 }

@@ -68,18 +68,9 @@ fn found(text: &str, terms: &[Terms]) -> Vec<Place> {
         let mut which = 0u64;
         let mut from = usize::MAX;
         for (i, t) in terms.iter().enumerate() {
-            let n = t.words.len();
-            if n > window.len() {
-                continue;
-            }
-            let tail = window.iter().skip(window.len() - n);
-            let matched = tail.zip(&t.words).enumerate().all(|(k, ((got, _), want))| match t.prefix && k + 1 == n {
-                true => got.starts_with(want.as_str()),
-                false => got == want,
-            });
-            if matched {
+            if t.end(window.iter().map(|(word, _)| word.as_str())) {
                 which |= 1u64 << i.min(63);
-                from = from.min(window[window.len() - n].1.start);
+                from = from.min(window[window.len() - t.words.len()].1.start);
             }
         }
         if which != 0 {
