@@ -258,10 +258,8 @@ impl Archive {
             return true;
         }
         let served = self.served.read().unwrap_or_else(|e| e.into_inner());
-        let target = path.canonicalize().ok();
-        let inside = served.iter().any(|(given, canonical)| {
-            given == path || target.as_ref().zip(canonical.as_ref()).is_some_and(|(t, root)| t.starts_with(root))
-        });
+        let inside = served.iter().any(|(given, _)| given == path)
+            || ingest::leads_inside(path, served.iter().filter_map(|(_, canonical)| canonical.as_deref()));
         if !inside {
             tracing::warn!(path = %path.display(), "now a link to a file outside the paths served: not read");
         }

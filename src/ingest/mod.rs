@@ -14,7 +14,7 @@ pub use sniff::{
     after_emlx_count, emlx_count_line, kind_of, maildir_message, named_message, sniff, sniff_claimed, sniff_file,
     sniff_found, utf16_to_bytes, Claim, Kind, HEAD, OLE_MAGIC,
 };
-pub use walk::{apple_attachment, maildir_flags, walk, Found, StoredAttachment};
+pub use walk::{apple_attachment, leads_inside, maildir_flags, walk, Found, StoredAttachment};
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};

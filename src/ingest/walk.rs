@@ -63,11 +63,17 @@ pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
 
 /// Whether the link at `path` leads to a file inside `root` (canonical), following every link.
 fn links_within(path: &Path, root: Option<&Path>) -> bool {
-    let inside = root.zip(path.canonicalize().ok()).is_some_and(|(root, target)| target.starts_with(root));
+    let inside = leads_inside(path, root.into_iter());
     if !inside {
         tracing::warn!(path = %path.display(), "a link to a file outside the folder given: not read");
     }
     inside
+}
+
+/// Whether `path`, followed through every link, lies inside one of `roots` (canonical paths): the
+/// one rule for where a link in a mail folder may lead, when walked and when read again.
+pub fn leads_inside<'a>(path: &Path, mut roots: impl Iterator<Item = &'a Path>) -> bool {
+    path.canonicalize().is_ok_and(|target| roots.any(|root| target.starts_with(root)))
 }
 
 /// KMail's folder of the subfolders of `X`: `.X.directory`.
