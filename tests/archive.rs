@@ -113,7 +113,7 @@ async fn mbox_files_split_into_every_message() {
         .into_iter()
         .map(|(o, l)| {
             mailshelf::ingest::Source::Mbox { path: one.clone(), offset: o, len: l }
-                .read(usize::MAX)
+                .read(usize::MAX, &mailshelf::ingest::Within::new([one.as_path()]))
                 .expect("read")
                 .bytes
         })
@@ -722,11 +722,11 @@ async fn messages_deleted_in_thunderbird_are_not_listed() {
     }
 }
 
-/// A message file swapped for a link after it was indexed (by whoever may write the mail folder)
-/// is read only if the link leads inside the paths served: never a file the server can read and
-/// they cannot, through the page, the raw message or an export.
+/// A message file, or a folder above it, swapped for a link after it was indexed (by whoever may
+/// write the mail folder) is read only if the link leads inside the paths served: never a file the
+/// server can read and they cannot, through the page, the raw message or an export.
 #[tokio::test]
-async fn a_file_swapped_for_a_link_outside_is_not_read() {
+async fn a_file_or_folder_swapped_for_a_link_outside_is_not_read() {
     let dir = tempfile::tempdir().expect("dir");
     let mail = dir.path().join("Mail");
     std::fs::create_dir_all(mail.join("INBOX/cur")).expect("mkdir");
@@ -735,10 +735,15 @@ async fn a_file_swapped_for_a_link_outside_is_not_read() {
         std::fs::write(mail.join(format!("INBOX/cur/{n}:2,S")), message(n)).expect("write");
     }
     std::fs::write(mail.join("INBOX/spare.eml"), message("relinked")).expect("write");
+    std::fs::create_dir_all(mail.join("Sent/cur")).expect("mkdir");
+    std::fs::write(mail.join("Sent/cur/folder:2,S"), message("folder")).expect("write");
     let secret = dir.path().join("secret.eml");
     std::fs::write(&secret, "From: root@example.org\nSubject: secret\n\nthe server's key\n").expect("write");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    std::fs::copy(&secret, elsewhere.join("folder:2,S")).expect("copy");
     let app = TestApp::new(std::slice::from_ref(&mail));
-    assert_eq!(app.json("/api/status").await["messages"], 3);
+    assert_eq!(app.json("/api/status").await["messages"], 4);
     let swap = |name: &str, to: &Path| {
         let at = mail.join(format!("INBOX/cur/{name}:2,S"));
         std::fs::remove_file(&at).expect("remove");
@@ -746,7 +751,15 @@ async fn a_file_swapped_for_a_link_outside_is_not_read() {
     };
     swap("swapped", &secret);
     swap("relinked", &mail.join("INBOX/spare.eml"));
-    for url in ["/message/swapped@example.org", "/raw/swapped@example.org"] {
+    // A folder above a message swapped for a link leading out: the file's own name is no link.
+    std::fs::remove_dir_all(mail.join("Sent/cur")).expect("remove");
+    std::os::unix::fs::symlink(&elsewhere, mail.join("Sent/cur")).expect("link");
+    for url in [
+        "/message/swapped@example.org",
+        "/raw/swapped@example.org",
+        "/message/folder@example.org",
+        "/raw/folder@example.org",
+    ] {
         let r = app.get(url).await;
         assert_eq!(r.status, axum::http::StatusCode::GONE, "{url}");
         assert!(!r.text().contains("server's key"), "{url}");

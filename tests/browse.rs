@@ -262,6 +262,8 @@ async fn gmail_labels_and_maildir_keywords() {
     assert_eq!(app.json("/api/messages?label=RECEIPTS").await["total"], 1);
     assert_eq!(app.json("/api/messages?label=work,%202017").await["total"], 1, "a label holding a comma");
     assert_eq!(app.json("/api/messages?label=nowhere").await["total"], 0);
+    let kw = app.json("/api/messages/kw1@example.org").await;
+    assert_eq!(kw["flags"], "S", "keyword letters name labels, not flags: {kw}");
     let page = app.get("/label/Inbox").await;
     assert_eq!(page.status, 200);
     assert!(page.text().contains("Label Inbox"));

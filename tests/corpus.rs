@@ -46,7 +46,7 @@ async fn every_corpus_message_is_listed_and_answers() {
                 for (o, l) in ingest::split_mbox(&data) {
                     mbox_messages += 1;
                     let src = ingest::Source::Mbox { path: f.clone(), offset: o, len: l };
-                    let raw = src.read(usize::MAX).expect("read").bytes;
+                    let raw = src.read(usize::MAX, &ingest::Within::new([f.as_path()])).expect("read").bytes;
                     if let Ok(msg) = parse_message(Arc::from(raw)) {
                         distinct.insert(content_hash(&msg.raw));
                     }
@@ -57,7 +57,9 @@ async fn every_corpus_message_is_listed_and_answers() {
                 let notices = (!listing.notices.is_empty()).then_some(mailshelf::ingest::pst::NOTICE_NODE);
                 for node in listing.items.iter().map(|i| i.node).chain(notices) {
                     let src = ingest::Source::Pst { path: f.clone(), node, folder: String::new() };
-                    if let Ok(msg) = parse_message(Arc::from(src.read(usize::MAX).expect("read").bytes)) {
+                    if let Ok(msg) = parse_message(Arc::from(
+                        src.read(usize::MAX, &ingest::Within::new([f.as_path()])).expect("read").bytes,
+                    )) {
                         distinct.insert(content_hash(&msg.raw));
                     }
                 }

@@ -63,7 +63,11 @@ fn corpus_messages() -> Vec<Sample> {
                 let data = std::fs::read(f).expect("read");
                 for (n, (o, l)) in ingest::split_mbox(&data).into_iter().enumerate() {
                     let src = ingest::Source::Mbox { path: f.clone(), offset: o, len: l };
-                    keep(format!("{rel} #{}", n + 1), src.read(usize::MAX).expect("read").bytes, f);
+                    keep(
+                        format!("{rel} #{}", n + 1),
+                        src.read(usize::MAX, &ingest::Within::new([f.as_path()])).expect("read").bytes,
+                        f,
+                    );
                 }
             }
             _ => {}

@@ -110,13 +110,12 @@ impl Archive {
     }
 
     /// A message's bytes as given (up to `--max-message` of them), from its file or, for an upload
-    /// kept in the store, from there. A file that has become a link leading outside the paths
-    /// served is gone ([`Archive::may_read`]).
+    /// kept in the store, from there. A file that now lies outside the paths served (it, or a
+    /// folder above it, has become a link leading out) is gone ([`Archive::within`]).
     pub fn read_source(&self, source: &Source) -> Result<Given, Error> {
         match source {
             Source::Stored { name, .. } => self.store.upload(name)?.map(Given::whole).ok_or(Error::SourceGone),
-            _ if !self.may_read(source.path()) => Err(Error::SourceGone),
-            _ => source.read(self.max_message).map_err(|e| {
+            _ => source.read(self.max_message, &self.within()).map_err(|e| {
                 tracing::warn!(path = %source.path().display(), error = %e, "source unreadable");
                 Error::SourceGone
             }),

@@ -82,8 +82,8 @@ pub struct Archive {
     /// With `--index-decrypted`: the keys every message is decrypted with as it is read, so that
     /// what its encrypted layers hide is indexed too (see [`Archive::index_decrypted`]).
     index_keys: std::sync::OnceLock<Arc<crate::crypto::Keyring>>,
-    /// The paths this archive serves, as given and made canonical: where a message file that is
-    /// a link may lead ([`Archive::may_read`]).
+    /// The paths this archive serves, as given and made canonical: where message files may be
+    /// read from ([`Archive::within`]).
     served: RwLock<Vec<(PathBuf, Option<PathBuf>)>>,
     pub progress: Progress,
 }
@@ -237,7 +237,7 @@ impl Archive {
 
     /// The folders and files indexing reads for the given paths: the paths themselves (uploads
     /// are in the store, never read from a folder). They are remembered as what this archive
-    /// serves: a message file that has become a link is read only if it leads inside them.
+    /// serves: message files are read only where they really lie inside them.
     pub fn roots(&self, paths: &[PathBuf]) -> Vec<PathBuf> {
         let mut served = self.served.write().unwrap_or_else(|e| e.into_inner());
         for p in paths {
@@ -248,22 +248,13 @@ impl Archive {
         paths.to_vec()
     }
 
-    /// Whether a message's file at `path` may be read when a page asks for it: a file, or a link
-    /// that is itself a path served or leads inside one. A file swapped for a link after it was
-    /// indexed (by whoever may write the mail folder) must not have the server read, and show, a
-    /// file they could not read themselves, as the walk never would ([`ingest::walk`]).
-    pub fn may_read(&self, path: &std::path::Path) -> bool {
-        let Ok(meta) = std::fs::symlink_metadata(path) else { return true };
-        if !meta.file_type().is_symlink() {
-            return true;
-        }
+    /// Where message files may be read from: the paths served, made canonical (again, for one
+    /// that could not be when it was given).
+    pub(crate) fn within(&self) -> ingest::Within {
         let served = self.served.read().unwrap_or_else(|e| e.into_inner());
-        let inside = served.iter().any(|(given, _)| given == path)
-            || ingest::leads_inside(path, served.iter().filter_map(|(_, canonical)| canonical.as_deref()));
-        if !inside {
-            tracing::warn!(path = %path.display(), "now a link to a file outside the paths served: not read");
-        }
-        inside
+        ingest::Within::canonical(
+            served.iter().filter_map(|(given, canonical)| canonical.clone().or_else(|| given.canonicalize().ok())),
+        )
     }
 
     /// Brings the index up to date with `roots`: new and changed sources are read, unchanged ones
@@ -271,6 +262,7 @@ impl Archive {
     /// ended, and sources that are gone are dropped. Never fatal: unreadable files are logged.
     pub fn ingest_paths(&self, roots: &[PathBuf]) {
         let _one_at_a_time = self.ingest_lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.roots(roots);
         self.progress.running.store(true, Ordering::Release);
         let started = std::time::Instant::now();
         self.index_mut().begin_first_run();

@@ -124,18 +124,19 @@ impl Archive {
             }));
             files.push((t.found, t.start, t.stat));
         }
+        let reading = Reading { limit: self.max_message, within: self.within() };
         std::thread::scope(|scope| {
             let walker_out = out_tx.clone();
             let in_flight = Arc::new(Quota::new(MAX_IN_FLIGHT_BYTES));
             let turns = Arc::new(Quota::new(BATCHES_OUT));
-            let limit = self.max_message;
-            scope.spawn(move || walk_sources(files, Jobs::new(job_tx, turns, in_flight), walker_out, limit));
+            let reading = &reading;
+            scope.spawn(move || walk_sources(files, Jobs::new(job_tx, turns, in_flight), walker_out, reading));
             for _ in 0..workers {
                 let rx = Arc::clone(&job_rx);
                 let tx = out_tx.clone();
                 let search = self.search.is_some().then_some(self.attachment_text);
                 let keys = self.index_keys.get().cloned();
-                scope.spawn(move || parse_worker(&rx, &tx, search, keys.as_deref(), limit));
+                scope.spawn(move || parse_worker(&rx, &tx, search, keys.as_deref(), reading));
             }
             drop(out_tx);
             // Only the workers hold the jobs' receiver now: if collecting stops early, they stop
@@ -157,18 +158,25 @@ impl Archive {
     }
 }
 
+/// How sources are read: a message within `limit` bytes, and a file only where it really lies
+/// `within` the paths served (whatever was swapped for a link since the walk).
+struct Reading {
+    limit: usize,
+    within: ingest::Within,
+}
+
 /// The walker: tells files from mbox files, streams mbox files into single-message jobs (each
-/// within `limit` bytes), and reports each source done with its job count.
+/// within the limit), and reports each source done with its job count.
 fn walk_sources(
     files: Vec<(ingest::Found, u64, (u64, i64))>,
     mut jobs: Jobs,
     out: SyncSender<Numbered<Outcome>>,
-    limit: usize,
+    reading: &Reading,
 ) {
     for (src, (found, start, stat)) in files.into_iter().enumerate() {
         // The jobs handed on count even when reading stops part way: their outcomes are on their way.
         let mut count = 0;
-        let (state, whole) = match walk_one(&found, src, start, stat, &mut jobs, limit, &mut count) {
+        let (state, whole) = match walk_one(&found, src, start, stat, &mut jobs, reading, &mut count) {
             Ok(state) => (state, true),
             Err(e) => {
                 tracing::warn!(path = %found.path.display(), error = %e, "not read to its end");
@@ -246,9 +254,10 @@ fn walk_one(
     start: u64,
     (size, mtime_ns): (u64, i64),
     jobs: &mut Jobs,
-    limit: usize,
+    reading: &Reading,
     count: &mut usize,
 ) -> std::io::Result<SourceState> {
+    let limit = reading.limit;
     let mut state = SourceState { size, mtime_ns, ..SourceState::default() };
     // A Maildir's message files, most of a Maildir archive, are opened once, by the worker.
     let checked = !ingest::maildir_message(found);
@@ -271,6 +280,12 @@ fn walk_one(
             // What the walker holds goes first: listing (or, below, reading) a large source takes a while.
             jobs.send();
             // Listed like an mbox, an item a job; the worker reads each item.
+            if !reading.within.leads_inside(&found.path) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    "leads outside the paths served",
+                ));
+            }
             let listing = crate::ingest::pst::list(&found.path).map_err(std::io::Error::other)?;
             for notice in &listing.notices {
                 tracing::warn!(path = %found.path.display(), "{notice}");
@@ -289,7 +304,7 @@ fn walk_one(
         }
         Kind::Mbox => {
             jobs.send();
-            let mut f = File::open(&found.path)?;
+            let mut f = reading.within.open(&found.path)?;
             f.seek(SeekFrom::Start(start))?;
             let rel = relative_start(&found.root, &found.path);
             let mut end = start;
@@ -322,14 +337,15 @@ fn walk_one(
 
 /// `search`: `None` when search is off, else whether documents' text goes into it. With
 /// `--index-decrypted` (`keys`), what encrypted layers hide is read (and indexed) too. Files are
-/// read up to `limit` bytes.
+/// read as `reading` says.
 fn parse_worker(
     jobs: &Mutex<Receiver<Numbered<Job>>>,
     out: &SyncSender<Numbered<Outcome>>,
     search: Option<bool>,
     keys: Option<&Keyring>,
-    limit: usize,
+    reading: &Reading,
 ) {
+    let limit = reading.limit;
     let read = |parsed: Result<Message, Error>| parsed.map(|m| Archive::as_indexed(keys, m));
     // Search documents are made here, on every core, rather than on the indexing thread.
     let doc = |msg: &Message| search.map(|documents| Box::new(search_doc(0, msg, documents)));
@@ -349,7 +365,7 @@ fn parse_worker(
             let rel = relative_start(&root, &path);
             let flags = ingest::maildir_flags(&path);
             let found = ingest::Found { root, path };
-            let given = match read_message_file(&found, size, checked, limit) {
+            let given = match read_message_file(&found, size, checked, reading) {
                 Ok(Some(given)) => given,
                 Ok(None) => return Outcome::NotMail { src, held },
                 Err(e) => {
@@ -378,7 +394,7 @@ fn parse_worker(
                         location: Location::Top {
                             source,
                             rel,
-                            flags: flags.or_else(|| msg.origin.flags.clone()),
+                            flags: flags.map(ingest::standard_flags).or_else(|| msg.origin.flags.clone()),
                             uploaded: false,
                         },
                         held,
@@ -391,7 +407,9 @@ fn parse_worker(
             }
         }
         Job::Pst { src, source, rel } => {
-            match read(source.read(limit).map_err(Error::from).and_then(|given| parse_given(given, None))) {
+            match read(
+                source.read(limit, &reading.within).map_err(Error::from).and_then(|given| parse_given(given, None)),
+            ) {
                 Ok(msg) => Outcome::Parsed {
                     src,
                     doc: doc(&msg),
@@ -440,9 +458,10 @@ fn read_message_file(
     found: &ingest::Found,
     size: u64,
     checked: bool,
-    limit: usize,
+    reading: &Reading,
 ) -> std::io::Result<Option<ingest::Given>> {
-    let mut file = File::open(&found.path)?;
+    let limit = reading.limit;
+    let mut file = reading.within.open(&found.path)?;
     let mut bytes = Vec::new();
     let head = ingest::HEAD.min(limit);
     if !checked {

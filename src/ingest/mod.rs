@@ -8,15 +8,16 @@ mod mbox;
 pub mod pst;
 mod sniff;
 mod walk;
+mod within;
 
 pub use mbox::{mbox_status, split_mbox, unescape_from_lines, MboxMessage, MboxReader, MboxStatus};
 pub use sniff::{
     after_emlx_count, emlx_count_line, kind_of, maildir_message, named_message, sniff, sniff_claimed, sniff_file,
     sniff_found, utf16_to_bytes, Claim, Kind, HEAD, OLE_MAGIC,
 };
-pub use walk::{apple_attachment, leads_inside, maildir_flags, walk, Found, StoredAttachment};
+pub use walk::{apple_attachment, leads_inside, maildir_flags, standard_flags, walk, Found, StoredAttachment};
+pub use within::Within;
 
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -111,19 +112,20 @@ impl Source {
         }
     }
 
-    /// Reads the message's bytes, at most `limit` of them. mbox ranges are un-escaped (`>From ` →
-    /// `From `, mboxrd rules).
-    pub fn read(&self, limit: usize) -> std::io::Result<Given> {
+    /// Reads the message's bytes, at most `limit` of them, from a file that really lies `within`
+    /// the paths served (else an error of kind `PermissionDenied`). mbox ranges are un-escaped
+    /// (`>From ` → `From `, mboxrd rules).
+    pub fn read(&self, limit: usize, within: &Within) -> std::io::Result<Given> {
         match self {
             Source::File { path } => {
-                let mut file = File::open(path)?;
+                let mut file = within.open(path)?;
                 let size = file.metadata()?.len();
                 let mut bytes = Vec::new();
                 let cut_from = read_within(&mut file, &mut bytes, size, limit)?;
                 Ok(Given { bytes, cut_from })
             }
             Source::Mbox { path, offset, len } => {
-                let mut f = File::open(path)?;
+                let mut f = within.open(path)?;
                 f.seek(SeekFrom::Start(*offset))?;
                 let want = (*len).min(limit as u64);
                 let mut buf = Vec::new();
@@ -136,6 +138,10 @@ impl Source {
                     ));
                 }
                 Ok(Given { bytes: unescape_from_lines(buf), cut_from: (*len > want).then_some(*len) })
+            }
+            // An Outlook data file is read in many places: where it leads is asked just before.
+            Source::Pst { path, .. } if !within.leads_inside(path) => {
+                Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, "leads outside the paths served"))
             }
             // The item as the `.msg` Outlook would save it as.
             Source::Pst { path, node, .. } if *node == crate::ingest::pst::NOTICE_NODE => {
@@ -234,7 +240,7 @@ mod tests {
             (&range, 11, b"From body\n", None),
             (&range, 6, b"From ", Some(11)),
         ] {
-            let read = source.read(limit).expect("reads");
+            let read = source.read(limit, &Within::new([dir.path()])).expect("reads");
             assert_eq!((&read.bytes[..], read.cut_from), (bytes, cut_from), "{source:?} within {limit}");
         }
     }

@@ -65,10 +65,32 @@ pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
 fn links_within(path: &Path, root: Option<&Path>) -> bool {
     let inside = leads_inside(path, root.into_iter());
     if !inside {
-        tracing::warn!(path = %path.display(), "a link to a file outside the folder given: not read");
+        if first_told(path) {
+            tracing::warn!(path = %path.display(), "a link to a file outside the folder given: not read");
+        } else {
+            tracing::debug!(path = %path.display(), "a link to a file outside the folder given: not read");
+        }
     }
     inside
 }
+
+/// Whether `path` is told of for the first time since the server started: a watched folder of
+/// links leading out is walked again at each change, and its log should not say it again each
+/// time. At most [`TOLD_AT_MOST`] paths are remembered; past them, each is told every time.
+fn first_told(path: &Path) -> bool {
+    static TOLD: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<PathBuf>>> = std::sync::OnceLock::new();
+    let mut told = TOLD.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if told.contains(path) {
+        return false;
+    }
+    if told.len() < TOLD_AT_MOST {
+        told.insert(path.to_path_buf());
+    }
+    true
+}
+
+/// How many paths [`first_told`] remembers.
+const TOLD_AT_MOST: usize = 10_000;
 
 /// Whether `path`, followed through every link, lies inside one of `roots` (canonical paths): the
 /// one rule for where a link in a mail folder may lead, when walked and when read again.
@@ -148,6 +170,13 @@ pub fn maildir_flags(path: &Path) -> Option<String> {
     Some(info.chars().filter(|c| c.is_ascii_alphabetic()).collect())
 }
 
+/// The flags of a Maildir name's letters (`DFPRST`, upper case, as `maildir_flags` gives them):
+/// its lower-case letters are keywords, which name labels through the folder's keyword file and
+/// mean nothing as flags.
+pub fn standard_flags(letters: String) -> String {
+    letters.chars().filter(char::is_ascii_uppercase).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +187,14 @@ mod tests {
         assert_eq!(maildir_flags(Path::new("cur/1.M1P1.h!2,S")).as_deref(), Some("S"));
         assert_eq!(maildir_flags(Path::new("cur/1.M1.h,S=10;2,STln")).as_deref(), Some("STln"));
         assert_eq!(maildir_flags(Path::new("new/1.M1P1.h")), None);
+        assert_eq!(standard_flags("STln".into()), "ST");
+    }
+
+    #[test]
+    fn a_link_leading_out_is_told_of_once() {
+        let path = Path::new("/nowhere/told-once-test/1.eml");
+        assert!(first_told(path));
+        assert!(!first_told(path));
+        assert!(first_told(Path::new("/nowhere/told-once-test/2.eml")));
     }
 }
