@@ -276,6 +276,24 @@ async fn a_reader_of_some_folders_learns_nothing_of_the_others_by_any_route() {
     drop(dir);
 }
 
+/// A method no route takes is `405` for a reader who is no admin too, not a refusal for want of
+/// rights they would not need.
+#[tokio::test]
+async fn methods_no_route_takes_are_not_allowed_for_every_reader() {
+    let (dir, mail) = archive();
+    let users = users_file(dir.path());
+    let app = TestApp::with_config(&[mail], |c| c.accounts.users = Some(users));
+    for (who, creds) in [("scoped", basic("scoped", "scoped-pw")), ("boss", basic("boss", "boss-pw"))] {
+        for (method, uri) in
+            [("PUT", "/api/folders"), ("PATCH", "/api/messages/open-1@example.org"), ("PUT", "/api/messages")]
+        {
+            let r = as_user(&app, method, uri, &creds).await;
+            assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{who}: {method} {uri}: {}", r.text());
+        }
+    }
+    drop(dir);
+}
+
 #[tokio::test]
 async fn what_is_out_of_reach_answers_as_what_does_not_exist() {
     let (dir, mail) = archive();
