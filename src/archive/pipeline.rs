@@ -346,6 +346,8 @@ fn parse_worker(
     reading: &Reading,
 ) {
     let limit = reading.limit;
+    // The folder of the last file opened stays open: the next file is mostly in it.
+    let opener = std::cell::RefCell::new(reading.within.opener());
     let read = |parsed: Result<Message, Error>| parsed.map(|m| Archive::as_indexed(keys, m));
     // Search documents are made here, on every core, rather than on the indexing thread.
     let doc = |msg: &Message| search.map(|documents| Box::new(search_doc(0, msg, documents)));
@@ -365,7 +367,7 @@ fn parse_worker(
             let rel = relative_start(&root, &path);
             let flags = ingest::maildir_flags(&path);
             let found = ingest::Found { root, path };
-            let given = match read_message_file(&found, size, checked, reading) {
+            let given = match read_message_file(&found, size, checked, limit, &mut opener.borrow_mut()) {
                 Ok(Some(given)) => given,
                 Ok(None) => return Outcome::NotMail { src, held },
                 Err(e) => {
@@ -458,10 +460,10 @@ fn read_message_file(
     found: &ingest::Found,
     size: u64,
     checked: bool,
-    reading: &Reading,
+    limit: usize,
+    opener: &mut ingest::Opener,
 ) -> std::io::Result<Option<ingest::Given>> {
-    let limit = reading.limit;
-    let mut file = reading.within.open(&found.path)?;
+    let mut file = opener.open(&found.path)?;
     let mut bytes = Vec::new();
     let head = ingest::HEAD.min(limit);
     if !checked {

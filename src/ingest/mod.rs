@@ -16,7 +16,7 @@ pub use sniff::{
     sniff_found, utf16_to_bytes, Claim, Kind, HEAD, OLE_MAGIC,
 };
 pub use walk::{apple_attachment, leads_inside, maildir_flags, standard_flags, walk, Found, StoredAttachment};
-pub use within::Within;
+pub use within::{Opener, Within};
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};

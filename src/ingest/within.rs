@@ -4,8 +4,13 @@
 //! whoever may write the mail folder — cannot have the server read, index or show a file they
 //! could not read themselves (its keys, its users file, `/proc`). Where `/proc` is not there, the
 //! path is followed through its links just before, which leaves the instant between the two.
+//!
+//! Indexing opens a folder's files through its [`Opener`]: the folder is opened and asked once,
+//! then each file is opened in it by name without following a link (a link is asked on its own),
+//! which costs no more than opening it by its path.
 
 use std::fs::File;
+use std::os::fd::OwnedFd;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -16,7 +21,9 @@ pub struct Within {
 }
 
 /// What an opened file that lies elsewhere answers.
-const OUTSIDE: &str = "leads outside the paths served";
+fn outside() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::PermissionDenied, "leads outside the paths served")
+}
 
 impl Within {
     /// The paths given, made canonical (a path that cannot be, being gone, holds nothing).
@@ -40,8 +47,8 @@ impl Within {
         path.canonicalize().is_ok_and(|real| self.holds(&real))
     }
 
-    /// Opens the file at `path` for reading if what is opened lies inside; else an error of kind
-    /// `PermissionDenied`, and nothing of it read.
+    /// Opens the file (or folder) at `path` for reading if what is opened lies inside; else an
+    /// error of kind `PermissionDenied`, and nothing of it read.
     pub fn open(&self, path: &Path) -> std::io::Result<File> {
         let file = File::open(path)?;
         let real =
@@ -49,7 +56,45 @@ impl Within {
         if self.holds(&real) {
             Ok(file)
         } else {
-            Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, OUTSIDE))
+            Err(outside())
+        }
+    }
+
+    /// An opener of many files, mostly in few folders (one indexing worker's).
+    pub fn opener(&self) -> Opener<'_> {
+        Opener { within: self, folder: None }
+    }
+}
+
+/// Opens files as [`Within::open`] does, keeping the last folder opened (and found inside): a
+/// file in it is opened by name relative to that folder, not following a link, so neither it
+/// nor any folder above it can have been swapped for one; a file that is a link is asked where
+/// it leads, as by [`Within::open`].
+#[derive(Debug)]
+pub struct Opener<'a> {
+    within: &'a Within,
+    folder: Option<(PathBuf, OwnedFd)>,
+}
+
+impl Opener<'_> {
+    pub fn open(&mut self, path: &Path) -> std::io::Result<File> {
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else { return self.within.open(path) };
+        let folder = match &self.folder {
+            Some((at, fd)) if at == parent => fd,
+            _ => {
+                self.folder = None;
+                match self.within.open(parent) {
+                    Ok(fd) => &self.folder.insert((parent.to_path_buf(), OwnedFd::from(fd))).1,
+                    // A file given by itself as a path to serve, whose folder is not served.
+                    Err(_) => return self.within.open(path),
+                }
+            }
+        };
+        use rustix::fs::{Mode, OFlags};
+        match rustix::fs::openat(folder, name, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty()) {
+            Ok(fd) => Ok(File::from(fd)),
+            Err(rustix::io::Errno::LOOP) => self.within.open(path),
+            Err(e) => Err(e.into()),
         }
     }
 }
@@ -81,6 +126,23 @@ mod tests {
         // A file given as the path served, itself a link, is read wherever it leads.
         let given = Within::new([mail.join("cur/2").as_path()]);
         assert!(given.open(&mail.join("cur/2")).is_ok());
+        assert!(given.opener().open(&mail.join("cur/2")).is_ok());
+        assert!(given.opener().open(&mail.join("cur/1")).is_err());
         assert!(Within::default().open(&mail.join("cur/1")).is_err(), "nothing served, nothing read");
+        // Through an opener, folder by folder: the same answers.
+        let mut opener = within.opener();
+        for (name, inside) in
+            [("cur/1", true), ("cur/3", true), ("cur/2", false), ("swapped/1", false), ("cur/1", true)]
+        {
+            let opened = opener.open(&mail.join(name));
+            assert_eq!(opened.is_ok(), inside, "{name}: {opened:?}");
+        }
+        // A folder swapped for a link once its files were listed.
+        std::fs::create_dir_all(dir.path().join("other")).expect("mkdir");
+        std::fs::write(dir.path().join("other/1"), "elsewhere").expect("write");
+        std::fs::rename(mail.join("cur"), mail.join("was")).expect("rename");
+        std::os::unix::fs::symlink(dir.path().join("other"), mail.join("cur")).expect("link");
+        let mut opener = within.opener();
+        assert!(opener.open(&mail.join("cur/1")).is_err(), "a folder leading out");
     }
 }
