@@ -807,3 +807,41 @@ async fn linked_message_files_are_read() {
     let given = TestApp::new(&[results.join("cur/9.host:2,S")]);
     assert_eq!(given.json("/api/status").await["messages"], 1);
 }
+
+/// An MH tree (nmh, mh-e, Sylpheed): a folder of messages named by number, its sequences in
+/// `.mh_sequences`, which give the flags Maildir names would (`unseen`, `flagged`, `replied`);
+/// a folder without the file says nothing of its messages.
+#[tokio::test]
+async fn mh_folders_and_their_sequences() {
+    let dir = tempfile::tempdir().expect("dir");
+    let mail = dir.path().join("Mail");
+    for sub in ["inbox", "inbox/sub", "archive"] {
+        std::fs::create_dir_all(mail.join(sub)).expect("mkdir");
+    }
+    let message = |n: &str| format!("From: a@example.org\nSubject: {n}\nMessage-ID: <{n}@example.org>\n\nbody {n}\n");
+    for (at, id) in [
+        ("inbox/1", "mh-1"),
+        ("inbox/2", "mh-2"),
+        ("inbox/3", "mh-3"),
+        ("inbox/sub/1", "mh-sub"),
+        ("archive/7", "mh-7"),
+    ] {
+        std::fs::write(mail.join(at), message(id)).expect("write");
+    }
+    std::fs::write(mail.join("inbox/.mh_sequences"), "cur: 2\nunseen: 1\nflagged: 2\nreplied: 2-3\n").expect("write");
+    std::fs::write(mail.join("inbox/sub/.mh_sequences"), "unseen: 1\n").expect("write");
+    let app = TestApp::new(std::slice::from_ref(&mail));
+    assert_eq!(app.json("/api/status").await["messages"], 5);
+    for (id, flags) in [
+        ("mh-1", serde_json::json!(null)),
+        ("mh-2", serde_json::json!("FRS")),
+        ("mh-3", serde_json::json!("RS")),
+        ("mh-sub", serde_json::json!(null)),
+        ("mh-7", serde_json::json!(null)),
+    ] {
+        let m = app.json(&format!("/api/messages/{id}@example.org")).await;
+        assert_eq!(m["flags"], flags, "{id}: {m}");
+    }
+    let folders = app.json("/api/folders").await.to_string();
+    assert!(folders.contains("inbox/sub") && !folders.contains("mh_sequences"), "{folders}");
+}

@@ -361,11 +361,19 @@ fn parse_worker(
             .or_insert_with(|| crate::parse::labels::read_keyword_names(maildir))
             .clone()
     };
+    // The sequences of each MH folder met, read once per worker.
+    let mh_folders = std::cell::RefCell::new(std::collections::HashMap::<PathBuf, Option<ingest::MhSequences>>::new());
+    let mh_flags = |path: &Path| {
+        let (number, folder) = (ingest::mh_number(path)?, path.parent()?);
+        let mut folders = mh_folders.borrow_mut();
+        let seqs = folders.entry(folder.to_path_buf()).or_insert_with(|| ingest::MhSequences::of_folder(folder));
+        seqs.as_ref().map(|s| s.flags(number))
+    };
     let one = |job: Job| match job {
         Job::File { src, root, path, size, held, checked } => {
             let held = Some(held);
             let rel = relative_start(&root, &path);
-            let flags = ingest::maildir_flags(&path);
+            let flags = ingest::maildir_flags(&path).or_else(|| mh_flags(&path));
             let found = ingest::Found { root, path };
             let given = match read_message_file(&found, size, checked, limit, &mut opener.borrow_mut()) {
                 Ok(Some(given)) => given,

@@ -1,16 +1,19 @@
 //! Where messages come from: files, folder trees (Maildir included), mbox files, Outlook data files.
 //! [`walk`](mod@walk) finds them, [`sniff`](mod@sniff) tells a message from other files by its first bytes, `mbox`
-//! splits mbox files into messages, [`pst`] lists the items of Outlook data files; [`Source`] says
+//! splits mbox files into messages, `mh` reads MH folders' sequences as flags, [`pst`] lists the
+//! items of Outlook data files; [`Source`] says
 //! where one message's bytes live and reads them back. Sources are opened read-only; nothing here
 //! ever writes under a given path.
 
 mod mbox;
+mod mh;
 pub mod pst;
 mod sniff;
 mod walk;
 mod within;
 
 pub use mbox::{mbox_status, split_mbox, unescape_from_lines, MboxMessage, MboxReader, MboxStatus};
+pub use mh::{mh_number, MhSequences};
 pub use sniff::{
     after_emlx_count, emlx_count_line, kind_of, maildir_message, named_message, sniff, sniff_claimed, sniff_file,
     sniff_found, utf16_to_bytes, Claim, Kind, HEAD, OLE_MAGIC,
