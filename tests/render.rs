@@ -292,6 +292,14 @@ const SHOWN: &[Shown] = &[
         contains: &["<img src=\"data:,\">", "<img alt=\"missing\" src=\"data:,\">", "<img src=\"data:image/gif;base64,"],
         absent: &["dot.png", "missing.png"],
     },
+    Shown {
+        // A page of frames saved with its frames: the frameset stays, each frame opens its part.
+        name: "a_frameset_shows_its_frames",
+        message: "From: <Saved by Blink>\nMessage-ID: <frameset@t>\nContent-Type: multipart/related; type=\"text/html\"; boundary=b\n\n--b\nContent-Type: text/html\nContent-Location: http://example.com/\n\n<html><frameset cols=\"30%,*\"><frame src=\"nav.html\"><frame src=\"http://elsewhere.example/\"></frameset></html>\n--b\nContent-Type: text/html\nContent-Location: http://example.com/nav.html\n\n<p>nav</p>\n--b--\n",
+        body: "html_url",
+        contains: &["<frameset cols=\"30%,*\"><frame src=\"/part/frameset@t/~2\"><frame></frameset>"],
+        absent: &["elsewhere.example"],
+    },
 ];
 
 #[tokio::test]

@@ -137,7 +137,8 @@ impl Mapped {
 }
 
 /// Elements removed with their content: they run code, embed plugins or redirect the document.
-const DROPPED_ELEMENTS: &[&str] = &["script", "object", "embed", "applet", "base", "portal", "frameset"];
+/// A `<frameset>` is none of these: it lays out frames, whose sources resolve as an `<iframe>`'s.
+const DROPPED_ELEMENTS: &[&str] = &["script", "object", "embed", "applet", "base", "portal"];
 
 /// Attributes holding one URL; `href` and `src` are decided per element below.
 const URL_ATTRIBUTES: &[&str] = &["background", "poster", "lowsrc", "dynsrc", "cite", "longdesc"];
@@ -518,6 +519,10 @@ mod tests {
             (r##"<a href="#top">t</a>"##, r##"<a href="#top">t</a>"##),
             (r#"<iframe src="http://evil/"></iframe>"#, "<iframe></iframe>"),
             (r#"<iframe srcdoc="<script>x</script>" src="cid:f"></iframe>"#, r#"<iframe src="/p/f"></iframe>"#),
+            (
+                r#"<frameset rows="50%,*" onload="x()"><frame src="cid:f"><frame src="http://evil/"></frameset>"#,
+                r#"<frameset rows="50%,*"><frame src="/p/f"><frame></frameset>"#,
+            ),
             (r#"<meta http-equiv="refresh" content="0;url=http://evil/">x"#, "x"),
             (r#"<base href="http://local/sub/"><img src="a.png">"#, r#"<img src="/loc/http://local/sub/a.png">"#),
             (r#"<svg><image xlink:href="cid:i"/></svg>"#, r#"<svg><image xlink:href="/p/i" /></svg>"#),
