@@ -300,6 +300,14 @@ const SHOWN: &[Shown] = &[
         contains: &["<frameset cols=\"30%,*\"><frame src=\"/part/frameset@t/~2\"><frame></frameset>"],
         absent: &["elsewhere.example"],
     },
+    Shown {
+        // A page served as XHTML is saved with its type, and is the page all the same.
+        name: "an_xhtml_root_is_the_page",
+        message: "From: <Saved by Blink>\nMessage-ID: <xhtml@t>\nContent-Type: multipart/related; type=\"text/html\"; boundary=b\n\n--b\nContent-Type: application/xhtml+xml\nContent-Location: http://example.com/\n\n<html xmlns=\"http://www.w3.org/1999/xhtml\"><body><p>caf\u{e9} xhtml</p><img src=\"a.png\"/><script>x()</script></body></html>\n--b\nContent-Type: image/png\nContent-Location: http://example.com/a.png\n\nPNG\n--b--\n",
+        body: "html_url",
+        contains: &["<p>caf\u{e9} xhtml</p>", "<img src=\"/part/xhtml@t/~2\""],
+        absent: &["<script", "x()"],
+    },
 ];
 
 #[tokio::test]

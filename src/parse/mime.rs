@@ -309,6 +309,10 @@ fn add_part(
         {
             Body::Text(text(&part.content_type, part.charset.as_deref(), b))
         }
+        // XHTML is a document of text as HTML is, though not `text/*`: mail-parser reads it as data.
+        PartType::Binary(b) | PartType::InlineBinary(b) if part.content_type == XHTML => {
+            Body::Text(text(&part.content_type, part.charset.as_deref(), b))
+        }
         PartType::Binary(b) | PartType::InlineBinary(b)
             if is_enclosed_type(&part.content_type) && depth < MAX_DEPTH =>
         {
@@ -358,10 +362,14 @@ fn add_part(
     }
 }
 
+/// XHTML's type: a document shown as HTML is, and read as text.
+const XHTML: &str = "application/xhtml+xml";
+
 /// The body of a leaf from its decoded bytes: text for the types mail-parser reads as text (every
-/// `text/*`, and a part with no type at all), decoded by its charset; the bytes for the rest.
+/// `text/*`, and a part with no type at all) and for XHTML, decoded by its charset; the bytes for
+/// the rest.
 fn leaf_body(content_type: &str, declared: bool, charset: Option<&str>, bytes: &[u8]) -> Body {
-    if content_type.starts_with("text/") || !declared {
+    if content_type.starts_with("text/") || content_type == XHTML || !declared {
         Body::Text(text(content_type, charset, bytes))
     } else {
         Body::Binary(Bytes::copy_from_slice(bytes))
