@@ -138,7 +138,11 @@ impl Mapped {
 
 /// Elements removed with their content: they run code, embed plugins or redirect the document.
 /// A `<frameset>` is none of these: it lays out frames, whose sources resolve as an `<iframe>`'s.
-const DROPPED_ELEMENTS: &[&str] = &["script", "object", "embed", "applet", "base", "portal"];
+const DROPPED_ELEMENTS: &[&str] = &["script", "embed", "base", "portal"];
+
+/// Elements removed while their content stays: a plugin's element, whose content is the fallback
+/// a browser shows when the plugin's data does not load (as it never does here).
+const FALLBACK_ELEMENTS: &[&str] = &["object", "applet"];
 
 /// Attributes holding one URL; `href` and `src` are decided per element below.
 const URL_ATTRIBUTES: &[&str] = &["background", "poster", "lowsrc", "dynsrc", "cite", "longdesc"];
@@ -236,6 +240,10 @@ fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
     }
     if DROPPED_ELEMENTS.contains(&tag.as_str()) {
         el.remove();
+        return;
+    }
+    if FALLBACK_ELEMENTS.contains(&tag.as_str()) {
+        el.remove_and_keep_content();
         return;
     }
     if tag == "meta" && el.has_attribute("http-equiv") {
@@ -524,6 +532,11 @@ mod tests {
                 r#"<frameset rows="50%,*"><frame src="/p/f"><frame></frameset>"#,
             ),
             (r#"<meta http-equiv="refresh" content="0;url=http://evil/">x"#, "x"),
+            (
+                r#"<object data="cid:m" type="application/x-shockwave-flash"><param name=movie value="cid:m"><img src="cid:f"></object><embed src="cid:m">"#,
+                r#"<param name=movie value="cid:m"><img src="/p/f">"#,
+            ),
+            (r#"<applet code="A.class"><p onclick="x()">no Java</p></applet>"#, "<p>no Java</p>"),
             (r#"<base href="http://local/sub/"><img src="a.png">"#, r#"<img src="/loc/http://local/sub/a.png">"#),
             (r#"<svg><image xlink:href="cid:i"/></svg>"#, r#"<svg><image xlink:href="/p/i" /></svg>"#),
             (r#"<form action="http://evil/"><input></form>"#, r#"<form><input disabled=""></form>"#),
