@@ -18,7 +18,14 @@ use super::{Options, Outcome, Resolve, State, Use};
 /// Rewrites a stylesheet (a `text/css` part): `url()`, `src()`, `@import "…"` and the strings of
 /// `image-set()`, each resolved against `base` (the stylesheet's own location).
 pub fn rewrite_css(input: &str, base: &str, resolver: &dyn Resolve, opts: Options) -> Outcome {
-    let mut st = State { base: base.to_string(), resolver, opts, outcome: Outcome::default(), css: String::new() };
+    let mut st = State {
+        base: base.to_string(),
+        resolver,
+        opts,
+        outcome: Outcome::default(),
+        css: String::new(),
+        noscript: String::new(),
+    };
     let output = rewrite_css_with(input, base, &mut st);
     Outcome { output, ..st.outcome }
 }

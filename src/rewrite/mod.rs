@@ -89,6 +89,8 @@ struct State<'r> {
     opts: Options,
     outcome: Outcome,
     css: String,
+    /// The text of the `<noscript>` being read, gathered until it is whole.
+    noscript: String,
 }
 
 impl State<'_> {
@@ -175,17 +177,25 @@ const UNAVAILABLE_IMAGE: &str = "data:,";
 /// Rewrites an HTML document. `base` is the part's base URI (RFC 2557 §5); a `<base href>` in the
 /// document changes it for what follows and is itself removed.
 pub fn rewrite_html(input: &str, base: &str, resolver: &dyn Resolve, opts: Options) -> Outcome {
+    rewrite_document(input, base, resolver, opts, false)
+}
+
+/// [`rewrite_html`]; `in_noscript` for the content of a `<noscript>`, where a `<noscript>` inside
+/// is emptied rather than read again, so that nesting costs no more than one level.
+fn rewrite_document(input: &str, base: &str, resolver: &dyn Resolve, opts: Options, in_noscript: bool) -> Outcome {
     let state = Rc::new(RefCell::new(State {
         base: base.to_string(),
         resolver,
         opts,
         outcome: Outcome::default(),
         css: String::new(),
+        noscript: String::new(),
     }));
     let mut output = Vec::with_capacity(input.len() + input.len() / 8);
     let result = {
         let on_element = Rc::clone(&state);
         let on_style = Rc::clone(&state);
+        let on_noscript = Rc::clone(&state);
         // How deep in quoted passages the rewrite is (`None`: not folding); only the outermost folds.
         let on_quote = Rc::new(std::cell::Cell::new(opts.fold_quotes.then_some(0usize)));
         let settings = Settings::new()
@@ -207,6 +217,26 @@ pub fn rewrite_html(input: &str, base: &str, resolver: &dyn Resolve, opts: Optio
                     let base = st.base.clone();
                     let rewritten = css::rewrite_css_with(&css, &base, &mut st);
                     chunk.replace(&rewritten, ContentType::Html);
+                } else {
+                    chunk.remove();
+                }
+                Ok(())
+            }))
+            .append_element_content_handler(text!("noscript", move |chunk| {
+                // lol_html reads a <noscript> as a script-running browser does, as text. A message
+                // is shown where no script runs, and there the browser reads it as markup — the
+                // images and styles a page keeps for readers without script, which Chromium shows
+                // in a saved page too. So its text is rewritten as the document it becomes.
+                let mut st = on_noscript.borrow_mut();
+                st.noscript.push_str(chunk.as_str());
+                if chunk.last_in_text_node() && !in_noscript {
+                    let inner = std::mem::take(&mut st.noscript);
+                    let base = st.base.clone();
+                    let nested = rewrite_document(&inner, &base, st.resolver, st.opts, true);
+                    st.outcome.rewritten += nested.rewritten;
+                    st.outcome.blocked += nested.blocked;
+                    st.outcome.references.extend(nested.references);
+                    chunk.replace(&nested.output, ContentType::Html);
                 } else {
                     chunk.remove();
                 }
@@ -570,6 +600,34 @@ mod tests {
         for input in cases {
             assert_eq!(html(input).output, input);
         }
+    }
+
+    #[test]
+    fn noscript_content_is_rewritten_as_the_markup_it_becomes() {
+        let cases = [
+            (r#"<noscript><img src="cid:a"></noscript>"#, r#"<noscript><img src="/p/a"></noscript>"#),
+            (
+                r#"<noscript><style>p{background:url(cid:b)}</style><link rel=stylesheet href="cid:c"></noscript>"#,
+                r#"<noscript><style>p{background:url("/p/b")}</style><link rel=stylesheet href="/p/c"></noscript>"#,
+            ),
+            (
+                r#"<base href="http://local/d/"><noscript><img src="x.png"></noscript>"#,
+                r#"<noscript><img src="/loc/http://local/d/x.png"></noscript>"#,
+            ),
+            (
+                r#"<noscript><img src="http://evil/t.gif" onerror="x()"><meta http-equiv="refresh" content="0;url=http://evil/"><script>x()</script></noscript>"#,
+                r#"<noscript><img src="data:,"></noscript>"#,
+            ),
+            // Nested, the inner one is emptied: the outer is read once, whatever the depth.
+            (r#"<noscript><p>a<noscript><img src="cid:a"></noscript>b"#, r#"<noscript><p>a<noscript></noscript>b"#),
+            ("<noscript>&lt;p&gt; &amp; text</noscript>", "<noscript>&lt;p&gt; &amp; text</noscript>"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(html(input).output, want, "{input}");
+        }
+        let deep = format!("{}<img src=\"cid:a\">", "<noscript>".repeat(100_000));
+        assert!(!html(&deep).output.contains("cid:"));
+        assert_eq!(html(r#"<noscript><img src="http://e/1"></noscript>"#).blocked, 1);
     }
 
     #[test]
