@@ -332,6 +332,22 @@ async fn saved_pages_render_as_the_browser_shows_them() {
     }
 }
 
+/// An XHTML page is shown as the HTML the rewrite read it as: markup HTML takes for text (a
+/// `<title>`, a `<textarea>`) is text to the browser too, never elements the rewrite did not see.
+#[tokio::test]
+async fn an_xhtml_page_is_served_as_the_html_it_was_read_as() {
+    let dir = tempfile::tempdir().expect("dir");
+    let message = "From: <Saved by Blink>\nMessage-ID: <xhtml-as-html@t>\nContent-Type: multipart/related; type=\"text/html\"; boundary=b\n\n--b\nContent-Type: application/xhtml+xml; charset=utf-8\nContent-Location: http://example.com/\n\n<html xmlns=\"http://www.w3.org/1999/xhtml\"><head><title><img src=\"http://remote.example/t.gif\"/></title></head><body><textarea><img src=\"http://remote.example/u.gif\"/></textarea><p>shown</p></body></html>\n--b--\n";
+    std::fs::write(dir.path().join("x.mht"), message.replace('\n', "\r\n")).expect("write");
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    let detail = app.json("/api/messages/xhtml-as-html@t").await;
+    let url = detail["html_url"].as_str().expect("html_url");
+    let page = app.get(url).await;
+    let content_type = page.headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("");
+    assert!(content_type.starts_with("text/html"), "{content_type}");
+    assert!(page.text().contains("<p>shown</p>"));
+}
+
 /// A saved page whose root part is an image (Chromium saves an image it shows by itself so) has
 /// that image for its body: the API names it, the message page's frame opens it, and the browser
 /// shows it as it shows any image by itself. A message with a text or HTML body keeps that.

@@ -146,7 +146,11 @@ pub(crate) async fn part(
         let res = if rewritten {
             let fold = fold && content_type != "text/css";
             let rendered = view.rendered_as(&loaded, idx, remote, fold).await?;
-            FileResponse::new(rendered.bytes, with_charset(part, &content_type)).etag(rendered.etag)
+            // The rewrite reads XHTML as HTML, and writes HTML: the browser must read what it
+            // wrote as it did. Read as XML, what HTML takes for text (a `<title>`, a
+            // `<textarea>`, a `<style>`) would be markup the rewrite never saw.
+            let shown_as = if content_type == "application/xhtml+xml" { "text/html" } else { content_type.as_str() };
+            FileResponse::new(rendered.bytes, with_charset(part, shown_as)).etag(rendered.etag)
         } else {
             let bytes = match &part.body {
                 PartBody::Multipart => Bytes::copy_from_slice(msg.raw.get(part.raw_range.clone()).unwrap_or(&[])),
