@@ -425,3 +425,36 @@ fn signed_layers_beyond_the_limit_are_not_opened() {
     // Eight layers are opened (each an `error`: none has a signer).
     assert_eq!(s.signatures.iter().filter(|r| r.status == SignatureStatus::Error).count(), 9);
 }
+
+/// `raw` with `lines` put into the first part of its `multipart/signed`, right before the
+/// delimiter that ends it.
+fn inject_before_second_delimiter(raw: &[u8], lines: &str) -> Vec<u8> {
+    let text = String::from_utf8_lossy(raw).into_owned();
+    let boundary = text.split("boundary=\"").nth(1).and_then(|s| s.split('"').next()).expect("a boundary");
+    let delimiter = format!("\n--{boundary}");
+    let first = text.find(&delimiter).expect("first delimiter") + 1;
+    let second = first + text[first..].find(&delimiter).expect("second delimiter");
+    let eol = if text[..second].ends_with('\r') { "\r\n" } else { "\n" };
+    let at = second - (eol.len() - 1);
+    let injected = lines.replace("{b}", boundary).replace('\n', eol);
+    [&text[..at], eol, injected.trim_end_matches(eol), &text[at..]].concat().into_bytes()
+}
+
+#[test]
+fn a_line_that_only_begins_with_the_boundary_is_signed_content() {
+    let keys = keyring();
+    let dir = fixtures().join("messages");
+    // A line that begins with the delimiter but goes on is no delimiter (RFC 2046 §5.1.1): the
+    // reader is shown it as the signed part's text, so the signature must cover it.
+    let injected = "--{b}X\nContent-Type: text/plain\n\nPay the new account instead: okapi ledger.\n";
+    let cases = [("smime-detached.eml", "quokka sunrise"), ("pgp-mime-signed.eml", "quokka sunrise")];
+    for (file, words) in cases {
+        let raw = inject_before_second_delimiter(&std::fs::read(dir.join(file)).expect("read"), injected);
+        let tmp = tempfile::NamedTempFile::new().expect("tmp");
+        std::fs::write(tmp.path(), &raw).expect("write");
+        let (msg, security) = open(tmp.path(), &keys);
+        let text = all_text(&msg);
+        assert!(text.contains(words) && text.contains("okapi ledger"), "{file}: the reader sees {text:?}");
+        assert_eq!(statuses(&security), ["invalid"], "{file}: {:?}", security.signatures);
+    }
+}

@@ -124,26 +124,14 @@ fn detached(out: &mut Message, idx: PartIdx, protocol: Protocol) {
 
 /// The first body part of a multipart body exactly as sent: after the first delimiter line, up to
 /// the line break before the next (RFC 2046 §5.1.1; RFC 1847 §2.1 signs exactly these bytes).
+/// Delimiters are told as the parts a reader is shown are cut ([`super::boundary::cut`]: whole
+/// lines only), so that what is checked is what is shown: a line that merely begins with the
+/// boundary is content, and is covered by the signature.
 pub(crate) fn first_body_part<'a>(body: &'a [u8], boundary: &str) -> Option<&'a [u8]> {
-    let delimiter = format!("--{boundary}");
-    let at_line_start = |from: usize| -> Option<usize> {
-        let mut from = from;
-        loop {
-            let found = from + memchr::memmem::find(body.get(from..)?, delimiter.as_bytes())?;
-            if found == 0 || body[found - 1] == b'\n' {
-                return Some(found);
-            }
-            from = found + delimiter.len();
-        }
-    };
-    let first = at_line_start(0)?;
-    let start = first + memchr::memchr(b'\n', &body[first..])? + 1;
-    let next = at_line_start(start)?;
-    let mut end = next.checked_sub(1)?;
-    if end > start && body[end - 1] == b'\r' {
-        end -= 1;
-    }
-    body.get(start..end.max(start))
+    let cut = super::boundary::cut(body, 0..body.len(), boundary.as_bytes());
+    let first = cut.parts.first()?;
+    // The part ends at a delimiter of its own; one that runs to the end was cut short.
+    (cut.parts.len() > 1 || cut.closed).then(|| &body[first.clone()])
 }
 
 /// Whether `bytes` has a line feed without a carriage return before it.
@@ -570,6 +558,12 @@ mod tests {
                 b"--b\nA: 1\n\nsee --b here\n--b\nsig\n",
                 Some(b"A: 1\n\nsee --b here"),
             ),
+            (
+                "a line beginning with the boundary is content",
+                b"--b\r\nA: 1\r\n\r\nx\r\n--bX\r\nunsigned\r\n--b\r\nsig\r\n--b--\r\n",
+                Some(b"A: 1\r\n\r\nx\r\n--bX\r\nunsigned"),
+            ),
+            ("transport padding after a delimiter", b"--b \nA: 1\n\nx\n--b\t\nsig\n", Some(b"A: 1\n\nx")),
             ("no second delimiter", b"--b\nA: 1\n", None),
             ("no delimiter", b"nothing", None),
             ("empty part", b"--b\n\n--b\n", Some(b"")),
