@@ -96,6 +96,7 @@ pub const CASES: &[(&str, &[&str], Option<&str>, &str)] = &[
     ("smime-wrong-sender.eml", &["untrusted"], None, "quokka sunrise"),
     ("smime-ecdsa-p256.eml", &["valid"], None, "quokka sunrise"),
     ("smime-ecdsa-p384.eml", &["valid"], None, "quokka sunrise"),
+    ("smime-ecdsa-p384-sha1.eml", &["valid"], None, "quokka sunrise"),
     ("smime-rsa-pss.eml", &["valid"], None, "quokka sunrise"),
     ("smime-expired.eml", &["expired"], None, "quokka sunrise"),
     ("smime-foreign.eml", &["untrusted"], None, "quokka sunrise"),

@@ -203,12 +203,14 @@ pub(crate) fn verify(
             use signature::hazmat::PrehashVerifier;
             match curve {
                 P256 => {
+                    let hash = ecdsa_prehash(hash, 32);
                     let key = p256::ecdsa::VerifyingKey::from_sec1_bytes(key_bytes)
                         .map_err(|_| CryptoError::new("the P-256 key is unreadable"))?;
                     let Ok(sig) = p256::ecdsa::Signature::from_der(signature) else { return Ok(false) };
                     Ok(key.verify_prehash(&hash, &sig).is_ok())
                 }
                 P384 => {
+                    let hash = ecdsa_prehash(hash, 48);
                     let key = p384::ecdsa::VerifyingKey::from_sec1_bytes(key_bytes)
                         .map_err(|_| CryptoError::new("the P-384 key is unreadable"))?;
                     let Ok(sig) = p384::ecdsa::Signature::from_der(signature) else { return Ok(false) };
@@ -218,6 +220,21 @@ pub(crate) fn verify(
             }
         }
         (key_alg, _) => Err(CryptoError::new(format!("its key ({key_alg}) does not fit its signature algorithm"))),
+    }
+}
+
+/// A digest as ECDSA takes it on a curve whose order is `field` bytes long: a shorter digest is
+/// used whole, as the same number (FIPS 186-5 §6.4.1), so it is padded with zeros in front. The
+/// crates refuse a prehash shorter than half the field (SHA-1 on P-384), which agents still sign
+/// with.
+fn ecdsa_prehash(hash: Vec<u8>, field: usize) -> Vec<u8> {
+    match field.checked_sub(hash.len()) {
+        Some(pad) if pad > 0 => {
+            let mut out = vec![0; pad];
+            out.extend_from_slice(&hash);
+            out
+        }
+        _ => hash,
     }
 }
 
