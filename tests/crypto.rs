@@ -459,3 +459,100 @@ fn a_line_that_only_begins_with_the_boundary_is_signed_content() {
         assert_eq!(statuses(&security), ["invalid"], "{file}: {:?}", security.signatures);
     }
 }
+
+/// The packets of a binary OpenPGP key as `gpg --export` writes them (old-format headers, or
+/// new-format ones without partial lengths): each packet's tag and its bytes, header included.
+fn packets(mut bytes: &[u8]) -> Vec<(u8, Vec<u8>)> {
+    let mut out = Vec::new();
+    while let [ctb, ..] = *bytes {
+        let be = |b: &[u8]| b.iter().fold(0usize, |n, &x| (n << 8) | usize::from(x));
+        let (tag, header, len) = if ctb & 0x40 == 0 {
+            let size = [1, 2, 4][usize::from(ctb & 3)];
+            ((ctb >> 2) & 0xf, 1 + size, be(&bytes[1..1 + size]))
+        } else {
+            match bytes[1] {
+                n @ 0..=191 => (ctb & 0x3f, 2, usize::from(n)),
+                n @ 192..=223 => (ctb & 0x3f, 3, ((usize::from(n) - 192) << 8) + usize::from(bytes[2]) + 192),
+                _ => (ctb & 0x3f, 6, be(&bytes[2..6])),
+            }
+        };
+        out.push((tag, bytes[..header + len].to_vec()));
+        bytes = &bytes[header + len..];
+    }
+    out
+}
+
+#[test]
+fn only_what_a_key_signed_itself_speaks_for_it() {
+    let name = "only_what_a_key_signed_itself_speaks_for_it";
+    if !crate::common::needs::program(name, "gpg", "apt-get install gnupg") {
+        return;
+    }
+    let home = tempfile::tempdir().expect("gpg home");
+    let gpg = |args: &[&str]| {
+        let out = Command::new("gpg")
+            .arg("--homedir")
+            .arg(home.path())
+            .args(["--batch", "--quiet", "--pinentry-mode", "loopback", "--passphrase", ""])
+            .args(args)
+            .output()
+            .expect("gpg runs (apt-get install gnupg)");
+        assert!(out.status.success(), "gpg {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        out.stdout
+    };
+    let fingerprints = |who: &str| -> Vec<String> {
+        String::from_utf8(gpg(&["--with-colons", "--list-keys", who]))
+            .expect("utf-8")
+            .lines()
+            .filter_map(|l| l.strip_prefix("fpr:::::::::"))
+            .map(|l| l.trim_end_matches(':').to_string())
+            .collect()
+    };
+    gpg(&["--quick-gen-key", "Alice <alice@example.org>", "ed25519", "sign", "0"]);
+    gpg(&["--quick-gen-key", "Zed <zed@example.org>", "ed25519", "cert", "0"]);
+    let zed = fingerprints("zed@example.org").remove(0);
+    gpg(&["--quick-add-key", &zed, "ed25519", "sign", "0"]);
+    let zed_signing = fingerprints("zed@example.org").remove(1);
+    // Alice's key as a keyserver may hand it out after others added to it: a user ID carrying a
+    // copy of her own user ID's self-signature (which binds that one, not this), and Zed's signing
+    // subkey with Zed's binding.
+    let alice_packets = packets(&gpg(&["--export", "alice@example.org"]));
+    let mut poisoned: Vec<u8> = alice_packets.iter().flat_map(|(_, p)| p.clone()).collect();
+    let self_signature = alice_packets.iter().find(|(tag, _)| *tag == 2).expect("her self-signature");
+    let uid = b"CEO <ceo@example.org>";
+    poisoned.extend_from_slice(&[0xc0 | 13, uid.len() as u8]);
+    poisoned.extend_from_slice(uid);
+    poisoned.extend_from_slice(&self_signature.1);
+    let zed_packets = packets(&gpg(&["--export", &zed]));
+    let subkey = zed_packets.iter().position(|(tag, _)| *tag == 14).expect("Zed's subkey");
+    for (_, p) in &zed_packets[subkey..] {
+        poisoned.extend_from_slice(p);
+    }
+    let file = home.path().join("poisoned.gpg");
+    std::fs::write(&file, &poisoned).expect("write");
+    let armored = String::from_utf8(gpg(&["--enarmor", "-o", "-", file.to_str().expect("path")]))
+        .expect("armor")
+        .replace("ARMORED FILE", "PUBLIC KEY BLOCK");
+    let keys = Keyring::from_material(&[], &[armored.as_bytes()], None).expect("the key loads");
+    let data = b"Pay invoice 4711.\r\n";
+    std::fs::write(home.path().join("data"), data).expect("write");
+    let data_path = home.path().join("data");
+    let sign = |key: &str| gpg(&["--detach-sign", "-u", key, "-o", "-", data_path.to_str().expect("path")]);
+    let alice = fingerprints("alice@example.org").remove(0);
+    let cases = [
+        ("Alice signs as herself", sign(&alice), "alice@example.org", SignatureStatus::Valid),
+        ("Alice's key under a user ID she never bound", sign(&alice), "ceo@example.org", SignatureStatus::Untrusted),
+        (
+            "Zed's subkey grafted onto Alice's key",
+            sign(&format!("{zed_signing}!")),
+            "alice@example.org",
+            SignatureStatus::UnknownKey,
+        ),
+    ];
+    for (what, signature, sender, want) in cases {
+        let ctx =
+            mailshelf::crypto::Context { keys: &keys, sender: Some(sender), date: None, now: mailshelf::view::now() };
+        let got = mailshelf::crypto::openpgp::verify_detached(&signature, data, &ctx);
+        assert_eq!(got.iter().map(|r| r.status).collect::<Vec<_>>(), [want], "{what}: {got:?}");
+    }
+}

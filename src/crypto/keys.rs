@@ -319,7 +319,7 @@ impl Keyring {
                 .map_err(|e| CryptoError::new(format!("its OpenPGP public key is unreadable: {e}")))?;
             for key in keys {
                 let key = key.map_err(|e| CryptoError::new(format!("its OpenPGP public key is unreadable: {e}")))?;
-                self.pgp_public.push(key);
+                self.pgp_public.push(self_signed_only(key));
                 found += 1;
             }
         }
@@ -385,4 +385,32 @@ fn fits(key: &PrivateKey, cert: &Cert) -> bool {
         PrivateKey::P256(k) => p256::PublicKey::from_sec1_bytes(bits).is_ok_and(|p| p == k.public_key()),
         PrivateKey::P384(k) => p384::PublicKey::from_sec1_bytes(bits).is_ok_and(|p| p == k.public_key()),
     }
+}
+
+/// `key` as OpenPGP implementations take a key in (RFC 9580 §10.1, as `gpg --import` does): only
+/// the user IDs, subkeys, revocations and direct-key signatures its primary key itself signed.
+/// A user ID without a valid self-signature, or a subkey without a valid binding (and, for a
+/// signing subkey, its back signature), is anyone's addition to the key and would let them speak
+/// in its name; third-party certifications are dropped with them, as nothing here reads them.
+fn self_signed_only(mut key: SignedPublicKey) -> SignedPublicKey {
+    let primary = key.primary_key.clone();
+    let details = &mut key.details;
+    details.revocation_signatures.retain(|s| s.verify_key(&primary).is_ok());
+    details.direct_signatures.retain(|s| s.verify_key(&primary).is_ok());
+    for user in &mut details.users {
+        let id = user.id.clone();
+        user.signatures.retain(|s| s.verify_certification(&primary, pgp::types::Tag::UserId, &id).is_ok());
+    }
+    details.users.retain(|u| !u.signatures.is_empty());
+    details.user_attributes.clear();
+    for sub in &mut key.public_subkeys {
+        let k = sub.key.clone();
+        sub.signatures.retain(|s| {
+            pgp::composed::SignedPublicSubKey { key: k.clone(), signatures: vec![s.clone()] }
+                .verify_bindings(&primary)
+                .is_ok()
+        });
+    }
+    key.public_subkeys.retain(|s| !s.signatures.is_empty());
+    key
 }
