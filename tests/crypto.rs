@@ -556,3 +556,60 @@ fn only_what_a_key_signed_itself_speaks_for_it() {
         assert_eq!(got.iter().map(|r| r.status).collect::<Vec<_>>(), [want], "{what}: {got:?}");
     }
 }
+
+/// An ASN.1 item of `tag` holding `body` (definite length).
+fn tlv(tag: u8, body: &[u8]) -> Vec<u8> {
+    let n = body.len();
+    let mut out = vec![tag];
+    match n {
+        0..=0x7f => out.push(n as u8),
+        0x80..=0xff => out.extend_from_slice(&[0x81, n as u8]),
+        0x100..=0xffff => out.extend_from_slice(&[0x82, (n >> 8) as u8, n as u8]),
+        _ => out.extend_from_slice(&[0x83, (n >> 16) as u8, (n >> 8) as u8, n as u8]),
+    }
+    out.extend_from_slice(body);
+    out
+}
+
+#[test]
+fn a_message_to_thousands_of_recipients_opens_at_once() {
+    use base64::Engine as _;
+    use mailshelf::crypto::asn1::Tlv;
+    // openssl's envelope for Alice, its one recipient joined by 2,000 others (her issuer, other
+    // serial numbers), in the order that costs a sorting reader the most.
+    let text = std::fs::read_to_string(fixtures().join("messages/smime-encrypted-rsa.eml")).expect("read");
+    let body = text.split("Content-Transfer-Encoding: base64").nth(1).expect("a base64 body");
+    let b64: String = body.lines().map(str::trim).skip_while(|l| !l.is_empty()).collect();
+    let der = base64::engine::general_purpose::STANDARD.decode(b64).expect("base64");
+    let info = Tlv::single(&der).expect("ContentInfo");
+    let [oid, explicit] = info.children().expect("fields")[..] else { panic!("a ContentInfo") };
+    let enveloped = Tlv::single(explicit.value).expect("EnvelopedData");
+    let fields = enveloped.children().expect("fields");
+    let (version, set, content) = (fields[0], fields[1], fields[2]);
+    let alice = set.children().expect("recipients")[0];
+    let at = |inner: &[u8]| inner.as_ptr() as usize - alice.whole.as_ptr() as usize;
+    let ktri = alice.children().expect("ktri");
+    let serial_end = {
+        let serial = ktri[1].children().expect("issuer and serial")[1];
+        at(serial.whole) + serial.whole.len() - 1
+    };
+    let key_start = at(ktri[3].value);
+    let mut recipients = Vec::new();
+    let others = 2000;
+    for i in 0..others {
+        let mut other = alice.whole.to_vec();
+        other[serial_end] ^= 0xff;
+        other[key_start] = 0xff - (i / 256) as u8;
+        other[key_start + 1] = 0xff - (i % 256) as u8;
+        recipients.extend(other);
+    }
+    recipients.extend_from_slice(alice.whole);
+    let body = [version.whole, &tlv(0x31, &recipients), content.whole].concat();
+    let ber = tlv(0x30, &[oid.whole, &tlv(0xa0, &tlv(0x30, &body))].concat());
+    let started = std::time::Instant::now();
+    let opened = mailshelf::crypto::smime::decrypt(&ber, &keyring());
+    assert_eq!(opened.status, EncryptionStatus::Decrypted, "{:?}", opened.detail);
+    assert_eq!(opened.recipients.len(), others + 1);
+    assert!(String::from_utf8_lossy(&opened.content.expect("content")).contains("marmalade"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "took {:?}", started.elapsed());
+}

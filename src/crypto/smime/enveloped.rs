@@ -10,7 +10,7 @@ use aes::cipher::{BlockDecryptMut, KeyInit, KeyIvInit};
 use cbc::cipher::block_padding::Pkcs7;
 use cms::enveloped_data::{
     EncryptedContentInfo, KeyAgreeRecipientIdentifier, KeyAgreeRecipientInfo, KeyTransRecipientInfo,
-    OriginatorIdentifierOrKey, OriginatorInfo, RecipientIdentifier, RecipientInfo, RecipientInfos,
+    OriginatorIdentifierOrKey, RecipientIdentifier, RecipientInfo,
 };
 use der::asn1::{ObjectIdentifier as Oid, OctetString};
 use der::{Decode, Encode};
@@ -40,19 +40,6 @@ const ECDH_SHA512_KDF: Oid = Oid::new_unwrap("1.3.132.1.11.3");
 const ECDH_COFACTOR_SHA256_KDF: Oid = Oid::new_unwrap("1.3.132.1.14.1");
 const ECDH_COFACTOR_SHA384_KDF: Oid = Oid::new_unwrap("1.3.132.1.14.2");
 const ECDH_COFACTOR_SHA512_KDF: Oid = Oid::new_unwrap("1.3.132.1.14.3");
-
-/// `AuthEnvelopedData` (RFC 5083 §2.1), which the `cms` crate does not define.
-#[derive(Clone, Debug, der::Sequence)]
-struct AuthEnvelopedData {
-    version: cms::content_info::CmsVersion,
-    #[asn1(context_specific = "0", tag_mode = "IMPLICIT", constructed = "true", optional = "true")]
-    originator_info: Option<OriginatorInfo>,
-    recip_infos: RecipientInfos,
-    auth_encrypted_content_info: EncryptedContentInfo,
-    #[asn1(context_specific = "1", tag_mode = "IMPLICIT", constructed = "true", optional = "true")]
-    auth_attrs: Option<cms::cert::x509::attr::Attributes>,
-    mac: OctetString,
-}
 
 /// `GCMParameters` (RFC 5084 §3.2).
 #[derive(Clone, Debug, der::Sequence)]
@@ -87,37 +74,48 @@ struct Envelope {
 fn envelope(ber: &[u8]) -> Result<Envelope, CryptoError> {
     let info = ContentInfo::read(ber)?;
     let inner = info.content()?;
-    let unreadable = |_| CryptoError::new("its envelope is unreadable");
-    match info.oid {
-        ID_ENVELOPED_DATA => {
-            let ed = cms::enveloped_data::EnvelopedData::from_der(inner.whole).map_err(unreadable)?;
-            Ok(Envelope { recipients: ed.recip_infos.0.into_vec(), content: ed.encrypted_content, auth: None })
-        }
-        ID_AUTH_ENVELOPED_DATA => {
-            let ad = AuthEnvelopedData::from_der(inner.whole).map_err(unreadable)?;
-            // The tag covers the authenticated attributes' DER with the SET tag (RFC 5083 §2.2),
-            // taken as sent.
-            let aad = match ad.auth_attrs {
-                Some(_) => {
-                    let fields = inner.children()?;
-                    let attrs = fields
-                        .iter()
-                        .find(|f| f.tag == 0xa1)
-                        .ok_or(CryptoError::new("its attributes are unreadable"))?;
-                    let mut bytes = attrs.whole.to_vec();
-                    bytes[0] = 0x31;
-                    bytes
-                }
-                None => Vec::new(),
-            };
-            Ok(Envelope {
-                recipients: ad.recip_infos.0.into_vec(),
-                content: ad.auth_encrypted_content_info,
-                auth: Some((aad, ad.mac.as_bytes().to_vec())),
-            })
-        }
-        _ => Err(CryptoError::new("it is not an encrypted message (CMS enveloped-data)")),
-    }
+    let unreadable = || CryptoError::new("its envelope is unreadable");
+    let authenticated = match info.oid {
+        ID_ENVELOPED_DATA => false,
+        ID_AUTH_ENVELOPED_DATA => true,
+        _ => return Err(CryptoError::new("it is not an encrypted message (CMS enveloped-data)")),
+    };
+    // version, [0] originatorInfo (optional), recipientInfos, the encrypted content, then the
+    // attributes and, for authEnveloped-data, the tag (RFC 5652 §6.1, RFC 5083 §2.1).
+    let fields = inner.children()?;
+    let at = match fields.get(1).map(|f| f.tag) {
+        Some(0x31) => 1,
+        Some(0xa0) if fields.get(2).is_some_and(|f| f.tag == 0x31) => 2,
+        _ => return Err(unreadable()),
+    };
+    // Each recipient is read by itself: `der` reading the SET OF whole would check its order by
+    // comparing re-encoded recipients pairwise, which costs the square of their number (minutes for
+    // a message to a few thousand people).
+    let recipients = fields[at]
+        .children()?
+        .iter()
+        .map(|r| RecipientInfo::from_der(r.whole).map_err(|_| unreadable()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let content =
+        fields.get(at + 1).and_then(|c| EncryptedContentInfo::from_der(c.whole).ok()).ok_or_else(unreadable)?;
+    let auth = if authenticated {
+        let rest = fields.get(at + 2..).unwrap_or(&[]);
+        // The tag covers the authenticated attributes' DER with the SET tag (RFC 5083 §2.2),
+        // taken as sent.
+        let (aad, mac_at) = match rest.first() {
+            Some(attrs) if attrs.tag == 0xa1 => {
+                let mut bytes = attrs.whole.to_vec();
+                bytes[0] = 0x31;
+                (bytes, 1)
+            }
+            _ => (Vec::new(), 0),
+        };
+        let mac = rest.get(mac_at).filter(|m| m.tag == 0x04).ok_or_else(unreadable)?;
+        Some((aad, mac.value.to_vec()))
+    } else {
+        None
+    };
+    Ok(Envelope { recipients, content, auth })
 }
 
 /// Whom the enveloped-data in `ber` was encrypted to, as a reader is shown them.
