@@ -613,3 +613,87 @@ fn a_message_to_thousands_of_recipients_opens_at_once() {
     assert!(String::from_utf8_lossy(&opened.content.expect("content")).contains("marmalade"));
     assert!(started.elapsed() < std::time::Duration::from_secs(5), "took {:?}", started.elapsed());
 }
+
+/// `raw`'s body (with its content headers) as the second part of a `multipart/mixed`, after an
+/// unsigned `text` (or before it, `after`), as an attacker who wraps a genuine signed message, or
+/// a mailing list adding its footer, makes it.
+fn wrapped_beside(raw: &[u8], text: &str, after: bool) -> Vec<u8> {
+    let raw = String::from_utf8_lossy(raw).replace("\r\n", "\n");
+    let (head, body) = raw.split_once("\n\n").expect("a header");
+    let (mut top, mut content) = (Vec::new(), Vec::new());
+    let mut into_content = false;
+    for line in head.lines() {
+        if !line.starts_with([' ', '\t']) {
+            into_content = line.to_ascii_lowercase().starts_with("content-");
+        }
+        if into_content { &mut content } else { &mut top }.push(line);
+    }
+    let unsigned = format!("Content-Type: text/plain; charset=utf-8\n\n{text}\n");
+    let signed = format!("{}\n\n{body}", content.join("\n"));
+    let (first, second) = if after { (signed, unsigned) } else { (unsigned, signed) };
+    format!(
+        "{}\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"outer-wrap\"\n\n--outer-wrap\n{first}\n--outer-wrap\n{second}\n--outer-wrap--\n",
+        top.join("\n")
+    )
+    .replace('\n', "\r\n")
+    .into_bytes()
+}
+
+/// A signature over one part of what a message shows says so: an unsigned text beside a signed
+/// part (or around a clear-signed block) must not be shown under "Signed by … — valid".
+#[test]
+fn a_signature_over_part_of_a_message_says_which_part() {
+    let keys = keyring();
+    let dir = fixtures().join("messages");
+    let clear = std::fs::read_to_string(dir.join("pgp-inline-clearsigned.eml")).expect("read").replace("\r\n", "\n");
+    let (head, body) = clear.split_once("\n\n").expect("a header");
+    let around = format!("{head}\n\nPay the new account instead.\n\n{body}").into_bytes();
+    let cases: [(&str, Vec<u8>, Option<&str>); 6] = [
+        ("smime-detached.eml", std::fs::read(dir.join("smime-detached.eml")).expect("read"), None),
+        (
+            "smime-detached.eml beside",
+            wrapped_beside(
+                &std::fs::read(dir.join("smime-detached.eml")).expect("read"),
+                "Pay the new account instead.",
+                false,
+            ),
+            Some("2"),
+        ),
+        (
+            "pgp-mime-signed.eml footer",
+            wrapped_beside(&std::fs::read(dir.join("pgp-mime-signed.eml")).expect("read"), "-- \nlist footer", true),
+            Some("1"),
+        ),
+        (
+            "smime-opaque-signed.eml beside",
+            wrapped_beside(
+                &std::fs::read(dir.join("smime-opaque-signed.eml")).expect("read"),
+                "Pay the new account instead.",
+                false,
+            ),
+            Some("2"),
+        ),
+        (
+            "pgp-mime-signed.eml beside an empty text",
+            wrapped_beside(&std::fs::read(dir.join("pgp-mime-signed.eml")).expect("read"), " ", false),
+            None,
+        ),
+        ("pgp-inline-clearsigned.eml with text around", around, Some("1")),
+    ];
+    for (name, raw, only) in cases {
+        let tmp = tempfile::NamedTempFile::new().expect("tmp");
+        std::fs::write(tmp.path(), &raw).expect("write");
+        let (_, security) = open(tmp.path(), &keys);
+        assert_eq!(statuses(&security), ["valid"], "{name}: {:?}", security.signatures);
+        let got: Vec<Option<&str>> = security.signatures.iter().map(|r| r.only_part.as_deref()).collect();
+        assert_eq!(got, [only], "{name}");
+        let line = &security.summary()[0];
+        match only {
+            None => assert!(line.text.starts_with("Signed by") && line.status == "valid", "{name}: {line:?}"),
+            Some(section) => {
+                assert_eq!(line.status, "partial", "{name}");
+                assert!(line.text.starts_with(&format!("Only part {section} is signed")), "{name}: {}", line.text);
+            }
+        }
+    }
+}

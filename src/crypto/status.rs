@@ -95,6 +95,9 @@ pub struct SignatureReport {
     pub signed_at: Option<String>,
     /// What was found, in a sentence.
     pub detail: String,
+    /// The section of the part it signs (`2`, `1.2`) when the message shows more than that part:
+    /// an unsigned text beside it, a list's footer after it. `None`: it signs all that is shown.
+    pub only_part: Option<String>,
 }
 
 impl SignatureReport {
@@ -109,6 +112,7 @@ impl SignatureReport {
             certificate: None,
             signed_at: None,
             detail: detail.into(),
+            only_part: None,
         }
     }
 }

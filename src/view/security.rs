@@ -102,7 +102,24 @@ impl Line {
         if let Some(t) = &r.signed_at {
             facts.push(("Signed at", t.clone()));
         }
-        Line { status: r.status.name(), text: format!("Signed by {who} — {status}"), detail: r.detail.clone(), facts }
+        match &r.only_part {
+            None => Line {
+                status: r.status.name(),
+                text: format!("Signed by {who} — {status}"),
+                detail: r.detail.clone(),
+                facts,
+            },
+            // Said first, and never in a valid signature's colour: a text beside a signed part
+            // must not borrow its signature.
+            Some(section) => Line {
+                status: "partial",
+                text: format!(
+                    "Only part {section} is signed, by {who} — {status}; the rest of the message is not signed"
+                ),
+                detail: r.detail.clone(),
+                facts,
+            },
+        }
     }
 
     fn encryption(e: &EncryptionReport) -> Line {
@@ -174,12 +191,50 @@ impl Secrets {
     }
 }
 
+/// Whether what `seal` signs is all the message shows: every part the reader is shown (a leaf
+/// with something in it, other than a layer's machinery) lies inside it, and a clear-signed
+/// block has no text around it. A text beside a signed part, a list's footer after one, is not
+/// signed, and must not look as if it were (the partial-signature spoofing of mail clients).
+fn signs_all_shown(msg: &Message, seal: &crate::model::Seal) -> bool {
+    use crate::model::Body;
+    let signed = seal.content.unwrap_or(seal.part);
+    let inside = |mut at: usize| loop {
+        if at == signed || at == seal.part {
+            return true;
+        }
+        match msg.parts[at].parent {
+            Some(up) => at = up,
+            None => return false,
+        }
+    };
+    let machinery: std::collections::HashSet<usize> = msg.seals.iter().flat_map(|s| s.hidden.iter().copied()).collect();
+    let shows_something = |p: &crate::model::Part| match &p.body {
+        Body::Text(t) => !t.trim().is_empty(),
+        Body::Multipart => false,
+        _ => true,
+    };
+    let leaves_inside = msg
+        .parts
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| p.children.is_empty() && !machinery.contains(i) && shows_something(p))
+        .all(|(i, _)| inside(i));
+    let block_alone = match (&seal.kind, &msg.parts[seal.part].body) {
+        (SealKind::Cleartext { .. }, Body::Text(text)) => {
+            openpgp::find_cleartext(text).is_none_or(|b| b.before.trim().is_empty() && b.after.trim().is_empty())
+        }
+        _ => true,
+    };
+    leaves_inside && block_alone
+}
+
 /// Checks every signature of `msg` and reports its encrypted layers, as of `now`.
 pub fn check(msg: &Message, keys: &Keyring, now: i64) -> Security {
     let sender = msg.summary.from.as_deref().and_then(address_of);
     let ctx = Context { keys, sender: sender.as_deref(), date: msg.summary.timestamp, now };
     let mut out = Security::default();
     for seal in &msg.seals {
+        let before = out.signatures.len();
         match &seal.kind {
             SealKind::Detached { signed, signature } => out.signatures.extend(match seal.protocol {
                 Protocol::Smime => smime::verify(signature, Some(signed), &ctx),
@@ -208,6 +263,12 @@ pub fn check(msg: &Message, keys: &Keyring, now: i64) -> Security {
                     recipients: recipients.clone(),
                     detail,
                 });
+            }
+        }
+        if out.signatures.len() > before && !signs_all_shown(msg, seal) {
+            let section = msg.parts[seal.part].section.clone();
+            for r in &mut out.signatures[before..] {
+                r.only_part = Some(section.clone());
             }
         }
     }

@@ -57,6 +57,11 @@ pub(crate) struct SignatureInfo {
     pub signed_at: Option<String>,
     /// What was found, in a sentence (for `error`: why it could not be checked).
     pub detail: String,
+    /// The section of the part it signs (`"2"`), when the message shows more than that part (an
+    /// unsigned text beside it, a list's footer after it): what else is shown is not signed.
+    /// Absent when it signs all that is shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only_part: Option<String>,
 }
 
 /// `smime` (RFC 8551) or `openpgp` (RFC 3156, RFC 9580).
@@ -151,6 +156,7 @@ impl SecurityInfo {
                     }),
                     signed_at: r.signed_at.clone(),
                     detail: r.detail.clone(),
+                    only_part: r.only_part.clone(),
                 })
                 .collect(),
             encryption: s.encryption.as_ref().map(|e| EncryptionInfo {
