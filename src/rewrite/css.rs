@@ -18,14 +18,7 @@ use super::{Options, Outcome, Resolve, State, Use};
 /// Rewrites a stylesheet (a `text/css` part): `url()`, `src()`, `@import "…"` and the strings of
 /// `image-set()`, each resolved against `base` (the stylesheet's own location).
 pub fn rewrite_css(input: &str, base: &str, resolver: &dyn Resolve, opts: Options) -> Outcome {
-    let mut st = State {
-        base: base.to_string(),
-        resolver,
-        opts,
-        outcome: Outcome::default(),
-        css: String::new(),
-        noscript: String::new(),
-    };
+    let mut st = State::new(base, resolver, opts);
     let output = rewrite_css_with(input, base, &mut st);
     Outcome { output, ..st.outcome }
 }

@@ -93,7 +93,19 @@ struct State<'r> {
     noscript: String,
 }
 
-impl State<'_> {
+impl<'r> State<'r> {
+    /// A rewrite's state at its start: references resolve against `base`.
+    fn new(base: &str, resolver: &'r dyn Resolve, opts: Options) -> State<'r> {
+        State {
+            base: base.to_string(),
+            resolver,
+            opts,
+            outcome: Outcome::default(),
+            css: String::new(),
+            noscript: String::new(),
+        }
+    }
+
     /// Resolves one reference for a use; `None` means the attribute must go.
     fn map(&mut self, reference: &str, use_: Use) -> Option<Mapped> {
         let target = self.resolver.resolve(&self.base, reference);
@@ -183,14 +195,7 @@ pub fn rewrite_html(input: &str, base: &str, resolver: &dyn Resolve, opts: Optio
 /// [`rewrite_html`]; `in_noscript` for the content of a `<noscript>`, where a `<noscript>` inside
 /// is emptied rather than read again, so that nesting costs no more than one level.
 fn rewrite_document(input: &str, base: &str, resolver: &dyn Resolve, opts: Options, in_noscript: bool) -> Outcome {
-    let state = Rc::new(RefCell::new(State {
-        base: base.to_string(),
-        resolver,
-        opts,
-        outcome: Outcome::default(),
-        css: String::new(),
-        noscript: String::new(),
-    }));
+    let state = Rc::new(RefCell::new(State::new(base, resolver, opts)));
     let mut output = Vec::with_capacity(input.len() + input.len() / 8);
     let result = {
         let on_element = Rc::clone(&state);
