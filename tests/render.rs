@@ -345,6 +345,13 @@ async fn an_xhtml_page_is_served_as_the_html_it_was_read_as() {
     let page = app.get(url).await;
     let content_type = page.headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("");
     assert!(content_type.starts_with("text/html"), "{content_type}");
+    // The part tree says what the URL answers with.
+    let root = &detail["parts"][0]["parts"][0];
+    assert_eq!(
+        (root["content_type"].as_str(), root["served_type"].as_str()),
+        (Some("application/xhtml+xml"), Some("text/html")),
+        "{root}"
+    );
     assert!(page.text().contains("<p>shown</p>"));
 }
 

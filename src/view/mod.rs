@@ -599,6 +599,19 @@ pub fn served_type(part: &Part) -> String {
     }
 }
 
+/// The type a part's `/part/` URL answers with: [`served_type`], but HTML for an XHTML document
+/// rewritten. The rewrite reads XHTML as HTML and writes HTML, and the browser must read what it
+/// wrote as it did: read as XML, what HTML takes for text (a `<title>`, a `<textarea>`, a
+/// `<style>`) would be markup the rewrite never saw.
+pub fn answered_type(part: &Part) -> String {
+    let served = served_type(part);
+    if served == "application/xhtml+xml" && is_document(part, &served) {
+        "text/html".into()
+    } else {
+        served
+    }
+}
+
 /// Types served rewritten rather than as they are.
 pub fn is_document(part: &Part, served: &str) -> bool {
     matches!((&part.body, served), (Body::Text(_), "text/html" | "application/xhtml+xml" | "text/css"))

@@ -473,7 +473,7 @@ fn part_node(view: &View, key: &str, msg: &Message, idx: PartIdx, now: i64) -> P
     };
     PartNode {
         content_type: p.content_type.clone(),
-        served_type: crate::view::served_type(p),
+        served_type: crate::view::answered_type(p),
         content_id: p.content_id.clone(),
         content_location: p.content_location.clone(),
         filename: p.filename.clone(),

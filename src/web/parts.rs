@@ -19,7 +19,7 @@ use super::state::AppState;
 use crate::error::Error;
 use crate::model::{Body as PartBody, Part};
 use crate::route;
-use crate::view::{blocking, external_place, is_document, part_filename, renders_as_page, served_type};
+use crate::view::{answered_type, blocking, external_place, is_document, part_filename, renders_as_page, served_type};
 
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -146,11 +146,7 @@ pub(crate) async fn part(
         let res = if rewritten {
             let fold = fold && content_type != "text/css";
             let rendered = view.rendered_as(&loaded, idx, remote, fold).await?;
-            // The rewrite reads XHTML as HTML, and writes HTML: the browser must read what it
-            // wrote as it did. Read as XML, what HTML takes for text (a `<title>`, a
-            // `<textarea>`, a `<style>`) would be markup the rewrite never saw.
-            let shown_as = if content_type == "application/xhtml+xml" { "text/html" } else { content_type.as_str() };
-            FileResponse::new(rendered.bytes, with_charset(part, shown_as)).etag(rendered.etag)
+            FileResponse::new(rendered.bytes, with_charset(part, &answered_type(part))).etag(rendered.etag)
         } else {
             let bytes = match &part.body {
                 PartBody::Multipart => Bytes::copy_from_slice(msg.raw.get(part.raw_range.clone()).unwrap_or(&[])),
