@@ -90,6 +90,9 @@ fn entity(e: Entity, parent: Option<PartIdx>, section: String, walk: &mut Walk<'
     let blank = || raw[body_range.clone()].iter().all(u8::is_ascii_whitespace);
     if main == "multipart" && cut.is_none() && !blank() {
         part.content_type = "text/plain".into();
+        // Said, as Python's `email` records its defect: what the sender meant as parts (an
+        // attachment among them) may be in this text, and the page tells the reader so.
+        part.damaged = true;
     }
     let enclosed = matches!(part.content_type.as_str(), "message/rfc822" | "message/global")
         || is_enclosed_type(&part.content_type);

@@ -481,3 +481,20 @@ fn parts_of_no_readable_type_are_text_or_data() {
     let empty = read(b"Content-Type: multipart/mixed; boundary=\"\"\r\n\r\n--\r\n\r\nHello world.\r\n");
     assert!(empty.text_body.is_some_and(|t| empty.parts[t].bytes().ends_with(b"Hello world.\r\n")));
 }
+
+#[test]
+fn a_multipart_never_cut_into_parts_is_its_text_and_says_so() {
+    for raw in [
+        &b"Content-Type: multipart/mixed; boundary=zzz\n\nHello there\n"[..],
+        b"Content-Type: multipart/mixed; boundary=zzz\n\nHello there\n--other\nContent-Type: text/plain\n\nx\n--other--\n",
+        b"Content-Type: multipart/mixed\n\nHello there\n",
+    ] {
+        let msg = read(raw);
+        assert_eq!(msg.parts.len(), 1, "{raw:?}");
+        assert_eq!(msg.parts[0].content_type, "text/plain");
+        assert!(String::from_utf8_lossy(msg.parts[0].bytes()).starts_with("Hello there"));
+        assert!(msg.parts[0].damaged, "{raw:?}");
+    }
+    let fine = read(b"Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/plain\n\nx\n--b--\n");
+    assert!(fine.parts.iter().all(|p| !p.damaged));
+}
