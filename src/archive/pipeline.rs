@@ -280,12 +280,7 @@ fn walk_one(
             // What the walker holds goes first: listing (or, below, reading) a large source takes a while.
             jobs.send();
             // Listed like an mbox, an item a job; the worker reads each item.
-            if !reading.within.leads_inside(&found.path) {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::PermissionDenied,
-                    "leads outside the paths served",
-                ));
-            }
+            reading.within.refuse_outside(&found.path)?;
             let listing = crate::ingest::pst::list(&found.path).map_err(std::io::Error::other)?;
             for notice in &listing.notices {
                 tracing::warn!(path = %found.path.display(), "{notice}");

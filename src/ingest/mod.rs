@@ -18,7 +18,7 @@ pub use sniff::{
     after_emlx_count, emlx_count_line, kind_of, maildir_message, named_message, sniff, sniff_claimed, sniff_file,
     sniff_found, utf16_to_bytes, Claim, Kind, HEAD, OLE_MAGIC,
 };
-pub use walk::{apple_attachment, leads_inside, maildir_flags, standard_flags, walk, Found, StoredAttachment};
+pub use walk::{apple_attachment, maildir_flags, standard_flags, walk, Found, StoredAttachment};
 pub use within::{Opener, Within};
 
 use std::io::{Read, Seek, SeekFrom};
@@ -143,9 +143,7 @@ impl Source {
                 Ok(Given { bytes: unescape_from_lines(buf), cut_from: (*len > want).then_some(*len) })
             }
             // An Outlook data file is read in many places: where it leads is asked just before.
-            Source::Pst { path, .. } if !within.leads_inside(path) => {
-                Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, "leads outside the paths served"))
-            }
+            Source::Pst { path, .. } if let Err(e) = within.refuse_outside(path) => Err(e),
             // The item as the `.msg` Outlook would save it as.
             Source::Pst { path, node, .. } if *node == crate::ingest::pst::NOTICE_NODE => {
                 let listing = crate::ingest::pst::list(path).map_err(std::io::Error::other)?;

@@ -22,7 +22,7 @@ pub struct Found {
 /// and show, a file they could not read themselves (its keys, its users, `/proc`).
 pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
     let shared: std::sync::Arc<Path> = std::sync::Arc::from(root);
-    let within = root.canonicalize().ok();
+    let within = super::Within::new([root]);
     walkdir::WalkDir::new(root)
         .follow_links(false)
         .follow_root_links(true)
@@ -56,14 +56,14 @@ pub fn walk(root: &Path) -> impl Iterator<Item = Found> + '_ {
         .filter(move |e| {
             e.file_type().is_file()
                 || (e.depth() == 0 && e.path().is_file())
-                || (e.path_is_symlink() && e.path().is_file() && links_within(e.path(), within.as_deref()))
+                || (e.path_is_symlink() && e.path().is_file() && links_within(e.path(), &within))
         })
         .map(move |e| Found { root: std::sync::Arc::clone(&shared), path: e.into_path() })
 }
 
-/// Whether the link at `path` leads to a file inside `root` (canonical), following every link.
-fn links_within(path: &Path, root: Option<&Path>) -> bool {
-    let inside = leads_inside(path, root.into_iter());
+/// Whether the link at `path` leads to a file inside the folder walked, following every link.
+fn links_within(path: &Path, root: &super::Within) -> bool {
+    let inside = root.leads_inside(path);
     if !inside {
         if first_told(path) {
             tracing::warn!(path = %path.display(), "a link to a file outside the folder given: not read");
@@ -91,12 +91,6 @@ fn first_told(path: &Path) -> bool {
 
 /// How many paths [`first_told`] remembers.
 const TOLD_AT_MOST: usize = 10_000;
-
-/// Whether `path`, followed through every link, lies inside one of `roots` (canonical paths): the
-/// one rule for where a link in a mail folder may lead, when walked and when read again.
-pub fn leads_inside<'a>(path: &Path, mut roots: impl Iterator<Item = &'a Path>) -> bool {
-    path.canonicalize().is_ok_and(|target| roots.any(|root| target.starts_with(root)))
-}
 
 /// KMail's folder of the subfolders of `X`: `.X.directory`.
 fn is_kmail_subfolders(name: &str) -> bool {

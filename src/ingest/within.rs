@@ -42,9 +42,20 @@ impl Within {
         self.roots.iter().any(|root| real.starts_with(root))
     }
 
-    /// Whether `path`, followed through every link now, lies inside.
+    /// Whether `path`, followed through every link now, lies inside: the one rule for where a
+    /// link in a mail folder may lead, when walked and when read again.
     pub fn leads_inside(&self, path: &Path) -> bool {
         path.canonicalize().is_ok_and(|real| self.holds(&real))
+    }
+
+    /// [`Within::leads_inside`] as a read's error: `PermissionDenied` for a path leading out, for
+    /// a file read by a reader of its own that opens it by path (an Outlook data file's).
+    pub fn refuse_outside(&self, path: &Path) -> std::io::Result<()> {
+        if self.leads_inside(path) {
+            Ok(())
+        } else {
+            Err(outside())
+        }
     }
 
     /// Opens the file (or folder) at `path` for reading if what is opened lies inside; else an
