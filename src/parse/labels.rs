@@ -49,14 +49,19 @@ fn mozilla_tag(key: &str) -> String {
     }
 }
 
-/// A comma-separated list, an item in double quotes holding commas (and `\"` for a quote).
+/// A comma-separated list, an item in double quotes holding commas, and a quote inside written
+/// either `\"` or, as a CSV writer doubles it, `""`.
 fn split_list(value: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut quoted = false;
-    let mut chars = value.chars();
+    let mut chars = value.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                cur.push('"');
+            }
             '"' => quoted = !quoted,
             '\\' if quoted => cur.extend(chars.next()),
             ',' if !quoted => out.push(std::mem::take(&mut cur)),
@@ -141,6 +146,8 @@ mod tests {
             ("X-Gmail-Labels", "Archived,Category Updates,Opened", &["Archived", "Category Updates", "Opened"]),
             ("X-Gmail-Labels", r#"Inbox,"Work, 2017",Important"#, &["Inbox", "Work, 2017", "Important"]),
             ("X-Gmail-Labels", r#""Say \"hi\"",x"#, &[r#"Say "hi""#, "x"]),
+            ("X-Gmail-Labels", r#""Quote ""inside"" label",x"#, &[r#"Quote "inside" label"#, "x"]),
+            ("X-Gmail-Labels", r#""",x,"a""""#, &["x", r#"a""#]),
             ("Keywords", "budget , travel", &["budget", "travel"]),
             ("X-Mozilla-Keys", "$label1 project-x", &["Important", "project-x"]),
             ("Subject", "not labels", &[]),
