@@ -5,10 +5,15 @@ use std::sync::Arc;
 
 use super::Archive;
 use crate::error::Error;
-use crate::index::{ContentHash, Entry, EntryId, Location};
+use crate::index::{content_hash, indexed_from, ContentHash, Entry, EntryId, Location};
 use crate::ingest::{Given, Source};
 use crate::model::{Body, Message, PartIdx};
 use crate::parse::parse_given;
+
+/// Said on a message whose file no longer holds what was indexed where the index points.
+pub(crate) const CHANGED_NOTICE: &str =
+    "Its file has changed since it was indexed: this is what the file now holds at its \
+     place, and the list follows once the folder is read again.";
 
 /// A message ready to show: the parsed top-level message it lives in, and the way down to it.
 #[derive(Clone)]
@@ -19,13 +24,17 @@ pub struct Loaded {
     /// The hash of the bytes the top-level message was read from.
     top_hash: ContentHash,
     path: Vec<PartIdx>,
+    /// Its file no longer holds, where the index says, the bytes that were indexed (a folder
+    /// compacted, a file rewritten): what is shown is what is there now, until the folder is read
+    /// again, and nothing made of it may be kept as the message's for good.
+    pub changed: bool,
 }
 
 impl Loaded {
     /// A top-level message, parsed already.
     pub(super) fn whole(id: EntryId, entry: Arc<Entry>, top: Arc<Message>) -> Loaded {
         let top_hash = entry.hash;
-        Loaded { id, entry, top, top_hash, path: Vec::new() }
+        Loaded { id, entry, top, top_hash, path: Vec::new(), changed: false }
     }
 
     pub fn message(&self) -> &Message {
@@ -60,16 +69,17 @@ impl Archive {
             let index = self.index();
             (index.get(id)?, index.get(top_id)?.hash)
         };
-        Some(Loaded { id, entry, top, top_hash, path })
+        Some(Loaded { id, entry, top, top_hash, path, changed: false })
     }
 
     /// Reads a message back from its source and parses it (or takes it from the cache).
     pub fn load(&self, id: EntryId) -> Result<Loaded, Error> {
         let entry = self.index().get(id).ok_or(Error::MessageNotFound)?;
         let (top_id, path) = self.way_down(id)?;
-        let top = self.load_top(top_id)?;
-        let top_hash = self.index().get(top_id).ok_or(Error::MessageNotFound)?.hash;
-        Ok(Loaded { id, entry, top, top_hash, path })
+        let top_entry = self.index().get(top_id).ok_or(Error::MessageNotFound)?;
+        let top_hash = top_entry.hash;
+        let (top, changed) = self.load_top(top_id, &top_entry)?;
+        Ok(Loaded { id, entry, top, top_hash, path, changed })
     }
 
     /// The top-level message an entry lives in, and the parts that lead down to it.
@@ -95,18 +105,26 @@ impl Archive {
         Ok((top_id, path))
     }
 
-    fn load_top(&self, id: EntryId) -> Result<Arc<Message>, Error> {
+    /// The top-level message `id` (`entry`), and whether its bytes are no longer those indexed.
+    /// A message read again is checked against the hash it was indexed with: an mbox compacted or
+    /// a file rewritten since puts other bytes where the index points, and until the folder is read
+    /// again they are shown for what they are, with a notice, and never cached.
+    fn load_top(&self, id: EntryId, entry: &Entry) -> Result<(Arc<Message>, bool), Error> {
         if let Some(hit) = self.cache_get(id) {
-            return Ok(hit);
+            return Ok((hit, false));
         }
-        let source = match self.index().get(id).map(|e| e.location.clone()) {
-            Some(Location::Top { source, .. }) => source,
-            _ => return Err(Error::MessageNotFound),
-        };
-        let msg = parse_given(self.read_source(&source)?, source.own_file())?;
+        let Location::Top { source, .. } = &entry.location else { return Err(Error::MessageNotFound) };
+        let mut msg = parse_given(self.read_source(source)?, source.own_file())?;
+        let changed = !indexed_from(entry, &content_hash(&msg.raw));
+        if changed {
+            tracing::info!(path = %source.path().display(), "message file changed since it was indexed");
+            msg.origin.notices.insert(0, CHANGED_NOTICE.to_string());
+        }
         let msg = Arc::new(Archive::as_indexed(self.index_keys.get().map(Arc::as_ref), msg));
-        self.cache.insert(id, Arc::clone(&msg));
-        Ok(msg)
+        if !changed {
+            self.cache.insert(id, Arc::clone(&msg));
+        }
+        Ok((msg, changed))
     }
 
     /// A message's bytes as given (up to `--max-message` of them), from its file or, for an upload

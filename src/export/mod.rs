@@ -133,7 +133,13 @@ pub(crate) fn read(archive: &Archive, id: EntryId, format: Format) -> Result<Opt
     } else {
         None
     };
-    Ok(Some(Exported { entry, folder, given, message }))
+    let exported = Exported { entry, folder, given, message };
+    if !crate::index::indexed_from(&exported.entry, &crate::index::content_hash(exported.internet_message())) {
+        // Its file was rewritten since it was indexed: what lies there now is not this message
+        // (a compacted mbox puts the next one there); it is exported once the folder is read again.
+        return Err(Error::SourceGone);
+    }
+    Ok(Some(exported))
 }
 
 /// Writes every message of `ids` in `format` to `out`, reading each with `read`. A message that

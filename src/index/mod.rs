@@ -69,6 +69,12 @@ pub fn in_folder(hash: &ContentHash, folder: &str) -> ContentHash {
     content_hash(&[&hash.0[..], folder.as_bytes()].concat())
 }
 
+/// Whether `entry` was indexed from bytes hashed `hash` (read back from its source to be shown):
+/// kept under that hash, or, a copy filed in a folder, under [`in_folder`].
+pub fn indexed_from(entry: &Entry, hash: &ContentHash) -> bool {
+    entry.hash == *hash || folders::of_location(&entry.location).is_some_and(|f| in_folder(hash, &f) == entry.hash)
+}
+
 /// The folder a message found at `location` is filed in, for telling copies apart: `None`
 /// inside another message, and for an upload that is not a copy (bytes held already, uploaded
 /// again or found under a mounted path, are the message held: uploading a file twice adds

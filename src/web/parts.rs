@@ -119,6 +119,7 @@ pub(crate) async fn part(
         return document_text(&view, &loaded, idx, headers).await;
     }
     let content_type = served_type(part);
+    let lasting = lasting(&loaded);
     // A download is a file saved, never shown: a text part's bytes as they were sent.
     let sent = if download && !raw { crate::parse::sent_bytes(msg, idx) } else { None };
     let rewritten = is_document(part, &content_type) && sent.is_none();
@@ -133,14 +134,14 @@ pub(crate) async fn part(
             .etag(etag)
             .disposition(disposition)
             .content_policy_as(false, same_origin)
-            .cache(cache::PRIVATE_IMMUTABLE);
+            .cache(lasting);
         (res, false)
     } else if raw {
         let bytes = Bytes::copy_from_slice(msg.raw.get(part.raw_range.clone()).unwrap_or(&[]));
         let res = FileResponse::new(bytes, "application/octet-stream".into())
             .disposition(disposition)
             .content_policy_as(false, same_origin)
-            .cache(cache::PRIVATE_IMMUTABLE);
+            .cache(lasting);
         (res, false)
     } else {
         let res = if rewritten {
@@ -154,7 +155,7 @@ pub(crate) async fn part(
             };
             // The message's bytes decide the part's: their hash and the section name it for good.
             let etag = format!("\"{}-{}\"", loaded.entry.hash, part.section);
-            FileResponse::new(bytes, with_charset(part, &content_type)).etag(etag).cache(cache::PRIVATE_IMMUTABLE)
+            FileResponse::new(bytes, with_charset(part, &content_type)).etag(etag).cache(lasting)
         };
         // Remote content is for documents rewritten with the choice carried along, never for a
         // part that keeps what it was written with.
@@ -244,12 +245,24 @@ pub(crate) async fn raw(
         None => ("eml".to_string(), "text/plain; charset=utf-8"),
     };
     let name = format!("{}.{ext}", safe_stem(&loaded.entry.key));
+    let lasting = lasting(&loaded);
     Ok(FileResponse::new(Bytes::copy_from_slice(given), content_type.into())
         .etag(format!("\"{}\"", loaded.entry.hash))
         .disposition(content_disposition(kind, &name))
         .content_policy(false)
-        .cache(cache::PRIVATE_IMMUTABLE)
+        .cache(lasting)
         .respond(&headers))
+}
+
+/// How long a browser may keep what a message's bytes decide: for good, as its URL always answers
+/// the same, unless its file has changed since it was indexed (what it holds now is not what the
+/// URL will answer once the folder is read again).
+pub(crate) fn lasting(loaded: &crate::archive::Loaded) -> &'static str {
+    if loaded.changed {
+        cache::REVALIDATE
+    } else {
+        cache::PRIVATE_IMMUTABLE
+    }
 }
 
 /// Text bodies were decoded to UTF-8 by the parser, so that is the charset we state; other bodies

@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use super::assets::FILE_ICON;
 use super::error::{ApiError, Problem};
 use super::extract::Ids;
-use super::file::{cache, FileResponse};
+use super::file::FileResponse;
 use super::gate::Viewer;
 use super::state::AppState;
 use crate::error::Error;
@@ -51,7 +51,7 @@ pub(crate) async fn thumb(
     let idx = route::find_part(msg, &cid).ok_or(Error::PartNotFound)?;
     let part = &msg.parts[idx];
     let made = match &part.body {
-        PartBody::Binary(_) if part.external.is_none() => {
+        PartBody::Binary(_) if part.external.is_none() && !loaded.changed => {
             state.thumbs.get(loaded.entry.hash, &part.section, part.shared_bytes()).await?
         }
         _ => None,
@@ -63,7 +63,7 @@ pub(crate) async fn thumb(
             // The bytes came from a message: they keep the sandboxing policy wherever they are opened.
             let res = FileResponse::new(t.bytes, t.content_type.to_string())
                 .etag(etag)
-                .cache(cache::PRIVATE_IMMUTABLE)
+                .cache(super::parts::lasting(&loaded))
                 .content_policy(false)
                 .respond(&headers);
             (res, kind)
@@ -71,7 +71,7 @@ pub(crate) async fn thumb(
         None => {
             let res = FileResponse::new(Bytes::from_static(FILE_ICON), "image/svg+xml".into())
                 .etag(etag)
-                .cache(cache::PRIVATE_IMMUTABLE)
+                .cache(super::parts::lasting(&loaded))
                 .content_policy(false)
                 .respond(&headers);
             (res, "none")
