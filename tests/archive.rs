@@ -746,9 +746,16 @@ async fn a_message_whose_file_changed_since_indexing_says_so() {
         std::fs::write(&mbox, text).expect("write");
     };
     write(&[1, 2, 3, 4]);
+    let eml = mail.path().join("edited.eml");
+    std::fs::write(&eml, message(9, Some("edited@x"), "first words")).expect("write");
     let app = TestApp::new(&[mail.path().to_path_buf()]);
     write(&[1, 2, 4]);
+    std::fs::write(&eml, message(9, Some("edited@x"), "second words")).expect("write");
     let notice = "changed since it was indexed";
+
+    // The same message, other bytes (edited in place, or read to another `--max-message`).
+    let edited = app.get("/message/edited@x").await;
+    assert!(edited.text().contains("second words") && !edited.text().contains(notice));
 
     let kept = app.get("/message/c1@x").await;
     assert_eq!(kept.status, 200);
@@ -766,8 +773,8 @@ async fn a_message_whose_file_changed_since_indexing_says_so() {
         assert_eq!(r.header("cache-control"), "private, no-cache", "{url} is asked for again");
     }
     let export = app.get("/api/export?format=mbox").await.text();
-    assert!(export.contains("text of 1") && export.contains("text of 2"));
-    assert_eq!(export.matches("From ").count(), 2, "only the unchanged messages are exported: {export}");
+    assert!(export.contains("text of 1") && export.contains("text of 2") && export.contains("second words"));
+    assert_eq!(export.matches("From ").count(), 3, "only the messages still there are exported: {export}");
 }
 
 #[tokio::test]

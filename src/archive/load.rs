@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use super::Archive;
 use crate::error::Error;
-use crate::index::{content_hash, indexed_from, ContentHash, Entry, EntryId, Location};
+use crate::index::{content_hash, reads_as, ContentHash, Entry, EntryId, Location};
 use crate::ingest::{Given, Source};
 use crate::model::{Body, Message, PartIdx};
 use crate::parse::parse_given;
 
-/// Said on a message whose file no longer holds what was indexed where the index points.
+/// Said on a message whose place in its file now holds another message.
 pub(crate) const CHANGED_NOTICE: &str =
     "Its file has changed since it was indexed: this is what the file now holds at its \
      place, and the list follows once the folder is read again.";
@@ -24,9 +24,9 @@ pub struct Loaded {
     /// The hash of the bytes the top-level message was read from.
     top_hash: ContentHash,
     path: Vec<PartIdx>,
-    /// Its file no longer holds, where the index says, the bytes that were indexed (a folder
-    /// compacted, a file rewritten): what is shown is what is there now, until the folder is read
-    /// again, and nothing made of it may be kept as the message's for good.
+    /// Where the index says, its file now holds another message (an mbox compacted since): what
+    /// is shown is what is there now, until the folder is read again, and nothing made of it may
+    /// be kept as the message's for good.
     pub changed: bool,
 }
 
@@ -105,17 +105,17 @@ impl Archive {
         Ok((top_id, path))
     }
 
-    /// The top-level message `id` (`entry`), and whether its bytes are no longer those indexed.
-    /// A message read again is checked against the hash it was indexed with: an mbox compacted or
-    /// a file rewritten since puts other bytes where the index points, and until the folder is read
-    /// again they are shown for what they are, with a notice, and never cached.
+    /// The top-level message `id` (`entry`), and whether another message now lies in its place.
+    /// A message read again is checked against what was indexed ([`reads_as`]): an mbox compacted
+    /// since puts the next message where the index points, and until the folder is read again it is
+    /// shown for what it is, with a notice, and never cached.
     fn load_top(&self, id: EntryId, entry: &Entry) -> Result<(Arc<Message>, bool), Error> {
         if let Some(hit) = self.cache_get(id) {
             return Ok((hit, false));
         }
         let Location::Top { source, .. } = &entry.location else { return Err(Error::MessageNotFound) };
         let mut msg = parse_given(self.read_source(source)?, source.own_file())?;
-        let changed = !indexed_from(entry, &content_hash(&msg.raw));
+        let changed = !reads_as(entry, &content_hash(&msg.raw), msg.message_id.as_deref());
         if changed {
             tracing::info!(path = %source.path().display(), "message file changed since it was indexed");
             msg.origin.notices.insert(0, CHANGED_NOTICE.to_string());

@@ -105,6 +105,20 @@ impl Exported {
         &self.given
     }
 
+    /// Whether the bytes read are still the message indexed ([`crate::index::reads_as`]); a
+    /// plain message is parsed for its Message-ID only when its bytes differ.
+    fn reads_as_indexed(&self, path: Option<&std::path::Path>) -> Result<bool, Error> {
+        let hash = crate::index::content_hash(self.internet_message());
+        if crate::index::reads_as(&self.entry, &hash, None) {
+            return Ok(true);
+        }
+        let message_id = match &self.message {
+            Some(m) => m.message_id.clone(),
+            None => crate::parse::parse_file(self.given.clone(), path)?.message_id,
+        };
+        Ok(crate::index::reads_as(&self.entry, &hash, message_id.as_deref()))
+    }
+
     /// The Internet message: the bytes given, or for a file in another format the one made of it.
     pub(crate) fn internet_message(&self) -> &[u8] {
         self.message.as_ref().map_or(&self.given, |m| &m.raw)
@@ -127,15 +141,16 @@ pub(crate) fn read(archive: &Archive, id: EntryId, format: Format) -> Result<Opt
         tracing::warn!(id, bytes = whole, "exported as far as it was read: its file holds the rest");
     }
     let given: Arc<[u8]> = Arc::from(read.bytes);
-    let path = source.own_file();
+    let path = source.own_file().map(std::path::Path::to_path_buf);
+    let path = path.as_deref();
     let message = if format == Format::Csv || !crate::parse::is_plain_message(&given, path) {
         Some(crate::parse::parse_file(given.clone(), path)?)
     } else {
         None
     };
     let exported = Exported { entry, folder, given, message };
-    if !crate::index::indexed_from(&exported.entry, &crate::index::content_hash(exported.internet_message())) {
-        // Its file was rewritten since it was indexed: what lies there now is not this message
+    if !exported.reads_as_indexed(path)? {
+        // Its file was rewritten since it was indexed: what lies there now is another message
         // (a compacted mbox puts the next one there); it is exported once the folder is read again.
         return Err(Error::SourceGone);
     }

@@ -69,10 +69,16 @@ pub fn in_folder(hash: &ContentHash, folder: &str) -> ContentHash {
     content_hash(&[&hash.0[..], folder.as_bytes()].concat())
 }
 
-/// Whether `entry` was indexed from bytes hashed `hash` (read back from its source to be shown):
-/// kept under that hash, or, a copy filed in a folder, under [`in_folder`].
-pub fn indexed_from(entry: &Entry, hash: &ContentHash) -> bool {
-    entry.hash == *hash || folders::of_location(&entry.location).is_some_and(|f| in_folder(hash, &f) == entry.hash)
+/// Whether the bytes read back for `entry` from its source (hashed `hash`, naming `message_id`)
+/// are still the message it was indexed from: the bytes hashed as it is kept (under their hash or,
+/// a copy filed in a folder, under [`in_folder`]), or, when they differ, a message with its
+/// Message-ID (the same message read to another length after `--max-message` changed, or edited
+/// in place, which the next scan indexes again). Another message there (an mbox compacted since)
+/// is not.
+pub fn reads_as(entry: &Entry, hash: &ContentHash, message_id: Option<&str>) -> bool {
+    entry.hash == *hash
+        || folders::of_location(&entry.location).is_some_and(|f| in_folder(hash, &f) == entry.hash)
+        || entry.message_id().is_some_and(|m| Some(m) == message_id)
 }
 
 /// The folder a message found at `location` is filed in, for telling copies apart: `None`
