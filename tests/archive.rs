@@ -725,6 +725,48 @@ async fn messages_deleted_in_thunderbird_are_not_listed() {
 /// A message file, or a folder above it, swapped for a link after it was indexed (by whoever may
 /// write the mail folder) is read only if the link leads inside the paths served: never a file the
 /// server can read and they cannot, through the page, the raw message or an export.
+/// Dovecot's `zlib` plugin keeps each Maildir file compressed (gzip or zstd), and a message is
+/// often kept as `.eml.gz`: each is the message it holds, listed, searched, shown and given back
+/// by `/raw/` inflated. An mbox kept compressed is not read (and says so in the log).
+#[tokio::test]
+async fn messages_kept_compressed_are_read() {
+    use std::io::Write as _;
+    let gzip = |bytes: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(bytes).expect("write");
+        e.finish().expect("finish")
+    };
+    let mail = tempfile::tempdir().expect("dir");
+    let cur = mail.path().join("INBOX/cur");
+    std::fs::create_dir_all(&cur).expect("mkdir");
+    std::fs::create_dir_all(mail.path().join("INBOX/new")).expect("mkdir");
+    let message = |n: &str, word: &str| {
+        format!("From: a@example.org\nSubject: {n}\nMessage-ID: <{n}@x>\n\nthe word {word} inside\n")
+    };
+    std::fs::write(cur.join("1.host,S=100:2,S"), gzip(message("gz", "gzipped").as_bytes())).expect("write");
+    std::fs::write(cur.join("2.host:2,"), zstd::encode_all(message("zst", "zstandard").as_bytes(), 19).expect("zstd"))
+        .expect("write");
+    std::fs::write(mail.path().join("saved.eml.gz"), gzip(message("eml", "saved").as_bytes())).expect("write");
+    let mbox = format!("From x Mon Nov  2 10:00:00 2026\n{}", message("boxed", "boxed"));
+    std::fs::write(mail.path().join("list.mbox.gz"), gzip(mbox.as_bytes())).expect("write");
+    std::fs::write(mail.path().join("not-mail.gz"), gzip(b"\x00\x01 not a message")).expect("write");
+
+    let app = TestApp::new(&[mail.path().to_path_buf()]);
+    assert_eq!(app.json("/api/status").await["messages"], 3, "the gzip and zstd Maildir files and the .eml.gz");
+    for (id, word) in [("gz@x", "gzipped"), ("zst@x", "zstandard"), ("eml@x", "saved")] {
+        let page = app.get(&format!("/message/{id}")).await;
+        assert_eq!(page.status, 200, "{id}");
+        assert!(page.text().contains(&format!("the word {word} inside")), "{id}");
+        let raw = app.get(&format!("/raw/{id}")).await;
+        assert!(raw.text().starts_with("From: a@example.org"), "{id}: /raw/ gives the message inflated");
+        let found = app.json(&format!("/api/messages?q={word}")).await;
+        assert_eq!(found["total"], 1, "{id}: {found}");
+    }
+    let flagged = app.json("/api/messages/gz@x").await;
+    assert_eq!(flagged["flags"], "S", "a compressed Maildir file keeps its flags: {flagged}");
+    assert_eq!(app.json("/api/messages?q=boxed").await["total"], 0, "an mbox kept compressed is not read");
+}
+
 /// Until the folder is read again, an mbox compacted under the server puts other messages where
 /// the index points: each message read back is checked against the bytes it was indexed from, and
 /// one that no longer matches is shown with a notice, never kept by the browser as the message's

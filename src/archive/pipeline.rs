@@ -467,12 +467,27 @@ fn read_message_file(
     opener: &mut ingest::Opener,
 ) -> std::io::Result<Option<ingest::Given>> {
     let mut file = opener.open(&found.path)?;
+    if checked {
+        // The scan has looked at its first bytes already (and through a compression).
+        return ingest::read_message(file, size, limit).map(Some);
+    }
     let mut bytes = Vec::new();
     let head = ingest::HEAD.min(limit);
-    if !checked {
+    {
         ingest::reserve(&mut bytes, head)?;
         (&mut file).take(head as u64).read_to_end(&mut bytes)?;
-        match ingest::kind_of(found, &bytes) {
+        let packing = ingest::packing(&bytes);
+        let given = match packing {
+            // A Maildir file kept compressed (Dovecot's `zlib` plugin): the message it holds.
+            Some(p) => Some(ingest::read_unpacked(
+                std::io::Cursor::new(std::mem::take(&mut bytes)).chain(&mut file),
+                p,
+                limit,
+            )?),
+            None => None,
+        };
+        let first = given.as_ref().map_or(&bytes[..], |g| &g.bytes[..g.bytes.len().min(ingest::HEAD)]);
+        match ingest::kind_of(found, first) {
             Kind::Message => {}
             Kind::Pst => {
                 tracing::warn!(path = %found.path.display(), "an Outlook data file in a Maildir folder is not read: name it .pst");
@@ -482,6 +497,9 @@ fn read_message_file(
                 tracing::debug!(path = %found.path.display(), "not a message: left out");
                 return Ok(None);
             }
+        }
+        if given.is_some() {
+            return Ok(given);
         }
         // Fewer first bytes than asked for: the file has ended already (most mail is a few KiB).
         if bytes.len() < head {

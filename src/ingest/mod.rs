@@ -1,12 +1,14 @@
 //! Where messages come from: files, folder trees (Maildir included), mbox files, Outlook data files.
 //! [`walk`](mod@walk) finds them, [`sniff`](mod@sniff) tells a message from other files by its first bytes, `mbox`
-//! splits mbox files into messages, `mh` reads MH folders' sequences as flags, [`pst`] lists the
+//! splits mbox files into messages, `mh` reads MH folders' sequences as flags, `packed` reads
+//! message files kept compressed, [`pst`] lists the
 //! items of Outlook data files; [`Source`] says
 //! where one message's bytes live and reads them back. Sources are opened read-only; nothing here
 //! ever writes under a given path.
 
 mod mbox;
 mod mh;
+mod packed;
 pub mod pst;
 mod sniff;
 mod walk;
@@ -14,6 +16,7 @@ mod within;
 
 pub use mbox::{mbox_status, split_mbox, unescape_from_lines, MboxMessage, MboxReader, MboxStatus};
 pub use mh::{mh_number, MhSequences};
+pub use packed::{packing, read_unpacked, unpacked_head, Packing};
 pub use sniff::{
     after_emlx_count, emlx_count_line, kind_of, maildir_message, named_message, sniff, sniff_claimed, sniff_file,
     sniff_found, utf16_to_bytes, Claim, Kind, HEAD, OLE_MAGIC,
@@ -121,11 +124,9 @@ impl Source {
     pub fn read(&self, limit: usize, within: &Within) -> std::io::Result<Given> {
         match self {
             Source::File { path } => {
-                let mut file = within.open(path)?;
+                let file = within.open(path)?;
                 let size = file.metadata()?.len();
-                let mut bytes = Vec::new();
-                let cut_from = read_within(&mut file, &mut bytes, size, limit)?;
-                Ok(Given { bytes, cut_from })
+                read_message(file, size, limit)
             }
             Source::Mbox { path, offset, len } => {
                 let mut f = within.open(path)?;
@@ -172,6 +173,19 @@ impl Given {
     pub fn whole(bytes: Vec<u8>) -> Given {
         Given { bytes, cut_from: None }
     }
+}
+
+/// The message a file holds, from its start, at most `limit` bytes of it (`size`: the file's, as
+/// last seen), inflated when the file is kept compressed ([`packing`]).
+pub fn read_message(mut file: impl Read, size: u64, limit: usize) -> std::io::Result<Given> {
+    let mut bytes = Vec::new();
+    let magic = 4.min(limit);
+    (&mut file).take(magic as u64).read_to_end(&mut bytes)?;
+    if let Some(packing) = packing(&bytes) {
+        return read_unpacked(std::io::Cursor::new(bytes).chain(file), packing, limit);
+    }
+    let cut_from = read_within(&mut file, &mut bytes, size, limit)?;
+    Ok(Given { bytes, cut_from })
 }
 
 /// Room for `more` bytes in `bytes`, asked for and not taken: a size the machine cannot give is an

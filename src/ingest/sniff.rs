@@ -240,8 +240,19 @@ fn in_maildir(path: &Path) -> bool {
 
 /// What a file found under a PATH is: its first bytes read as strictly as its [`Claim`] asks,
 /// except that a file in a Maildir is one message whatever its first line (see [`kind_of`]).
+/// A file kept compressed (see [`super::packed`]) is what it inflates to, when that is one message.
 pub fn sniff_found(found: &Found) -> std::io::Result<Kind> {
-    Ok(kind_of(found, &head(&found.path)?))
+    let head = head(&found.path)?;
+    let Some(packing) = super::packing(&head) else { return Ok(kind_of(found, &head)) };
+    let inflated = super::unpacked_head(File::open(&found.path)?, packing, HEAD).unwrap_or_default();
+    Ok(match kind_of(found, &inflated) {
+        Kind::Message => Kind::Message,
+        Kind::Mbox => {
+            tracing::warn!(path = %found.path.display(), "an mbox kept compressed is not read: uncompress it first");
+            Kind::Other
+        }
+        Kind::Pst | Kind::Other => Kind::Other,
+    })
 }
 
 /// The first [`HEAD`] bytes of a file, or all of a shorter one.
