@@ -473,41 +473,31 @@ fn read_message_file(
     }
     let mut bytes = Vec::new();
     let head = ingest::HEAD.min(limit);
-    {
-        ingest::reserve(&mut bytes, head)?;
-        (&mut file).take(head as u64).read_to_end(&mut bytes)?;
-        let packing = ingest::packing(&bytes);
-        let given = match packing {
-            // A Maildir file kept compressed (Dovecot's `zlib` plugin): the message it holds.
-            Some(p) => Some(ingest::read_unpacked(
-                std::io::Cursor::new(std::mem::take(&mut bytes)).chain(&mut file),
-                p,
-                limit,
-            )?),
-            None => None,
-        };
-        let first = given.as_ref().map_or(&bytes[..], |g| &g.bytes[..g.bytes.len().min(ingest::HEAD)]);
-        match ingest::kind_of(found, first) {
-            Kind::Message => {}
-            Kind::Pst => {
-                tracing::warn!(path = %found.path.display(), "an Outlook data file in a Maildir folder is not read: name it .pst");
-                return Ok(None);
-            }
-            Kind::Mbox | Kind::Other => {
-                tracing::debug!(path = %found.path.display(), "not a message: left out");
-                return Ok(None);
-            }
+    ingest::reserve(&mut bytes, head)?;
+    (&mut file).take(head as u64).read_to_end(&mut bytes)?;
+    // A Maildir file kept compressed (Dovecot's `zlib` plugin) is told by what it holds.
+    let inflated = match ingest::packing(&bytes) {
+        Some(p) => {
+            Some(ingest::read_unpacked(std::io::Cursor::new(std::mem::take(&mut bytes)).chain(&mut file), p, limit)?)
         }
-        if given.is_some() {
-            return Ok(given);
+        None => None,
+    };
+    let first = inflated.as_ref().map_or(&bytes[..], |g| &g.bytes[..g.bytes.len().min(ingest::HEAD)]);
+    match ingest::kind_of(found, first) {
+        Kind::Message => {}
+        Kind::Pst => {
+            tracing::warn!(path = %found.path.display(), "an Outlook data file in a Maildir folder is not read: name it .pst");
+            return Ok(None);
         }
-        // Fewer first bytes than asked for: the file has ended already (most mail is a few KiB).
-        if bytes.len() < head {
-            return Ok(Some(ingest::Given::whole(bytes)));
+        Kind::Mbox | Kind::Other => {
+            tracing::debug!(path = %found.path.display(), "not a message: left out");
+            return Ok(None);
         }
     }
-    let cut_from = ingest::read_within(&mut file, &mut bytes, size, limit)?;
-    Ok(Some(ingest::Given { bytes, cut_from }))
+    match inflated {
+        Some(given) => Ok(Some(given)),
+        None => ingest::read_message_on(bytes, file, size, limit).map(Some),
+    }
 }
 
 pub(super) fn stat(path: &Path) -> std::io::Result<(u64, i64)> {

@@ -179,10 +179,21 @@ impl Given {
 /// last seen), inflated when the file is kept compressed ([`packing`]).
 pub fn read_message(mut file: impl Read, size: u64, limit: usize) -> std::io::Result<Given> {
     let mut bytes = Vec::new();
-    let magic = 4.min(limit);
-    (&mut file).take(magic as u64).read_to_end(&mut bytes)?;
+    let head = HEAD.min(limit);
+    reserve(&mut bytes, head)?;
+    (&mut file).take(head as u64).read_to_end(&mut bytes)?;
+    read_message_on(bytes, file, size, limit)
+}
+
+/// [`read_message`] with the file's first `min(HEAD, limit)` bytes (or all of a shorter file)
+/// read already into `bytes`, and `file` where they end.
+pub fn read_message_on(mut bytes: Vec<u8>, mut file: impl Read, size: u64, limit: usize) -> std::io::Result<Given> {
     if let Some(packing) = packing(&bytes) {
         return read_unpacked(std::io::Cursor::new(bytes).chain(file), packing, limit);
+    }
+    // Fewer first bytes than asked for: the file has ended already (most mail is a few KiB).
+    if bytes.len() < HEAD.min(limit) {
+        return Ok(Given::whole(bytes));
     }
     let cut_from = read_within(&mut file, &mut bytes, size, limit)?;
     Ok(Given { bytes, cut_from })
