@@ -62,6 +62,9 @@ pub const MAX_PHANTOM_HEADER: usize = 16 * 1024;
 /// Characters kept of the request an external body asks to mail to its server.
 pub const MAX_MAIL_SERVER_REQUEST: usize = 4096;
 
+/// What an upload kept compressed (gzip, zstd) may inflate to; a larger one is refused (`413`).
+pub const MAX_UPLOAD_INFLATED: usize = 256 << 20;
+
 /// Default for `--max-upload`: the largest request body.
 pub const DEFAULT_MAX_UPLOAD: &str = "64M";
 

@@ -246,6 +246,33 @@ async fn uploads_are_created_deduplicated_and_kept() {
     assert_eq!(r.header("content-type"), "application/problem+json");
 }
 
+/// An upload compressed with gzip or zstd is what it inflates to: a mailing list's month of mail
+/// as `.txt.gz`, one message as `.eml.zst`; bounded as it inflates.
+#[tokio::test]
+async fn compressed_uploads_are_what_they_inflate_to() {
+    use std::io::{Read as _, Write as _};
+    let app = samples();
+    let mbox = "From a Mon Jan  1 00:00:00 2024\nSubject: one\nMessage-ID: <gz-1@x>\n\n1\n\nFrom b Mon Jan  1 00:00:00 2024\nSubject: two\nMessage-ID: <gz-2@x>\n\n2\n";
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(mbox.as_bytes()).expect("gzip");
+    let r = post(&app, "application/gzip", gz.finish().expect("gzip")).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    let created: serde_json::Value = serde_json::from_slice(&r.body).expect("json");
+    assert_eq!(created.as_array().map(Vec::len), Some(2), "both messages of the mbox: {created}");
+
+    let one = zstd::encode_all(&b"Subject: zstd\nMessage-ID: <zst-1@x>\n\nsqueezed\n"[..], 3).expect("zstd");
+    let r = post(&app, "application/zstd", one).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    assert!(app.get("/raw/zst-1@x").await.text().contains("squeezed"));
+
+    // A few kilobytes that inflate past what an upload may hold.
+    let bomb = zstd::encode_all(std::io::repeat(b'a').take(300 << 20), 3).expect("zstd");
+    assert!(bomb.len() < 64 << 10);
+    assert_eq!(post(&app, "application/zstd", bomb).await.status, StatusCode::PAYLOAD_TOO_LARGE);
+    let broken = [&[0x1f, 0x8b, 0x08][..], b"not deflate at all"].concat();
+    assert_eq!(post(&app, "application/gzip", broken).await.status, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
 #[tokio::test]
 async fn openapi_document_is_valid_and_every_route_answers() {
     if !crate::common::needs::python_module(

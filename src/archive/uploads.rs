@@ -199,11 +199,24 @@ impl Archive {
     }
 }
 
-/// The messages of an upload, parsed, with their folders: one message, each message of an mbox,
-/// or each item of an Outlook data file (as the `.msg` Outlook would save it, in the folder it is
+/// The messages of an upload, parsed, with their folders: one message, each message of an mbox
+/// (either kept compressed with gzip or zstd), or each item of an Outlook data file (as the `.msg` Outlook would save it, in the folder it is
 /// filed in there, under the file's name). An upload with a message that cannot be read stores
 /// nothing.
 fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error> {
+    // A compressed upload (`.eml.gz`, a mailing list's `.txt.gz` month) is what it inflates to,
+    // held whole in memory as any upload is, so a compressed mbox too.
+    let bytes = match ingest::packing(&bytes) {
+        Some(packing) => {
+            let given = ingest::read_unpacked(bytes.as_slice(), packing, crate::limits::MAX_UPLOAD_INFLATED)
+                .map_err(|_| Error::Unparseable)?;
+            if given.cut_from.is_some() {
+                return Err(Error::TooLarge);
+            }
+            given.bytes
+        }
+        None => bytes,
+    };
     let kind = match ingest::sniff_claimed(&bytes[..bytes.len().min(ingest::HEAD)], ingest::Claim::Given) {
         Kind::Mbox if name.is_some_and(ingest::named_message) => Kind::Message,
         kind => kind,
