@@ -444,3 +444,80 @@ async fn an_upload_of_a_message_held_out_of_reach_is_a_copy_of_its_own() {
     let all: serde_json::Value = serde_json::from_slice(&all.body).unwrap();
     assert_eq!(all["total"], 2, "the message in its folder and one copy uploaded (twice): {all}");
 }
+
+/// Uploads `raw` as `who`; the id the answer gives it.
+async fn upload_as(app: &TestApp, who: &str, raw: &str) -> String {
+    let req = Request::post("/api/messages")
+        .header("content-type", "message/rfc822")
+        .header("authorization", who)
+        .body(Body::from(raw.replace('\n', "\r\n")))
+        .unwrap();
+    let r = app.request(req).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    let created: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+    created[0]["id"].as_str().unwrap().to_string()
+}
+
+/// The id an upload gets tells its uploader nothing of the messages they may not read: an admin
+/// limited to some folders who uploads a message whose Message-ID (or whose very bytes) a folder
+/// beyond them holds gets an id of the same kind as for a Message-ID held nowhere, never the
+/// Message-ID for the one and something else for the other (nor the id derived from the bytes,
+/// which would tell which way the choice went). The uploader reads each upload by its id and by
+/// its Message-ID.
+#[tokio::test]
+async fn an_uploads_id_tells_nothing_of_messages_out_of_the_uploaders_reach() {
+    let dir = tempfile::tempdir().unwrap();
+    let mail = dir.path().join("mail");
+    let held = "From: Mallory <mallory@deep.example>\nSubject: Zebracorn memo\n\
+        Date: Tue, 02 Jan 2024 10:00:00 +0000\nMessage-ID: <held@far.example>\n\nzebracorn\n";
+    write(&mail, "Vaultroom/held.eml", held);
+    write(&mail, "Open/o.eml", "From: Ann <ann@example.org>\nSubject: Open\nMessage-ID: <o@example.org>\n\nopen\n");
+    let hash = |pw: &str| {
+        mailshelf::auth::password::hash_with(pw.as_bytes(), mailshelf::auth::password::test_params()).unwrap()
+    };
+    let users = dir.path().join("users.toml");
+    std::fs::write(
+        &users,
+        format!(
+            "[[user]]\nname = \"limited\"\npassword = \"{}\"\nadmin = true\nfolders = [\"Open\", \"Uploads\"]\n",
+            hash("limited-pw")
+        ),
+    )
+    .unwrap();
+    let app = TestApp::with_config(&[mail], |c| c.accounts.users = Some(users));
+    let limited = basic("limited", "limited-pw");
+    let other_bytes = |mid: &str| {
+        format!(
+            "From: Ann <ann@example.org>\nSubject: Minutes\nDate: Wed, 03 Jan 2024 10:00:00 +0000\n\
+             Message-ID: <{mid}>\n\nminutes of {mid}\n"
+        )
+    };
+    let unheld = "From: Ann <ann@example.org>\nSubject: Zebracorn memo\n\
+        Date: Tue, 02 Jan 2024 10:00:00 +0000\nMessage-ID: <unheld@far.example>\n\nzebracorn\n";
+    // (what is uploaded, its Message-ID, whether a folder out of reach holds that Message-ID)
+    let cases = [
+        (other_bytes("held@far.example"), "held@far.example", true),
+        (held.to_string(), "held@far.example", true),
+        (other_bytes("fresh@example.org"), "fresh@example.org", false),
+        (unheld.to_string(), "unheld@far.example", false),
+    ];
+    let mut kinds = Vec::new();
+    for (raw, mid, out_of_reach) in &cases {
+        let id = upload_as(&app, &limited, raw).await;
+        let derived = mailshelf::ids::derived_message_id(raw.replace('\n', "\r\n").as_bytes());
+        assert_ne!(id, derived, "{mid}: the id derived from the bytes says why it was chosen");
+        kinds.push((id == *mid, id.ends_with("@mailshelf.invalid"), *out_of_reach, id.clone()));
+        for asked in [id.as_str(), mid] {
+            let r = as_user(&app, "GET", &format!("/api/messages/{}", mailshelf::ids::encode_segment(asked)), &limited)
+                .await;
+            assert_eq!(r.status, StatusCode::OK, "{mid}: asked as {asked}");
+            assert!(!r.text().to_lowercase().contains("vaultroom"), "{mid}: {}", r.text());
+        }
+        // The same upload again is the same message.
+        assert_eq!(upload_as(&app, &limited, raw).await, id, "{mid}");
+    }
+    let first = (kinds[0].0, kinds[0].1);
+    for (is_mid, derived_form, out_of_reach, id) in &kinds {
+        assert_eq!((*is_mid, *derived_form), first, "{id} (held out of reach: {out_of_reach}): {kinds:?}");
+    }
+}
