@@ -521,3 +521,49 @@ async fn an_uploads_id_tells_nothing_of_messages_out_of_the_uploaders_reach() {
         assert_eq!((*is_mid, *derived_form), first, "{id} (held out of reach: {out_of_reach}): {kinds:?}");
     }
 }
+
+/// The same bytes in two folders answer with the same validators: the ETag of the message's
+/// source, of its parts (as shown, as sent, as text) and of a thumbnail is that of the bytes, the
+/// same whether or not a copy is held in a folder the reader may not read (a copy is kept under a
+/// hash of its own, which an ETag made from it would give away).
+#[tokio::test]
+async fn etags_are_the_same_whether_or_not_a_copy_is_held_out_of_reach() {
+    let raw = format!(
+        "From: Ann <ann@example.org>\nSubject: Shared plans\nDate: Mon, 01 Jan 2024 10:00:00 +0000\n\
+         Message-ID: <copied@example.org>\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"B\"\n\n\
+         --B\nContent-Type: text/plain\n\ncopiedword\n--B\nContent-Type: image/png; name=\"dot.png\"\n\
+         Content-Disposition: attachment; filename=\"dot.png\"\nContent-Transfer-Encoding: base64\n\n{}\n--B--\n",
+        png()
+    );
+    let urls = [
+        "/raw/copied@example.org",
+        "/part/copied@example.org/~1",
+        "/part/copied@example.org/~1?download=1",
+        "/part/copied@example.org/~1?text=1",
+        "/part/copied@example.org/~1?raw=1",
+        "/part/copied@example.org/~2",
+        "/part/copied@example.org/~0",
+        "/thumb/copied@example.org/~2",
+    ];
+    let mut seen: Vec<Vec<String>> = Vec::new();
+    for with_copy in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let mail = dir.path().join("mail");
+        // `Attic` is walked first: its copy is the first, the reader's the second.
+        let rels: &[&str] = if with_copy { &["Attic/a.eml", "Open/a.eml"] } else { &["Open/a.eml"] };
+        for rel in rels {
+            write(&mail, rel, &raw);
+        }
+        let users = users_file(dir.path());
+        let app = TestApp::with_config(&[mail], |c| c.accounts.users = Some(users));
+        let scoped = basic("scoped", "scoped-pw");
+        let mut etags = Vec::new();
+        for url in urls {
+            let r = as_user(&app, "GET", url, &scoped).await;
+            assert_eq!(r.status, StatusCode::OK, "{url}: {}", r.text());
+            etags.push(r.header("etag").to_string());
+        }
+        seen.push(etags);
+    }
+    assert_eq!(seen[0], seen[1], "{urls:?}");
+}
