@@ -444,3 +444,126 @@ async fn an_upload_of_a_message_held_out_of_reach_is_a_copy_of_its_own() {
     let all: serde_json::Value = serde_json::from_slice(&all.body).unwrap();
     assert_eq!(all["total"], 2, "the message in its folder and one copy uploaded (twice): {all}");
 }
+
+/// Uploads `raw` as `who`; the id the answer gives it.
+async fn upload_as(app: &TestApp, who: &str, raw: &str) -> String {
+    let req = Request::post("/api/messages")
+        .header("content-type", "message/rfc822")
+        .header("authorization", who)
+        .body(Body::from(raw.replace('\n', "\r\n")))
+        .unwrap();
+    let r = app.request(req).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    let created: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+    created[0]["id"].as_str().unwrap().to_string()
+}
+
+/// The id an upload gets tells its uploader nothing of the messages they may not read: an admin
+/// limited to some folders who uploads a message whose Message-ID (or whose very bytes) a folder
+/// beyond them holds gets an id of the same kind as for a Message-ID held nowhere, never the
+/// Message-ID for the one and something else for the other (nor the id derived from the bytes,
+/// which would tell which way the choice went). The uploader reads each upload by its id and by
+/// its Message-ID.
+#[tokio::test]
+async fn an_uploads_id_tells_nothing_of_messages_out_of_the_uploaders_reach() {
+    let dir = tempfile::tempdir().unwrap();
+    let mail = dir.path().join("mail");
+    let held = "From: Mallory <mallory@deep.example>\nSubject: Zebracorn memo\n\
+        Date: Tue, 02 Jan 2024 10:00:00 +0000\nMessage-ID: <held@far.example>\n\nzebracorn\n";
+    write(&mail, "Vaultroom/held.eml", held);
+    write(&mail, "Open/o.eml", "From: Ann <ann@example.org>\nSubject: Open\nMessage-ID: <o@example.org>\n\nopen\n");
+    let hash = |pw: &str| {
+        mailshelf::auth::password::hash_with(pw.as_bytes(), mailshelf::auth::password::test_params()).unwrap()
+    };
+    let users = dir.path().join("users.toml");
+    std::fs::write(
+        &users,
+        format!(
+            "[[user]]\nname = \"limited\"\npassword = \"{}\"\nadmin = true\nfolders = [\"Open\", \"Uploads\"]\n",
+            hash("limited-pw")
+        ),
+    )
+    .unwrap();
+    let app = TestApp::with_config(&[mail], |c| c.accounts.users = Some(users));
+    let limited = basic("limited", "limited-pw");
+    let other_bytes = |mid: &str| {
+        format!(
+            "From: Ann <ann@example.org>\nSubject: Minutes\nDate: Wed, 03 Jan 2024 10:00:00 +0000\n\
+             Message-ID: <{mid}>\n\nminutes of {mid}\n"
+        )
+    };
+    let unheld = "From: Ann <ann@example.org>\nSubject: Zebracorn memo\n\
+        Date: Tue, 02 Jan 2024 10:00:00 +0000\nMessage-ID: <unheld@far.example>\n\nzebracorn\n";
+    // (what is uploaded, its Message-ID, whether a folder out of reach holds that Message-ID)
+    let cases = [
+        (other_bytes("held@far.example"), "held@far.example", true),
+        (held.to_string(), "held@far.example", true),
+        (other_bytes("fresh@example.org"), "fresh@example.org", false),
+        (unheld.to_string(), "unheld@far.example", false),
+    ];
+    let mut kinds = Vec::new();
+    for (raw, mid, out_of_reach) in &cases {
+        let id = upload_as(&app, &limited, raw).await;
+        let derived = mailshelf::ids::derived_message_id(raw.replace('\n', "\r\n").as_bytes());
+        assert_ne!(id, derived, "{mid}: the id derived from the bytes says why it was chosen");
+        kinds.push((id == *mid, id.ends_with("@mailshelf.invalid"), *out_of_reach, id.clone()));
+        for asked in [id.as_str(), mid] {
+            let r = as_user(&app, "GET", &format!("/api/messages/{}", mailshelf::ids::encode_segment(asked)), &limited)
+                .await;
+            assert_eq!(r.status, StatusCode::OK, "{mid}: asked as {asked}");
+            assert!(!r.text().to_lowercase().contains("vaultroom"), "{mid}: {}", r.text());
+        }
+        // The same upload again is the same message.
+        assert_eq!(upload_as(&app, &limited, raw).await, id, "{mid}");
+    }
+    let first = (kinds[0].0, kinds[0].1);
+    for (is_mid, derived_form, out_of_reach, id) in &kinds {
+        assert_eq!((*is_mid, *derived_form), first, "{id} (held out of reach: {out_of_reach}): {kinds:?}");
+    }
+}
+
+/// The same bytes in two folders answer with the same validators: the ETag of the message's
+/// source, of its parts (as shown, as sent, as text) and of a thumbnail is that of the bytes, the
+/// same whether or not a copy is held in a folder the reader may not read (a copy is kept under a
+/// hash of its own, which an ETag made from it would give away).
+#[tokio::test]
+async fn etags_are_the_same_whether_or_not_a_copy_is_held_out_of_reach() {
+    let raw = format!(
+        "From: Ann <ann@example.org>\nSubject: Shared plans\nDate: Mon, 01 Jan 2024 10:00:00 +0000\n\
+         Message-ID: <copied@example.org>\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"B\"\n\n\
+         --B\nContent-Type: text/plain\n\ncopiedword\n--B\nContent-Type: image/png; name=\"dot.png\"\n\
+         Content-Disposition: attachment; filename=\"dot.png\"\nContent-Transfer-Encoding: base64\n\n{}\n--B--\n",
+        png()
+    );
+    let urls = [
+        "/raw/copied@example.org",
+        "/part/copied@example.org/~1",
+        "/part/copied@example.org/~1?download=1",
+        "/part/copied@example.org/~1?text=1",
+        "/part/copied@example.org/~1?raw=1",
+        "/part/copied@example.org/~2",
+        "/part/copied@example.org/~0",
+        "/thumb/copied@example.org/~2",
+    ];
+    let mut seen: Vec<Vec<String>> = Vec::new();
+    for with_copy in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let mail = dir.path().join("mail");
+        // `Attic` is walked first: its copy is the first, the reader's the second.
+        let rels: &[&str] = if with_copy { &["Attic/a.eml", "Open/a.eml"] } else { &["Open/a.eml"] };
+        for rel in rels {
+            write(&mail, rel, &raw);
+        }
+        let users = users_file(dir.path());
+        let app = TestApp::with_config(&[mail], |c| c.accounts.users = Some(users));
+        let scoped = basic("scoped", "scoped-pw");
+        let mut etags = Vec::new();
+        for url in urls {
+            let r = as_user(&app, "GET", url, &scoped).await;
+            assert_eq!(r.status, StatusCode::OK, "{url}: {}", r.text());
+            etags.push(r.header("etag").to_string());
+        }
+        seen.push(etags);
+    }
+    assert_eq!(seen[0], seen[1], "{urls:?}");
+}

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::{Archive, Commit, Loaded};
 use crate::error::Error;
-use crate::index::{content_hash, folders, Access, Added, Draft, Entry, EntryId, Location};
+use crate::index::{content_hash, folders, Access, Added, Draft, Entry, EntryId, Keying, Location};
 use crate::ingest::{self, Kind, MboxReader, Source};
 use crate::model::Message;
 use crate::parse::parse_message;
@@ -58,6 +58,9 @@ impl Archive {
         let mut kept: Vec<(EntryId, Option<Message>)> = Vec::with_capacity(uploads.len());
         let mut new = Vec::new();
         let mut stored = std::collections::HashSet::new();
+        // An admin limited to some folders must not learn from an upload's key whether its
+        // Message-ID or its bytes are held where they may not read.
+        let keying = if uploader.is_everything() { Keying::Stable } else { Keying::Unguessable };
         let add_all = |batch: &mut Batch| -> Result<(), Error> {
             for Upload { msg, folder, extension, flags } in uploads {
                 let name = format!("{}.{extension}", content_hash(msg.given()));
@@ -73,7 +76,7 @@ impl Archive {
                         .held_as(&draft.hash, &location, hidden)
                         .and_then(|id| index.get(id))
                         .is_some_and(|e| is_ours(&e));
-                    let added = index.add_draft_as(draft, location, hidden)?;
+                    let added = index.add_draft_as(draft, location, hidden, keying)?;
                     // New, or found before only inside another message and listed as this upload
                     // now: read from this name from now on.
                     let ours = index.get(added.id()).is_some_and(|e| is_ours(&e));

@@ -52,6 +52,18 @@ pub enum Added {
     Relisted(EntryId),
 }
 
+/// How a new entry's key is chosen ([`Index::add_draft_as`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keying {
+    /// Its Message-ID when no entry has that key yet, else a key derived from its bytes: the same
+    /// archive indexed again, or on another machine, gives every message the same key.
+    Stable,
+    /// A random key, for what an admin limited to some folders uploads: which of the stable keys
+    /// an upload would get depends on whether its Message-ID or its bytes are held already,
+    /// perhaps in a folder that admin may not read, and the answer must not tell them.
+    Unguessable,
+}
+
 impl Added {
     pub fn id(self) -> EntryId {
         match self {
@@ -254,13 +266,14 @@ impl Index {
     /// thread that adds. Keyed by the message that was read, not the file: a `.partial.emlx` is
     /// completed from the files beside it, so two identical files may hold two different messages.
     pub fn add_draft(&mut self, msg: Draft, location: Location) -> Result<Added, Error> {
-        self.add_draft_as(msg, location, false)
+        self.add_draft_as(msg, location, false, Keying::Stable)
     }
 
     /// [`Index::add_draft`] of an upload whose bytes are held already in a folder its uploader may
     /// not read (`copy`): kept as a copy in its own folder (see [`in_folder`]), as a copy in
-    /// another mounted folder is.
-    pub fn add_draft_as(&mut self, msg: Draft, location: Location, copy: bool) -> Result<Added, Error> {
+    /// another mounted folder is. `keying` says how a new entry, and each message it encloses, is
+    /// keyed.
+    pub fn add_draft_as(&mut self, msg: Draft, location: Location, copy: bool, keying: Keying) -> Result<Added, Error> {
         let folder = filed_in(&location, copy);
         let hash = match self.placement(&msg.hash, folder.as_deref(), copy) {
             Placement::Held(existing, hash) => return self.found_again(existing, hash, location),
@@ -268,6 +281,7 @@ impl Index {
         };
         let listed = matches!(location, Location::Top { .. });
         let key = match &msg.message_id {
+            _ if keying == Keying::Unguessable => self.unguessable_key()?,
             Some(mid) if self.by_key(mid).is_none() => mid.clone(),
             _ => {
                 let derived = crate::ids::derived_message_id(&msg.raw);
@@ -297,9 +311,23 @@ impl Index {
         }
         self.put(id, Some(Arc::new(entry)));
         for (part, nested) in msg.nested {
-            self.add_draft(nested, Location::Nested { parent: id, part })?;
+            self.add_draft_as(nested, Location::Nested { parent: id, part }, false, keying)?;
         }
         Ok(Added::New(id))
+    }
+
+    /// A key no entry has, of 128 random bits, shaped as the keys derived from bytes are.
+    fn unguessable_key(&self) -> Result<String, Error> {
+        for _ in 0..4 {
+            let mut bits = [0u8; 16];
+            getrandom::fill(&mut bits)
+                .map_err(|e| Error::internal("random message key", std::io::Error::other(e.to_string())))?;
+            let key = format!("{}@mailshelf.invalid", bits.iter().map(|b| format!("{b:02x}")).collect::<String>());
+            if self.by_key(&key).is_none() {
+                return Ok(key);
+            }
+        }
+        Err(Error::internal("random message key", std::io::Error::other("every key drawn was taken")))
     }
 
     /// The entry the bytes hashed `hash` would be found as at `location`, added as a copy or not

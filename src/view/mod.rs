@@ -43,7 +43,7 @@ use quick_cache::sync::Cache;
 
 use crate::archive::{Archive, Loaded};
 use crate::error::Error;
-use crate::index::{content_hash, Access, Entry, EntryId};
+use crate::index::{content_hash, Access, ContentHash, Entry, EntryId};
 use crate::limits::{MAX_RENDERED_CACHE, MAX_SEARCH_WINDOW};
 use crate::model::{Body, External, Message, Part, PartIdx};
 use crate::parse::extract::{Extracted, Outcome};
@@ -88,6 +88,8 @@ struct Caches {
     /// The labels and their counts within one reader's folders, until the index changes (a reader
     /// who may read everything is answered from the index's own counts).
     labels: Cache<(u64, Access), Arc<LabelCounts>>,
+    /// The hash of the bytes each message was read from, by its entry (see [`View::bytes_hash`]).
+    bytes_hashes: Cache<(EntryId, ContentHash), ContentHash>,
 }
 
 /// The labels on one reader's messages: each label as spelled with the messages carrying it, and
@@ -100,6 +102,9 @@ struct LabelCounts {
 
 /// Groupings and overviews kept (a few scopes being browsed at once).
 const BROWSED: usize = 16;
+
+/// Hashes of messages' bytes kept (32 bytes each, with their keys).
+const BYTES_HASHES: usize = 4096;
 
 /// Entry, part, remote content allowed, quotes folded, index generation, and what the reader may
 /// read (a `cid:` or `mid:` link into a message they may not read resolves to nothing).
@@ -164,6 +169,7 @@ impl View {
             secrets: Arc::new(security::Secrets::new(keys)),
             positions: Cache::new(2),
             labels: Cache::new(BROWSED),
+            bytes_hashes: Cache::new(BYTES_HASHES),
         };
         View { archive, access: Access::everything(), caches: Arc::new(caches) }
     }
@@ -246,6 +252,26 @@ impl View {
     /// [`View::load`] for a message already read (blocking): its encrypted layers opened.
     pub fn opened(&self, loaded: Loaded) -> Loaded {
         secrets_open(&self.caches.secrets, loaded)
+    }
+
+    /// The hash of the bytes a loaded message was read from, which the validators (ETags) of its
+    /// source, its parts and its thumbnails are made of; worked out once, then kept. It is the
+    /// same for every copy of the same bytes, where the entry's own hash is not: a copy found in a
+    /// second folder is kept under a hash of its own, and a validator made from that would tell a
+    /// reader of the one folder that the same bytes are held in another, one they may not read.
+    /// For a message that is no such copy it is the entry's hash.
+    pub fn bytes_hash(&self, loaded: &Loaded) -> ContentHash {
+        let key = (loaded.id, loaded.entry.hash);
+        if let Some(hit) = self.caches.bytes_hashes.get(&key) {
+            return hit;
+        }
+        let hash = content_hash(&loaded.message().raw);
+        // Bytes that are no longer the message's (another message now lies in its place) name
+        // nothing for good: once its folder is read again, the entry is the message's again.
+        if !loaded.changed {
+            self.caches.bytes_hashes.insert(key, hash);
+        }
+        hash
     }
 
     /// What the signed and encrypted layers of a loaded message come to. Blocking the first time

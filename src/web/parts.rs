@@ -129,7 +129,7 @@ pub(crate) async fn part(
             Some(charset) => format!("{content_type}; charset={charset}"),
             None => content_type,
         };
-        let etag = format!("\"{}-{}-sent\"", loaded.entry.hash, part.section);
+        let etag = format!("\"{}-{}-sent\"", view.bytes_hash(&loaded), part.section);
         let res = FileResponse::new(Bytes::copy_from_slice(&sent), content_type)
             .etag(etag)
             .disposition(disposition)
@@ -153,8 +153,9 @@ pub(crate) async fn part(
                 PartBody::Multipart => Bytes::copy_from_slice(msg.raw.get(part.raw_range.clone()).unwrap_or(&[])),
                 _ => part.shared_bytes(),
             };
-            // The message's bytes decide the part's: their hash and the section name it for good.
-            let etag = format!("\"{}-{}\"", loaded.entry.hash, part.section);
+            // The message's bytes decide the part's: their hash and the section name it for good
+            // (the bytes' own hash, never the entry's: see `View::bytes_hash`).
+            let etag = format!("\"{}-{}\"", view.bytes_hash(&loaded), part.section);
             FileResponse::new(bytes, with_charset(part, &content_type)).etag(etag).cache(lasting)
         };
         // Remote content is for documents rewritten with the choice carried along, never for a
@@ -175,8 +176,8 @@ async fn document_text(
     idx: crate::model::PartIdx,
     headers: &HeaderMap,
 ) -> Result<Response, ApiError> {
-    let (view, for_view) = (Arc::clone(view), loaded.clone());
-    let read = blocking(move || view.document_text(&for_view, idx)).await?;
+    let (reader, for_view) = (Arc::clone(view), loaded.clone());
+    let read = blocking(move || reader.document_text(&for_view, idx)).await?;
     let mut body = String::with_capacity(read.text.len() + 256);
     for notice in &read.notices {
         body.push_str(&format!("[mailshelf: {notice}]\n"));
@@ -188,7 +189,7 @@ async fn document_text(
     let part = &loaded.message().parts[idx];
     let name = format!("{}.txt", part_filename(part));
     // The text depends on the reader too: a newer mailshelf may read more of the same bytes.
-    let etag = format!("\"{}-{}-text-{}\"", loaded.entry.hash, part.section, env!("CARGO_PKG_VERSION"));
+    let etag = format!("\"{}-{}-text-{}\"", view.bytes_hash(loaded), part.section, env!("CARGO_PKG_VERSION"));
     Ok(FileResponse::new(Bytes::from(body), "text/plain; charset=utf-8".into())
         .etag(etag)
         .cache(cache::REVALIDATE)
@@ -247,7 +248,7 @@ pub(crate) async fn raw(
     let name = format!("{}.{ext}", safe_stem(&loaded.entry.key));
     let lasting = lasting(&loaded);
     Ok(FileResponse::new(Bytes::copy_from_slice(given), content_type.into())
-        .etag(format!("\"{}\"", loaded.entry.hash))
+        .etag(format!("\"{}\"", view.bytes_hash(&loaded)))
         .disposition(content_disposition(kind, &name))
         .content_policy(false)
         .cache(lasting)

@@ -56,7 +56,7 @@ pub(crate) async fn thumb(
         }
         _ => None,
     };
-    let etag = format!("\"{}-{}-thumb\"", loaded.entry.hash, part.section);
+    let etag = format!("\"{}-{}-thumb\"", view.bytes_hash(&loaded), part.section);
     let (res, kind) = match made {
         Some(t) => {
             let kind = if t.original { "original" } else { "made" };
