@@ -392,3 +392,50 @@ async fn a_saved_image_is_its_page_s_body() {
         assert!(!frame.contains("allow-scripts") && !frame.contains("allow-same-origin"), "{file}: {frame}");
     }
 }
+
+/// The saved XHTML pages of `tests/fixtures/xhtml-saves` (written by its `make.py` as a saving tool
+/// that keeps each resource as it was served), each the message `<name@xhtml-saves.test>`.
+fn xhtml_saves() -> TestApp {
+    let dir = crate::common::repo_path("tests/fixtures/xhtml-saves");
+    TestApp::new(&crate::common::files_with_ext(&dir, &["mht"]))
+}
+
+/// The rewritten body of one of [`xhtml_saves`], as the message's frame loads it.
+async fn saved_page(app: &TestApp, name: &str, query: &str) -> crate::common::Reply {
+    let detail = app.json(&format!("/api/messages/{name}@xhtml-saves.test")).await;
+    let url = detail["html_url"].as_str().unwrap_or_else(|| panic!("{name}: no html_url"));
+    let url = url.split('?').next().unwrap_or(url);
+    app.get(&format!("{url}{query}")).await
+}
+
+/// ISO-8859-15 has the euro sign where windows-1252, which a guess would take, has `¤`.
+const FRENCH: &str = "Crème brûlée à la française : 5 €";
+
+/// A page whose part names no charset says its encoding in its XML declaration, and is read in it
+/// as a browser reads it: before a `<meta>` in XHTML (XML knows no `<meta>`), after one in HTML
+/// (the HTML Standard's prescan turns to the declaration when it finds no `<meta>`).
+#[tokio::test]
+async fn an_xhtml_page_reads_in_the_encoding_its_xml_declaration_names() {
+    let app = xhtml_saves();
+    for (name, want) in [
+        ("latin9-declared", FRENCH),
+        ("shift-jis-declared", "保存したページは、保存したブラウザが表示したとおりに見える"),
+        ("utf-16-bom", FRENCH),
+        ("declaration-over-meta", FRENCH),
+        ("html-with-xml-declaration", FRENCH),
+    ] {
+        let page = saved_page(&app, name, "").await;
+        assert_eq!(page.header("content-type"), "text/html; charset=utf-8", "{name}");
+        assert!(page.text().contains(&format!("<p id=\"marker\">{want}</p>")), "{name}: {}", page.text());
+    }
+    // An XML part names its encoding the same way, and is served as the UTF-8 it was read into.
+    let dir = tempfile::tempdir().expect("dir");
+    let mut message = b"Message-ID: <xml-part@t>\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nsee the file\r\n--b\r\nContent-Type: text/xml\r\nContent-Disposition: attachment; filename=menu.xml\r\nContent-Transfer-Encoding: 8bit\r\n\r\n<?xml version=\"1.0\" encoding=\"iso-8859-15\"?>\r\n<menu>".to_vec();
+    message.extend_from_slice(&encoding_rs::ISO_8859_15.encode(FRENCH).0);
+    message.extend_from_slice(b"</menu>\r\n--b--\r\n");
+    std::fs::write(dir.path().join("xml.eml"), message).expect("write");
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    let xml = app.get("/part/xml-part@t/~2").await;
+    assert_eq!(xml.header("content-type"), "text/xml; charset=utf-8");
+    assert!(xml.text().contains(&format!("<menu>{FRENCH}</menu>")), "{}", xml.text());
+}
