@@ -439,3 +439,27 @@ async fn an_xhtml_page_reads_in_the_encoding_its_xml_declaration_names() {
     assert_eq!(xml.header("content-type"), "text/xml; charset=utf-8");
     assert!(xml.text().contains(&format!("<menu>{FRENCH}</menu>")), "{}", xml.text());
 }
+
+/// An XHTML page's `<?xml-stylesheet?>` is applied by a browser reading it as XML, as Chromium
+/// applies it from a saved page; the page is answered as HTML, where it would mean nothing, so it
+/// becomes the `<link rel="stylesheet">` it stands for, found in the file as any stylesheet is. A
+/// stylesheet on the network loads only when remote content is asked for; a page read as HTML
+/// gets none (no browser applies the instruction there).
+#[tokio::test]
+async fn an_xhtml_page_s_xml_stylesheet_applies_as_a_link() {
+    let app = xhtml_saves();
+    let page = saved_page(&app, "xml-stylesheet", "").await.text();
+    let (before, after) = page.split_once("<html").expect("root element");
+    assert!(before.ends_with("<link rel=\"stylesheet\" href=\"/part/xml-stylesheet@xhtml-saves.test/~2\">"), "{page}");
+    assert!(
+        before.find("<!DOCTYPE").is_some_and(|d| d < before.find("<link").unwrap_or(0)),
+        "the doctype stays first: {page}"
+    );
+    assert!(!after.contains("<link") && before.matches("<link").count() == 1, "the remote one loads nothing: {page}");
+    let css = app.get("/part/xml-stylesheet@xhtml-saves.test/~2").await.text();
+    assert!(css.contains("#ffe8b0"), "{css}");
+    let remote = saved_page(&app, "xml-stylesheet", "?remote=1").await.text();
+    assert!(remote.contains("<link rel=\"stylesheet\" href=\"http://cdn.shelf-test.example/remote.css\">"), "{remote}");
+    let html = saved_page(&app, "xml-stylesheet-in-html", "").await.text();
+    assert!(!html.contains("<link"), "{html}");
+}

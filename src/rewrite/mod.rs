@@ -7,6 +7,10 @@
 //! Besides rewriting references this is the second line of defence behind the sandbox and CSP the web
 //! layer sends: scripts, event handlers, `javascript:` URLs, refreshes, `<base>` and form targets are
 //! dropped, and remote resources load nothing unless the caller allows them.
+//!
+//! What a browser would apply of what HTML ignores, it applies otherwise: an XHTML page's
+//! `<?xml-stylesheet?>` (which means nothing to HTML, as which the page is answered) becomes the
+//! `<link rel="stylesheet">` it stands for.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -54,6 +58,9 @@ pub struct Options {
     /// Fold each outermost quoted passage (`blockquote`, Gmail's `.gmail_quote`) away behind a
     /// "Quoted text" `<details>`, as a conversation shows replies; it opens without script.
     pub fold_quotes: bool,
+    /// The document is XHTML, which a browser reads as XML: its `<?xml-stylesheet?>` processing
+    /// instructions apply, and become `<link rel="stylesheet">`s before its root element.
+    pub xml_stylesheets: bool,
 }
 
 /// What marks a quoted passage in HTML mail.
@@ -91,6 +98,12 @@ struct State<'r> {
     css: String,
     /// The text of the `<noscript>` being read, gathered until it is whole.
     noscript: String,
+    /// An element has started: the prolog, where `<?xml-stylesheet?>` counts, is over.
+    in_root: bool,
+    /// The `<link>`s the prolog's `<?xml-stylesheet?>`s stand for, written before the root element.
+    xml_stylesheets: String,
+    /// How many `<?xml-stylesheet?>`s were taken.
+    xml_stylesheet_count: usize,
 }
 
 impl<'r> State<'r> {
@@ -103,6 +116,9 @@ impl<'r> State<'r> {
             outcome: Outcome::default(),
             css: String::new(),
             noscript: String::new(),
+            in_root: false,
+            xml_stylesheets: String::new(),
+            xml_stylesheet_count: 0,
         }
     }
 
@@ -186,6 +202,11 @@ const FORM_CONTROLS: &[&str] = &["input", "button", "select", "textarea"];
 /// The source of an image that is not available: loads nothing and fails to decode.
 const UNAVAILABLE_IMAGE: &str = "data:,";
 
+
+/// The most `<?xml-stylesheet?>`s a document's prolog gives stylesheets (a browser takes all; a
+/// hostile document could give millions).
+const MAX_XML_STYLESHEETS: usize = 32;
+
 /// Rewrites an HTML document. `base` is the part's base URI (RFC 2557 §5); a `<base href>` in the
 /// document changes it for what follows and is itself removed.
 pub fn rewrite_html(input: &str, base: &str, resolver: &dyn Resolve, opts: Options) -> Outcome {
@@ -201,9 +222,10 @@ fn rewrite_document(input: &str, base: &str, resolver: &dyn Resolve, opts: Optio
         let on_element = Rc::clone(&state);
         let on_style = Rc::clone(&state);
         let on_noscript = Rc::clone(&state);
+        let on_comment = Rc::clone(&state);
         // How deep in quoted passages the rewrite is (`None`: not folding); only the outermost folds.
         let on_quote = Rc::new(std::cell::Cell::new(opts.fold_quotes.then_some(0usize)));
-        let settings = Settings::new()
+        let mut settings = Settings::new()
             .with_strict(false)
             .append_element_content_handler(element!("*", move |el| {
                 rewrite_element(el, &mut on_element.borrow_mut());
@@ -237,7 +259,8 @@ fn rewrite_document(input: &str, base: &str, resolver: &dyn Resolve, opts: Optio
                 if chunk.last_in_text_node() && !in_noscript {
                     let inner = std::mem::take(&mut st.noscript);
                     let base = st.base.clone();
-                    let nested = rewrite_document(&inner, &base, st.resolver, st.opts, true);
+                    let opts = Options { xml_stylesheets: false, ..st.opts };
+                    let nested = rewrite_document(&inner, &base, st.resolver, opts, true);
                     st.outcome.rewritten += nested.rewritten;
                     st.outcome.blocked += nested.blocked;
                     st.outcome.references.extend(nested.references);
@@ -247,6 +270,17 @@ fn rewrite_document(input: &str, base: &str, resolver: &dyn Resolve, opts: Optio
                 }
                 Ok(())
             }));
+        if opts.xml_stylesheets {
+            // lol_html reads a processing instruction as HTML does, as a comment: `?target …?`.
+            // Only XHTML has its comments looked at, so HTML costs nothing more.
+            settings = settings.append_document_content_handler(lol_html::doc_comments!(move |comment| {
+                let mut st = on_comment.borrow_mut();
+                if !st.in_root {
+                    xml_stylesheet(&comment.text(), &mut st);
+                }
+                Ok(())
+            }));
+        }
         let mut rewriter = HtmlRewriter::new(settings, |c: &[u8]| output.extend_from_slice(c));
         // Feed in pieces, as a stream would arrive; lol_html holds only what a token needs.
         input.as_bytes().chunks(16 * 1024).try_for_each(|c| rewriter.write(c)).and_then(|()| rewriter.end())
@@ -264,6 +298,14 @@ fn rewrite_document(input: &str, base: &str, resolver: &dyn Resolve, opts: Optio
 }
 
 fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
+    if !st.in_root {
+        st.in_root = true;
+        if !st.xml_stylesheets.is_empty() {
+            // After the doctype (a `<link>` before it would put the page in quirks mode), before
+            // everything of the document's own: the order a browser applies them in.
+            el.before(&std::mem::take(&mut st.xml_stylesheets), ContentType::Html);
+        }
+    }
     let tag = el.tag_name();
     if tag == "base" {
         if let Some(href) = el.get_attribute("href") {
@@ -376,6 +418,61 @@ fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
     if had_image_source && !el.has_attribute("src") && !el.has_attribute("srcset") {
         set_attr(el, "src", UNAVAILABLE_IMAGE);
     }
+}
+
+/// A value written inside double quotes.
+fn attribute_value(value: &str) -> String {
+    html_escape::encode_double_quoted_attribute(value).into_owned()
+}
+
+/// A processing instruction before the root element, as lol_html gives it (`?target data?`): an
+/// `<?xml-stylesheet?>` of a CSS stylesheet (its `type` `text/css`, or none; not an alternate one,
+/// which no browser applies by itself) adds the `<link>` that stands for it, its `href` resolved as
+/// any stylesheet's (XML stylesheets, XSLT, are never run). One whose pseudo-attributes cannot be
+/// read is ignored, as browsers ignore it.
+fn xml_stylesheet(text: &str, st: &mut State<'_>) {
+    let Some(data) = text.strip_prefix("?xml-stylesheet") else { return };
+    if !data.starts_with(|c: char| c.is_ascii_whitespace()) || st.xml_stylesheet_count >= MAX_XML_STYLESHEETS {
+        return;
+    }
+    let Some(attributes) = pseudo_attributes(data.strip_suffix('?').unwrap_or(data)) else { return };
+    let get = |name: &str| attributes.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str());
+    let css = get("type").is_none_or(|t| t.trim().eq_ignore_ascii_case("text/css"));
+    let alternate = get("alternate") == Some("yes");
+    let Some(href) = get("href").filter(|_| css && !alternate) else { return };
+    st.xml_stylesheet_count += 1;
+    let Some(target) = st.map(href, Use::Resource) else { return };
+    let mut link = format!("<link rel=\"stylesheet\" href=\"{}\"", attribute_value(&target.url));
+    for name in ["media", "title"] {
+        if let Some(value) = get(name) {
+            link.push_str(&format!(" {name}=\"{}\"", attribute_value(value)));
+        }
+    }
+    link.push('>');
+    st.xml_stylesheets.push_str(&link);
+}
+
+/// The pseudo-attributes of a processing instruction (`href="a.css" type='text/css'`), their
+/// values' references decoded; `None` when they are not written so.
+fn pseudo_attributes(data: &str) -> Option<Vec<(&str, String)>> {
+    let mut attributes = Vec::new();
+    let mut rest = data.trim_start();
+    while !rest.is_empty() {
+        let (name, after) = rest.split_once('=')?;
+        let name = name.trim_end();
+        if name.is_empty() || name.contains(|c: char| c.is_ascii_whitespace()) {
+            return None;
+        }
+        let after = after.trim_start();
+        let quote = after.chars().next().filter(|&q| q == '"' || q == '\'')?;
+        let (value, tail) = after[1..].split_once(quote)?;
+        attributes.push((name, decode_entities(value)));
+        if !(tail.is_empty() || tail.starts_with(|c: char| c.is_ascii_whitespace())) {
+            return None;
+        }
+        rest = tail.trim_start();
+    }
+    Some(attributes)
 }
 
 /// lol_html escapes `"` in attribute values but not `&`; escape it so the value reads back as written.
@@ -534,6 +631,7 @@ mod tests {
                 None => Target::Unresolved,
             }
         }
+
     }
 
     fn html(s: &str) -> Outcome {
@@ -670,5 +768,33 @@ mod tests {
         let allowed = rewrite_html(input, "http://local/", &Fake, Options { allow_remote: true, ..Options::default() });
         assert_eq!(allowed.blocked, 0);
         assert!(allowed.output.contains(r#"src="http://e/1""#));
+    }
+
+    #[test]
+    fn xml_stylesheets_of_xhtml_become_links_before_the_root() {
+        let xhtml = |s: &str, allow_remote: bool| {
+            let opts = Options { xml_stylesheets: true, allow_remote, ..Options::default() };
+            rewrite_html(s, "http://local/", &Fake, opts)
+        };
+        let page = concat!(
+            r#"<?xml version="1.0"?><?xml-stylesheet href="a.css" type="text/css"?>"#,
+            r#"<?xml-stylesheet type='text/css' media="print" href='cid:b&amp;c'?>"#,
+            r#"<?xml-stylesheet href="alt.css" alternate="yes" title="Alt"?><?xml-stylesheet href="t.xsl" type="text/xsl"?>"#,
+            r#"<?xml-stylesheet href="bad.css" type="text/css?><?xml-stylesheet href="http://e/r.css"?>"#,
+            r#"<!DOCTYPE html><!-- c --><html><head><link rel="stylesheet" href="cid:own"></head><body><?xml-stylesheet href="late.css"?></body></html>"#,
+        );
+        let prolog = r#"<?xml version="1.0"?><?xml-stylesheet href="a.css" type="text/css"?><?xml-stylesheet type='text/css' media="print" href='cid:b&amp;c'?><?xml-stylesheet href="alt.css" alternate="yes" title="Alt"?><?xml-stylesheet href="t.xsl" type="text/xsl"?><?xml-stylesheet href="bad.css" type="text/css?><?xml-stylesheet href="http://e/r.css"?><!DOCTYPE html><!-- c -->"#;
+        let links = r#"<link rel="stylesheet" href="/loc/http://local/a.css"><link rel="stylesheet" href="/p/b&amp;c" media="print">"#;
+        let rest = r#"<html><head><link rel="stylesheet" href="/p/own"></head><body><?xml-stylesheet href="late.css"?></body></html>"#;
+        let out = xhtml(page, false);
+        assert_eq!(out.output, format!("{prolog}{links}{rest}"));
+        assert_eq!(out.blocked, 1);
+        let remote = xhtml(page, true).output;
+        assert!(remote.contains(r#"<link rel="stylesheet" href="http://e/r.css"><html>"#), "{remote}");
+        // HTML knows no processing instructions.
+        assert_eq!(html(page).output, format!("{prolog}{rest}"));
+        // However many a hostile prolog holds, a bounded number is taken.
+        let many = format!("{}<html></html>", r#"<?xml-stylesheet href="a.css"?>"#.repeat(10_000));
+        assert_eq!(xhtml(&many, false).output.matches("<link").count(), MAX_XML_STYLESHEETS);
     }
 }
