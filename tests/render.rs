@@ -463,3 +463,47 @@ async fn an_xhtml_page_s_xml_stylesheet_applies_as_a_link() {
     let html = saved_page(&app, "xml-stylesheet-in-html", "").await.text();
     assert!(!html.contains("<link"), "{html}");
 }
+
+/// A picture placed with `<object data>` or `<embed src>` shows as the picture, as a browser shows
+/// it (Chrome's save of such a page, `tests/fixtures/chrome-saves/object-embed-images.mhtml`):
+/// an `<img>` of the element's size and title, the fallback gone. Through `<img>` an SVG runs no
+/// script, and its part keeps the sandboxing policy of every part. What is no picture keeps its
+/// fallback, as before.
+#[tokio::test]
+async fn pictures_in_object_and_embed_show_as_images() {
+    let save = crate::common::repo_path("tests/fixtures/chrome-saves/object-embed-images.mhtml");
+    let app = TestApp::new(&[save]);
+    let list = app.json("/api/messages?limit=10").await;
+    let id = list["messages"][0]["id"].as_str().expect("the save's id").to_string();
+    let detail = app.json(&format!("/api/messages/{id}")).await;
+    let page = app.get(detail["html_url"].as_str().expect("html_url")).await.text();
+    assert!(!page.contains("<object") && !page.contains("<embed") && !page.contains("did not load"), "{page}");
+    let images: Vec<&str> = page.split("<img ").skip(1).map(|s| &s[..s.find('>').unwrap_or(s.len())]).collect();
+    assert_eq!(images.len(), 5, "{page}");
+    let expect = [
+        ("width=\"240\" height=\"160\" alt=\"Sales chart\"", "image/png"),
+        ("width=\"96\" height=\"96\"", "image/svg+xml"),
+        ("width=\"48\" height=\"48\"", "image/svg+xml"),
+        ("width=\"200\" height=\"120\"", "image/jpeg"),
+        ("", "image/gif"),
+    ];
+    for (img, (attributes, served)) in images.iter().zip(expect) {
+        assert!(img.contains(attributes), "{img}");
+        let src = img.split("src=\"").nth(1).and_then(|s| s.split('"').next()).expect("src");
+        assert!(src.starts_with("/part/"), "{img}");
+        let part = app.get(&src.replace("&amp;", "&")).await;
+        assert_eq!(part.header("content-type"), served, "{img}");
+        let csp = part.header("content-security-policy");
+        assert!(csp.starts_with("sandbox") && csp.contains("default-src 'none'"), "{img}: {csp}");
+        assert_eq!(part.header("x-content-type-options"), "nosniff");
+    }
+    // Not a picture: a plugin's data, or a picture the file does not hold; the fallback shows.
+    let dir = tempfile::tempdir().expect("dir");
+    let message = "Message-ID: <not-pictures@t>\nContent-Type: multipart/related; boundary=b\n\n--b\nContent-Type: text/html\nContent-Location: http://example.com/\n\n<object data=\"movie.swf\" type=\"image/png\" width=\"10\" height=\"10\"><p>no Flash</p></object><embed src=\"movie.swf\"><object data=\"http://elsewhere.example/a.png\" type=\"image/png\"><p>not saved</p></object>\n--b\nContent-Type: application/x-shockwave-flash\nContent-Location: http://example.com/movie.swf\n\nFWS\n--b--\n";
+    std::fs::write(dir.path().join("flash.mht"), message.replace('\n', "\r\n")).expect("write");
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    let detail = app.json("/api/messages/not-pictures@t").await;
+    let page = app.get(detail["html_url"].as_str().expect("html_url")).await.text();
+    assert!(page.contains("<p>no Flash</p>") && page.contains("<p>not saved</p>"), "{page}");
+    assert!(!page.contains("<img") && !page.contains("<embed") && !page.contains("<object"), "{page}");
+}

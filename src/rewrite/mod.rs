@@ -8,8 +8,9 @@
 //! layer sends: scripts, event handlers, `javascript:` URLs, refreshes, `<base>` and form targets are
 //! dropped, and remote resources load nothing unless the caller allows them.
 //!
-//! What a browser would apply of what HTML ignores, it applies otherwise: an XHTML page's
-//! `<?xml-stylesheet?>` (which means nothing to HTML, as which the page is answered) becomes the
+//! What a browser would show of an element the rewrite drops, it shows otherwise: a picture in an
+//! `<object>` or `<embed>` (a plugin's element) becomes an `<img>` of it, and an XHTML page's
+//! `<?xml-stylesheet?>` (which means nothing to HTML, as which the page is answered) the
 //! `<link rel="stylesheet">` it stands for.
 
 use std::cell::RefCell;
@@ -47,6 +48,13 @@ pub enum Target {
 /// Maps a reference, with the base URI in force where it stands, to a [`Target`].
 pub trait Resolve {
     fn resolve(&self, base: &str, reference: &str) -> Target;
+
+    /// The type the part a reference names is served with (`image/png`), when it names a part the
+    /// message holds; `None` for anything else. Asked only where the type decides what an element
+    /// becomes: an `<object>` or `<embed>` of a picture.
+    fn part_type(&self, _base: &str, _reference: &str) -> Option<String> {
+        None
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -202,6 +210,8 @@ const FORM_CONTROLS: &[&str] = &["input", "button", "select", "textarea"];
 /// The source of an image that is not available: loads nothing and fails to decode.
 const UNAVAILABLE_IMAGE: &str = "data:,";
 
+/// Attributes of an `<object>` or `<embed>` its `<img>` keeps: how it is laid out and named.
+const PICTURE_ATTRIBUTES: &[&str] = &["id", "class", "title", "width", "height", "align", "hspace", "vspace", "border"];
 
 /// The most `<?xml-stylesheet?>`s a document's prolog gives stylesheets (a browser takes all; a
 /// hostile document could give millions).
@@ -298,6 +308,10 @@ fn rewrite_document(input: &str, base: &str, resolver: &dyn Resolve, opts: Optio
 }
 
 fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
+    // Inside an element replaced or removed with its content: nothing of it is written.
+    if el.removed() {
+        return;
+    }
     if !st.in_root {
         st.in_root = true;
         if !st.xml_stylesheets.is_empty() {
@@ -314,6 +328,9 @@ fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
                 st.base = b;
             }
         }
+    }
+    if matches!(tag.as_str(), "object" | "embed") && show_picture(el, &tag, st) {
+        return;
     }
     if DROPPED_ELEMENTS.contains(&tag.as_str()) {
         el.remove();
@@ -420,6 +437,51 @@ fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
     }
 }
 
+/// An `<object data>` or `<embed src>` of a picture the message holds becomes an `<img>` of it,
+/// of the same size and title (an `alt` too), its fallback content gone: what a browser shows,
+/// where the element itself would otherwise be dropped (no plugin runs). A picture is what the
+/// part is served as (see [`is_picture`]), or, where its type is not known, what the element's
+/// `type` says. Through `<img>` an SVG runs no script and loads nothing. `true` when it did.
+fn show_picture(el: &mut Element<'_, '_>, tag: &str, st: &mut State<'_>) -> bool {
+    let Some(reference) = el.get_attribute(if tag == "object" { "data" } else { "src" }) else {
+        return false;
+    };
+    let reference = decode_entities(&reference);
+    let Some(served) = st.resolver.part_type(&st.base, &reference) else { return false };
+    let picture = match served.as_str() {
+        "application/octet-stream" => el.get_attribute("type").is_some_and(|t| is_picture(&decode_entities(&t))),
+        served => is_picture(served),
+    };
+    if !picture {
+        return false;
+    }
+    let Some(source) = st.map(&reference, Use::Resource) else { return false };
+    let mut img = format!("<img src=\"{}\"", attribute_value(&source.url));
+    for name in PICTURE_ATTRIBUTES {
+        if let Some(value) = el.get_attribute(name) {
+            img.push_str(&format!(" {name}=\"{}\"", attribute_value(&decode_entities(&value))));
+        }
+    }
+    if let Some(title) = el.get_attribute("title") {
+        img.push_str(&format!(" alt=\"{}\"", attribute_value(&decode_entities(&title))));
+    }
+    if let Some(style) = el.get_attribute("style") {
+        let style = decode_entities(&style);
+        let base = st.base.clone();
+        let style = css::rewrite_css_with(&style, &base, st);
+        img.push_str(&format!(" style=\"{}\"", attribute_value(&style)));
+    }
+    img.push('>');
+    el.replace(&img, ContentType::Html);
+    true
+}
+
+/// Types a browser shows in an `<img>`: those it shows as an image by themselves, and SVG.
+fn is_picture(media_type: &str) -> bool {
+    let media_type = media_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    media_type == "image/svg+xml" || crate::parse::IMAGE_DOCUMENT_TYPES.contains(&media_type.as_str())
+}
+
 /// A value written inside double quotes.
 fn attribute_value(value: &str) -> String {
     html_escape::encode_double_quoted_attribute(value).into_owned()
@@ -483,7 +545,7 @@ fn set_attr(el: &mut Element<'_, '_>, name: &str, value: &str) {
 /// Wraps an outermost quoted passage in a closed `<details>`; nested ones stay as they are.
 fn fold_quote(el: &mut lol_html::html_content::Element, depth: &Rc<std::cell::Cell<Option<usize>>>) {
     let Some(d) = depth.get() else { return };
-    if !el.can_have_content() {
+    if !el.can_have_content() || el.removed() {
         return;
     }
     if d == 0 {
@@ -632,6 +694,20 @@ mod tests {
             }
         }
 
+        /// `cid:` parts are typed by their id's first word: `cid:png-…` is `image/png`, `cid:svg-…`
+        /// `image/svg+xml`, `cid:bin-…` `application/octet-stream`; any other is a Flash movie.
+        fn part_type(&self, _base: &str, r: &str) -> Option<String> {
+            let id = r.trim().strip_prefix("cid:")?;
+            Some(
+                match id.split('-').next() {
+                    Some("png") => "image/png",
+                    Some("svg") => "image/svg+xml",
+                    Some("bin") => "application/octet-stream",
+                    _ => "application/x-shockwave-flash",
+                }
+                .to_string(),
+            )
+        }
     }
 
     fn html(s: &str) -> Outcome {
@@ -768,6 +844,41 @@ mod tests {
         let allowed = rewrite_html(input, "http://local/", &Fake, Options { allow_remote: true, ..Options::default() });
         assert_eq!(allowed.blocked, 0);
         assert!(allowed.output.contains(r#"src="http://e/1""#));
+    }
+
+    #[test]
+    fn pictures_in_object_and_embed_become_images() {
+        let cases = [
+            (
+                r#"<object data="cid:png-a" width="240" height="160" title="A &amp; B" class="c" style="border:1px solid"><p>fallback <img src="http://evil/t.gif"></p></object>"#,
+                r#"<img src="/p/png-a" class="c" title="A &amp; B" width="240" height="160" alt="A &amp; B" style="border:1px solid">"#,
+            ),
+            (
+                r#"<embed src="cid:svg-b" width=48 height=48 onload="x()">"#,
+                r#"<img src="/p/svg-b" width="48" height="48">"#,
+            ),
+            (
+                r#"<object data="cid:svg-c" style="background:url(cid:png-d)"></object>"#,
+                r#"<img src="/p/svg-c" style="background:url(&quot;/p/png-d&quot;)">"#,
+            ),
+            // A part of unknown type is what the element says it is.
+            (r#"<object data="cid:bin-e" type="image/gif"></object>"#, r#"<img src="/p/bin-e">"#),
+            (r#"<object data="cid:bin-f" type="application/pdf"><p>f</p></object>"#, "<p>f</p>"),
+            // No picture, or none held here: the fallback, as before.
+            (r#"<object data="cid:swf-g" type="image/png"><p>no Flash</p></object>"#, "<p>no Flash</p>"),
+            (r#"<embed src="cid:swf-h" type="image/png">"#, ""),
+            (r#"<object data="http://evil/x.png" type="image/png"><p>remote</p></object>"#, "<p>remote</p>"),
+            // A picture in another plugin's fallback shows, as a browser shows the fallback.
+            (
+                r#"<object data="cid:swf-i"><object data="cid:png-j"><p>inner</p></object></object>"#,
+                r#"<img src="/p/png-j">"#,
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(html(input).output, want, "{input}");
+        }
+        // What the picture replaced is neither rewritten nor counted.
+        assert_eq!(html(r#"<object data="cid:png-a"><img src="http://evil/t.gif"></object>"#).blocked, 0);
     }
 
     #[test]
