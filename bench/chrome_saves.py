@@ -75,6 +75,29 @@ def png(width: int, height: int, colors: list[tuple[int, int, int]], label: str 
     return out.getvalue()
 
 
+def jpeg(width: int, height: int, colors: list[tuple[int, int, int]]) -> bytes:
+    """A small JPEG in coloured bands."""
+    from PIL import Image, ImageDraw
+    img = Image.new("RGB", (width, height), colors[0])
+    d = ImageDraw.Draw(img)
+    band = max(1, width // len(colors))
+    for i, c in enumerate(colors):
+        d.rectangle([i * band, 0, (i + 1) * band - 1, height - 1], fill=c)
+    out = io.BytesIO()
+    img.save(out, "JPEG", quality=90)
+    return out.getvalue()
+
+
+def gif(width: int, height: int, color: tuple[int, int, int]) -> bytes:
+    """A small GIF of one colour with a white ring."""
+    from PIL import Image, ImageDraw
+    img = Image.new("RGB", (width, height), color)
+    ImageDraw.Draw(img).ellipse([4, 4, width - 5, height - 5], outline=(255, 255, 255), width=3)
+    out = io.BytesIO()
+    img.save(out, "GIF")
+    return out.getvalue()
+
+
 def font(source: str, flavor: str | None) -> bytes:
     """ASCII subset of a DejaVu font, as TTF (flavor None) or WOFF2, a few KB."""
     from fontTools import subset
@@ -404,6 +427,25 @@ customElements.define('x-promo', class extends HTMLElement {{
 <x-promo>Shadow-DOM promotion box</x-promo>
 </body></html>""")
     pages.append("/large-site.html")
+
+    # 14. Pictures placed with <object data> and <embed src> rather than <img>: raster images and
+    #     SVG, with and without a type= attribute, sized by the element or by the picture; the
+    #     fallback content of an <object> is what a browser shows only when the data does not load.
+    add(WWW, "/media/chart.png", "image/png", png(240, 160, [(26, 127, 55), (9, 105, 218), (191, 135, 0)], "chart"))
+    add(WWW, "/media/photo.jpg", "image/jpeg", jpeg(200, 120, [(200, 60, 30), (250, 190, 60)]))
+    add(WWW, "/media/small.gif", "image/gif", gif(48, 48, (130, 80, 223)))
+    add(WWW, "/media/logo.svg", "image/svg+xml", SVG_ICON)
+    add(WWW, "/object-embed-images.html", "text/html", """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Pictures in object and embed</title>
+<style>body{margin:0;padding:24px;font:16px sans-serif;background:#fff} p{margin:0 0 16px}</style>
+</head><body><h1>Pictures in object and embed</h1>
+<p><object data="/media/chart.png" width="240" height="160" title="Sales chart">The chart did not load.</object></p>
+<p><object data="/media/logo.svg" type="image/svg+xml" width="96" height="96">The logo did not load.</object>
+<embed src="/media/logo.svg" width="48" height="48"></p>
+<p><embed src="/media/photo.jpg" type="image/jpeg" width="200" height="120"></p>
+<p><object data="/media/small.gif" type="image/gif">The picture did not load.</object></p>
+</body></html>""")
+    pages.append("/object-embed-images.html")
     return r, pages
 
 

@@ -110,10 +110,7 @@ impl Resolver<'_> {
     /// Content-Location is that very `cid:` URL is taken, as Chromium does; a Content-ID in the
     /// message always wins over it.
     fn content_id(&self, cid: &str) -> Target {
-        if let Some(idx) = self.msg.part_by_content_id(cid) {
-            return self.local_part(idx);
-        }
-        if let Some(idx) = self.msg.part_at_location(&crate::ids::cid_url(cid)) {
+        if let Some(idx) = self.own_content_id(cid) {
             return self.local_part(idx);
         }
         let Some(archive) = self.archive else { return Target::Unresolved };
@@ -128,6 +125,29 @@ impl Resolver<'_> {
         match other {
             Some(e) => Target::Part(format!("/part/{}/{}", encode_segment(&e.key), encode_segment(cid))),
             None => Target::Unresolved,
+        }
+    }
+
+    /// The part of this message a `cid:` URL names: its Content-ID, else its `cid:` location (see
+    /// [`Resolver::content_id`]).
+    fn own_content_id(&self, cid: &str) -> Option<PartIdx> {
+        self.msg.part_by_content_id(cid).or_else(|| self.msg.part_at_location(&crate::ids::cid_url(cid)))
+    }
+
+    /// The part of this message a reference names, by the rules of [`Resolve::resolve`]; `None`
+    /// for a reference to anything else (another message, the network, nothing).
+    fn own_part(&self, base: &str, reference: &str) -> Option<PartIdx> {
+        let r = uri::clean_reference(reference);
+        match uri::scheme_of(&r).as_deref() {
+            Some("cid" | "mid") => match ids::parse_id_url(&r)? {
+                IdUrl::Content(c) => self.own_content_id(&c),
+                IdUrl::MessagePart(m, c) if self.msg.message_id.as_deref() == Some(m.as_str()) => {
+                    self.own_content_id(&c)
+                }
+                _ => None,
+            },
+            _ if r.is_empty() || r.starts_with('#') => None,
+            _ => self.location(&uri::resolve(base, &r)?),
         }
     }
 
@@ -164,6 +184,12 @@ impl Resolver<'_> {
 }
 
 impl Resolve for Resolver<'_> {
+    /// The type a part of this message is served with; none for a part whose data is elsewhere.
+    fn part_type(&self, base: &str, reference: &str) -> Option<String> {
+        let part = self.msg.parts.get(self.own_part(base, reference)?)?;
+        part.external.is_none().then(|| crate::view::served_type(part))
+    }
+
     fn resolve(&self, base: &str, reference: &str) -> Target {
         let r = uri::clean_reference(reference);
         if r.is_empty() {

@@ -392,3 +392,118 @@ async fn a_saved_image_is_its_page_s_body() {
         assert!(!frame.contains("allow-scripts") && !frame.contains("allow-same-origin"), "{file}: {frame}");
     }
 }
+
+/// The saved XHTML pages of `tests/fixtures/xhtml-saves` (written by its `make.py` as a saving tool
+/// that keeps each resource as it was served), each the message `<name@xhtml-saves.test>`.
+fn xhtml_saves() -> TestApp {
+    let dir = crate::common::repo_path("tests/fixtures/xhtml-saves");
+    TestApp::new(&crate::common::files_with_ext(&dir, &["mht"]))
+}
+
+/// The rewritten body of one of [`xhtml_saves`], as the message's frame loads it.
+async fn saved_page(app: &TestApp, name: &str, query: &str) -> crate::common::Reply {
+    let detail = app.json(&format!("/api/messages/{name}@xhtml-saves.test")).await;
+    let url = detail["html_url"].as_str().unwrap_or_else(|| panic!("{name}: no html_url"));
+    let url = url.split('?').next().unwrap_or(url);
+    app.get(&format!("{url}{query}")).await
+}
+
+/// ISO-8859-15 has the euro sign where windows-1252, which a guess would take, has `¤`.
+const FRENCH: &str = "Crème brûlée à la française : 5 €";
+
+/// A page whose part names no charset says its encoding in its XML declaration, and is read in it
+/// as a browser reads it: before a `<meta>` in XHTML (XML knows no `<meta>`), after one in HTML
+/// (the HTML Standard's prescan turns to the declaration when it finds no `<meta>`).
+#[tokio::test]
+async fn an_xhtml_page_reads_in_the_encoding_its_xml_declaration_names() {
+    let app = xhtml_saves();
+    for (name, want) in [
+        ("latin9-declared", FRENCH),
+        ("shift-jis-declared", "保存したページは、保存したブラウザが表示したとおりに見える"),
+        ("utf-16-bom", FRENCH),
+        ("declaration-over-meta", FRENCH),
+        ("html-with-xml-declaration", FRENCH),
+    ] {
+        let page = saved_page(&app, name, "").await;
+        assert_eq!(page.header("content-type"), "text/html; charset=utf-8", "{name}");
+        assert!(page.text().contains(&format!("<p id=\"marker\">{want}</p>")), "{name}: {}", page.text());
+    }
+    // An XML part names its encoding the same way, and is served as the UTF-8 it was read into.
+    let dir = tempfile::tempdir().expect("dir");
+    let mut message = b"Message-ID: <xml-part@t>\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nsee the file\r\n--b\r\nContent-Type: text/xml\r\nContent-Disposition: attachment; filename=menu.xml\r\nContent-Transfer-Encoding: 8bit\r\n\r\n<?xml version=\"1.0\" encoding=\"iso-8859-15\"?>\r\n<menu>".to_vec();
+    message.extend_from_slice(&encoding_rs::ISO_8859_15.encode(FRENCH).0);
+    message.extend_from_slice(b"</menu>\r\n--b--\r\n");
+    std::fs::write(dir.path().join("xml.eml"), message).expect("write");
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    let xml = app.get("/part/xml-part@t/~2").await;
+    assert_eq!(xml.header("content-type"), "text/xml; charset=utf-8");
+    assert!(xml.text().contains(&format!("<menu>{FRENCH}</menu>")), "{}", xml.text());
+}
+
+/// An XHTML page's `<?xml-stylesheet?>` is applied by a browser reading it as XML, as Chromium
+/// applies it from a saved page; the page is answered as HTML, where it would mean nothing, so it
+/// becomes the `<link rel="stylesheet">` it stands for, found in the file as any stylesheet is. A
+/// stylesheet on the network loads only when remote content is asked for; a page read as HTML
+/// gets none (no browser applies the instruction there).
+#[tokio::test]
+async fn an_xhtml_page_s_xml_stylesheet_applies_as_a_link() {
+    let app = xhtml_saves();
+    let page = saved_page(&app, "xml-stylesheet", "").await.text();
+    let (before, after) = page.split_once("<html").expect("root element");
+    assert!(before.ends_with("<link rel=\"stylesheet\" href=\"/part/xml-stylesheet@xhtml-saves.test/~2\">"), "{page}");
+    assert!(
+        before.find("<!DOCTYPE").is_some_and(|d| d < before.find("<link").unwrap_or(0)),
+        "the doctype stays first: {page}"
+    );
+    assert!(!after.contains("<link") && before.matches("<link").count() == 1, "the remote one loads nothing: {page}");
+    let css = app.get("/part/xml-stylesheet@xhtml-saves.test/~2").await.text();
+    assert!(css.contains("#ffe8b0"), "{css}");
+    let remote = saved_page(&app, "xml-stylesheet", "?remote=1").await.text();
+    assert!(remote.contains("<link rel=\"stylesheet\" href=\"http://cdn.shelf-test.example/remote.css\">"), "{remote}");
+    let html = saved_page(&app, "xml-stylesheet-in-html", "").await.text();
+    assert!(!html.contains("<link"), "{html}");
+}
+
+/// A picture placed with `<object data>` or `<embed src>` shows as the picture, as a browser shows
+/// it (Chrome's save of such a page, `tests/fixtures/chrome-saves/object-embed-images.mhtml`):
+/// an `<img>` of the element's size and title, the fallback gone. Through `<img>` an SVG runs no
+/// script, and its part keeps the sandboxing policy of every part. What is no picture keeps its
+/// fallback, as before.
+#[tokio::test]
+async fn pictures_in_object_and_embed_show_as_images() {
+    let save = crate::common::repo_path("tests/fixtures/chrome-saves/object-embed-images.mhtml");
+    let app = TestApp::new(&[save]);
+    let list = app.json("/api/messages?limit=10").await;
+    let id = list["messages"][0]["id"].as_str().expect("the save's id").to_string();
+    let detail = app.json(&format!("/api/messages/{id}")).await;
+    let page = app.get(detail["html_url"].as_str().expect("html_url")).await.text();
+    assert!(!page.contains("<object") && !page.contains("<embed") && !page.contains("did not load"), "{page}");
+    let images: Vec<&str> = page.split("<img ").skip(1).map(|s| &s[..s.find('>').unwrap_or(s.len())]).collect();
+    assert_eq!(images.len(), 5, "{page}");
+    let expect = [
+        ("width=\"240\" height=\"160\" alt=\"Sales chart\"", "image/png"),
+        ("width=\"96\" height=\"96\"", "image/svg+xml"),
+        ("width=\"48\" height=\"48\"", "image/svg+xml"),
+        ("width=\"200\" height=\"120\"", "image/jpeg"),
+        ("", "image/gif"),
+    ];
+    for (img, (attributes, served)) in images.iter().zip(expect) {
+        assert!(img.contains(attributes), "{img}");
+        let src = img.split("src=\"").nth(1).and_then(|s| s.split('"').next()).expect("src");
+        assert!(src.starts_with("/part/"), "{img}");
+        let part = app.get(&src.replace("&amp;", "&")).await;
+        assert_eq!(part.header("content-type"), served, "{img}");
+        let csp = part.header("content-security-policy");
+        assert!(csp.starts_with("sandbox") && csp.contains("default-src 'none'"), "{img}: {csp}");
+        assert_eq!(part.header("x-content-type-options"), "nosniff");
+    }
+    // Not a picture: a plugin's data, or a picture the file does not hold; the fallback shows.
+    let dir = tempfile::tempdir().expect("dir");
+    let message = "Message-ID: <not-pictures@t>\nContent-Type: multipart/related; boundary=b\n\n--b\nContent-Type: text/html\nContent-Location: http://example.com/\n\n<object data=\"movie.swf\" type=\"image/png\" width=\"10\" height=\"10\"><p>no Flash</p></object><embed src=\"movie.swf\"><object data=\"http://elsewhere.example/a.png\" type=\"image/png\"><p>not saved</p></object>\n--b\nContent-Type: application/x-shockwave-flash\nContent-Location: http://example.com/movie.swf\n\nFWS\n--b--\n";
+    std::fs::write(dir.path().join("flash.mht"), message.replace('\n', "\r\n")).expect("write");
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    let detail = app.json("/api/messages/not-pictures@t").await;
+    let page = app.get(detail["html_url"].as_str().expect("html_url")).await.text();
+    assert!(page.contains("<p>no Flash</p>") && page.contains("<p>not saved</p>"), "{page}");
+    assert!(!page.contains("<img") && !page.contains("<embed") && !page.contains("<object"), "{page}");
+}

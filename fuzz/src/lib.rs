@@ -23,8 +23,12 @@ fn take_message(data: &[u8]) -> bool {
     // What the search index gets of it: its text and its documents' text, within bounds.
     let doc = mailshelf::archive::search_doc(0, &msg, true);
     assert!(doc.attachments.len() <= mailshelf::limits::MAX_INDEXED_TEXT + 64 * msg.parts.len());
-    let opts =
-        Options { allow_remote: data.len() % 2 == 1, record: data.len() % 4 >= 2, fold_quotes: data.len() % 8 >= 4 };
+    let opts = Options {
+        allow_remote: data.len() % 2 == 1,
+        record: data.len() % 4 >= 2,
+        fold_quotes: data.len() % 8 >= 4,
+        xml_stylesheets: false,
+    };
     let mut stack: Vec<&Message> = vec![&msg];
     while let Some(m) = stack.pop() {
         check_model(m);
@@ -49,7 +53,9 @@ fn take_message(data: &[u8]) -> bool {
                         "text/css" => {
                             rewrite_css(t, &part.base, &resolver, opts);
                         }
-                        "text/html" | "application/xhtml+xml" => {
+                        served @ ("text/html" | "application/xhtml+xml") => {
+                            // XHTML's `<?xml-stylesheet?>`s apply, as the server reads them.
+                            let opts = Options { xml_stylesheets: served != "text/html", ..opts };
                             rewrite_html(t, &part.base, &resolver, opts);
                             visible_text(t);
                         }

@@ -2,30 +2,65 @@
 //! saved page reads as it read when it was saved.
 //!
 //! HTML (HTML Standard, "determining the character encoding"): a byte order mark, else the
-//! prescan of the first 1024 bytes for `<meta charset>` or `<meta http-equiv=Content-Type>`, else
-//! UTF-8 when the bytes are valid UTF-8, else chardetng's guess (the detector Firefox uses for
-//! legacy content without a label). CSS (CSS Syntax §3.2): a byte order mark, else `@charset "…";`
-//! at the very start, else the same fallback. encoding_rs does the decoding.
+//! prescan of the first 1024 bytes for `<meta charset>` or `<meta http-equiv=Content-Type>`, which
+//! turns to an XML declaration at the very start (`<?xml version="1.0" encoding="…"?>`, "get an XML
+//! encoding") when it finds no `<meta>`, else UTF-8 when the bytes are valid UTF-8, else
+//! chardetng's guess (the detector Firefox uses for legacy content without a label). XHTML and XML
+//! (XML 1.0 §4.3.3 and Appendix F, as browsers read a document as XML): a byte order mark, else
+//! the XML declaration; XHTML, which mailshelf reads as HTML, then the HTML prescan; else the same
+//! fallback. CSS (CSS Syntax §3.2): a byte order mark, else `@charset "…";` at the very start, else
+//! the same fallback. One rule ([`Document`]) for all three; encoding_rs does the decoding.
 
 use encoding_rs::{Encoding, UTF_16BE, UTF_16LE, UTF_8, WINDOWS_1252, X_USER_DEFINED};
 
 /// How much of an HTML document the prescan reads, as the HTML Standard advises.
 const PRESCAN_BYTES: usize = 1024;
 
-/// Decodes an HTML document that declared no charset.
-pub(super) fn decode_html(bytes: &[u8]) -> String {
-    let encoding = Encoding::for_bom(bytes)
-        .map(|(e, _)| e)
-        .or_else(|| prescan(&bytes[..bytes.len().min(PRESCAN_BYTES)]))
-        .unwrap_or_else(|| fallback(bytes));
+/// What a document is read as, which decides where it may say its own encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Document {
+    /// HTML: a `<meta>`, else an XML declaration.
+    Html,
+    /// XHTML, read as XML by a browser and as HTML by mailshelf: the XML declaration first (XML
+    /// knows no `<meta>`), then a `<meta>`.
+    Xhtml,
+    /// Any other XML: the XML declaration.
+    Xml,
+    /// A stylesheet: `@charset`.
+    Css,
+}
+
+impl Document {
+    /// The document a part of this MIME type is, when it is one that may say its own encoding.
+    pub(super) fn of_type(content_type: &str) -> Option<Document> {
+        match content_type {
+            "text/html" => Some(Document::Html),
+            "application/xhtml+xml" => Some(Document::Xhtml),
+            "text/xml" | "application/xml" => Some(Document::Xml),
+            "text/css" => Some(Document::Css),
+            _ => None,
+        }
+    }
+}
+
+/// Decodes a document that declared no charset where it was sent: in the encoding its byte order
+/// mark, else its own declaration ([`Document`]), names; else UTF-8 when it is, else the legacy
+/// encoding it most likely is.
+pub(super) fn decode_document(document: Document, bytes: &[u8]) -> String {
+    let head = &bytes[..bytes.len().min(PRESCAN_BYTES)];
+    let declared = || match document {
+        Document::Html => prescan(head),
+        Document::Xhtml => xml_declaration(head).or_else(|| prescan(head)),
+        Document::Xml => xml_declaration(head),
+        Document::Css => css_charset(bytes),
+    };
+    let encoding = Encoding::for_bom(bytes).map(|(e, _)| e).or_else(declared).unwrap_or_else(|| fallback(bytes));
     decode(encoding, bytes)
 }
 
-/// Decodes a stylesheet that declared no charset.
-pub(super) fn decode_css(bytes: &[u8]) -> String {
-    let encoding =
-        Encoding::for_bom(bytes).map(|(e, _)| e).or_else(|| css_charset(bytes)).unwrap_or_else(|| fallback(bytes));
-    decode(encoding, bytes)
+/// Decodes an HTML document that declared no charset.
+pub(super) fn decode_html(bytes: &[u8]) -> String {
+    decode_document(Document::Html, bytes)
 }
 
 /// Decodes a text part that declared no charset: as UTF-8 when its bytes are UTF-8, else in the
@@ -98,9 +133,61 @@ fn is_space(b: u8) -> bool {
     matches!(b, 0x09 | 0x0A | 0x0C | 0x0D | 0x20)
 }
 
-/// "Prescan a byte stream to determine its encoding", step for step; `None` when the bytes run out
-/// before a `<meta>` declares one.
+/// "Prescan a byte stream to determine its encoding", step for step: UTF-16 by the first bytes of
+/// an XML declaration, else the first `<meta>` that declares an encoding, else, when the bytes run
+/// out, the XML declaration's ("get an XML encoding"); `None` when none of them names one.
 pub(super) fn prescan(b: &[u8]) -> Option<&'static Encoding> {
+    utf16_declaration(b).or_else(|| meta_prescan(b)).or_else(|| xml_declaration(b))
+}
+
+/// `<?x` in UTF-16 without a byte order mark: the only way a declaration in UTF-16 can begin (XML
+/// Appendix F; the HTML Standard's prescan, for compatibility with WebKit).
+fn utf16_declaration(b: &[u8]) -> Option<&'static Encoding> {
+    if b.starts_with(&[0x3C, 0, 0x3F, 0, 0x78, 0]) {
+        Some(UTF_16LE)
+    } else if b.starts_with(&[0, 0x3C, 0, 0x3F, 0, 0x78]) {
+        Some(UTF_16BE)
+    } else {
+        None
+    }
+}
+
+/// The encoding an XML declaration at the very start of `b` names (`<?xml version="1.0"
+/// encoding="iso-8859-1"?>`), as the HTML Standard's "get an XML encoding" reads it: the first
+/// `encoding` before the declaration's `>`, `=`, a quoted label without white space. A label of
+/// UTF-16 in bytes that read as ASCII is UTF-8; a declaration in UTF-16 is found by its bytes.
+fn xml_declaration(b: &[u8]) -> Option<&'static Encoding> {
+    if let Some(utf16) = utf16_declaration(b) {
+        return Some(utf16);
+    }
+    if !b.starts_with(b"<?xml") {
+        return None;
+    }
+    let declaration = &b[..b.iter().position(|&c| c == b'>')?];
+    let mut pos = find(declaration, b"encoding")? + b"encoding".len();
+    let skip_space = |pos: &mut usize| {
+        while declaration.get(*pos).is_some_and(|&c| c <= 0x20) {
+            *pos += 1;
+        }
+    };
+    skip_space(&mut pos);
+    if declaration.get(pos) != Some(&b'=') {
+        return None;
+    }
+    pos += 1;
+    skip_space(&mut pos);
+    let quote = *declaration.get(pos).filter(|&&q| q == b'"' || q == b'\'')?;
+    let label = &declaration[pos + 1..];
+    let label = &label[..label.iter().position(|&c| c == quote)?];
+    if label.iter().any(|&c| c <= 0x20) {
+        return None;
+    }
+    Encoding::for_label(label).map(|e| if e == UTF_16BE || e == UTF_16LE { UTF_8 } else { e })
+}
+
+/// The prescan's loop over the markup: the first `<meta>` that declares an encoding; `None` when
+/// the bytes run out first.
+fn meta_prescan(b: &[u8]) -> Option<&'static Encoding> {
     let mut pos = 0;
     while pos < b.len() {
         let rest = &b[pos..];
@@ -277,7 +364,7 @@ fn starts_with_ignore_case(hay: &[u8], prefix: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use encoding_rs::{KOI8_R, SHIFT_JIS, WINDOWS_1251};
+    use encoding_rs::{ISO_8859_15, KOI8_R, SHIFT_JIS, WINDOWS_1251};
 
     #[test]
     fn unlabelled_text_is_utf8_even_cut_short() {
@@ -331,7 +418,50 @@ mod tests {
         assert_eq!(decode_html(b"\xef\xbb\xbf<meta charset=koi8-r>\xd0\xb6"), "<meta charset=koi8-r>ж");
         let mut css = b"@charset \"koi8-r\";\np::before { content: \"".to_vec();
         css.extend_from_slice(&koi8);
-        assert!(decode_css(&css).contains("Привет"));
-        assert_eq!(decode_css(b"p { color: red }"), "p { color: red }");
+        assert!(decode_document(Document::Css, &css).contains("Привет"));
+        assert_eq!(decode_document(Document::Css, b"p { color: red }"), "p { color: red }");
+    }
+
+    #[test]
+    fn xml_declarations_name_the_encoding_as_browsers_read_them() {
+        let cases: &[(&[u8], Option<&'static Encoding>)] = &[
+            (b"<?xml version=\"1.0\" encoding=\"iso-8859-15\"?><html/>", Some(ISO_8859_15)),
+            (b"<?xml version='1.0' encoding = 'Shift_JIS' standalone='yes'?>", Some(SHIFT_JIS)),
+            (b"<?xml version=\"1.0\" encoding=\"UTF-16\"?>", Some(UTF_8)),
+            (b"<\0?\0x\0m\0l\0", Some(UTF_16LE)),
+            (b"\0<\0?\0x\0m\0l", Some(UTF_16BE)),
+            // Only at the very start, only before the declaration's end, only a whole quoted label.
+            (b" <?xml version=\"1.0\" encoding=\"koi8-r\"?>", None),
+            (b"<?xml version=\"1.0\"?><p encoding=\"koi8-r\">", None),
+            (b"<?xml version=\"1.0\" encoding=\"koi8-r", None),
+            (b"<?xml version=\"1.0\" encoding=koi8-r?>", None),
+            (b"<?xml version=\"1.0\" encoding=\"koi8 r\"?>", None),
+            (b"<?xml version=\"1.0\" encoding=\"no-such-thing\"?>", None),
+            (b"<?xml version=\"1.0\"?>", None),
+        ];
+        for (input, want) in cases {
+            assert_eq!(xml_declaration(input), *want, "{}", String::from_utf8_lossy(input));
+        }
+    }
+
+    #[test]
+    fn a_declaration_and_a_meta_count_as_the_document_s_kind_says() {
+        let euro = ISO_8859_15.encode("5 \u{20ac}").0;
+        let both =
+            [b"<?xml version=\"1.0\" encoding=\"iso-8859-15\"?><meta charset=koi8-r><p>".as_slice(), &euro].concat();
+        // XML knows no <meta>: the declaration.
+        assert!(decode_document(Document::Xhtml, &both).ends_with("<p>5 \u{20ac}"));
+        assert!(decode_document(Document::Xml, &both).ends_with("<p>5 \u{20ac}"));
+        // HTML reads the <meta>, and the declaration only where there is none.
+        let as_koi8 = KOI8_R.decode_without_bom_handling(&euro).0;
+        assert!(decode_document(Document::Html, &both).ends_with(&format!("<p>{as_koi8}")));
+        let declared_only = [b"<?xml version=\"1.0\" encoding=\"iso-8859-15\"?><p>".as_slice(), &euro].concat();
+        for document in [Document::Html, Document::Xhtml, Document::Xml] {
+            assert!(decode_document(document, &declared_only).ends_with("<p>5 \u{20ac}"), "{document:?}");
+        }
+        // A byte order mark before all; XHTML without a declaration still reads its <meta>.
+        let bom = b"\xef\xbb\xbf<?xml version=\"1.0\" encoding=\"koi8-r\"?>\xd0\xb6";
+        assert_eq!(decode_document(Document::Xhtml, bom).chars().last(), Some('ж'));
+        assert!(decode_document(Document::Xhtml, b"<meta charset=koi8-r><p>\xd6").ends_with("<p>ж"));
     }
 }

@@ -145,7 +145,7 @@ fn more_under(msg: &Message, idx: PartIdx, depth: usize, more: &mut Vec<PartIdx>
 
 /// Image types a browser shows by themselves, as an image document. Not SVG: a browser opens that
 /// as a document of its own, not as a picture.
-const IMAGE_DOCUMENT_TYPES: &[&str] = &[
+pub(crate) const IMAGE_DOCUMENT_TYPES: &[&str] = &[
     "image/png",
     "image/apng",
     "image/jpeg",

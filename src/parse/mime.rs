@@ -386,15 +386,17 @@ fn text(content_type: &str, charset: Option<&str>, bytes: &[u8]) -> String {
             Some(decode) => decode(bytes),
             None => String::from_utf8_lossy(bytes).into_owned(),
         },
-        None if content_type == "text/css" => charset::decode_css(bytes),
-        None if undeclared_charset_matters(content_type) => charset::decode_html(bytes),
-        None => charset::decode_unlabelled(bytes),
+        None => match charset::Document::of_type(content_type) {
+            Some(document) => charset::decode_document(document, bytes),
+            None => charset::decode_unlabelled(bytes),
+        },
     }
 }
 
-/// Documents whose bytes declare their own encoding, when their MIME type does not.
+/// Documents whose bytes declare their own encoding (HTML, XHTML, XML, CSS), when their MIME type
+/// does not.
 fn undeclared_charset_matters(content_type: &str) -> bool {
-    matches!(content_type, "text/html" | "application/xhtml+xml" | "text/css")
+    charset::Document::of_type(content_type).is_some()
 }
 
 #[cfg(test)]

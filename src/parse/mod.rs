@@ -55,6 +55,8 @@ use std::sync::Arc;
 use crate::error::Error;
 use crate::model::Message;
 
+pub(crate) use mhtml::IMAGE_DOCUMENT_TYPES;
+
 // Deeper nesting (multiparts or enclosed messages) is shown as opaque data. mail-parser caps its
 // own recursion; this keeps our walk bounded too.
 use crate::limits::MAX_DEPTH;

@@ -7,6 +7,11 @@
 //! Besides rewriting references this is the second line of defence behind the sandbox and CSP the web
 //! layer sends: scripts, event handlers, `javascript:` URLs, refreshes, `<base>` and form targets are
 //! dropped, and remote resources load nothing unless the caller allows them.
+//!
+//! What a browser would show of an element the rewrite drops, it shows otherwise: a picture in an
+//! `<object>` or `<embed>` (a plugin's element) becomes an `<img>` of it, and an XHTML page's
+//! `<?xml-stylesheet?>` (which means nothing to HTML, as which the page is answered) the
+//! `<link rel="stylesheet">` it stands for.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -43,6 +48,13 @@ pub enum Target {
 /// Maps a reference, with the base URI in force where it stands, to a [`Target`].
 pub trait Resolve {
     fn resolve(&self, base: &str, reference: &str) -> Target;
+
+    /// The type the part a reference names is served with (`image/png`), when it names a part the
+    /// message holds; `None` for anything else. Asked only where the type decides what an element
+    /// becomes: an `<object>` or `<embed>` of a picture.
+    fn part_type(&self, _base: &str, _reference: &str) -> Option<String> {
+        None
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -54,6 +66,9 @@ pub struct Options {
     /// Fold each outermost quoted passage (`blockquote`, Gmail's `.gmail_quote`) away behind a
     /// "Quoted text" `<details>`, as a conversation shows replies; it opens without script.
     pub fold_quotes: bool,
+    /// The document is XHTML, which a browser reads as XML: its `<?xml-stylesheet?>` processing
+    /// instructions apply, and become `<link rel="stylesheet">`s before its root element.
+    pub xml_stylesheets: bool,
 }
 
 /// What marks a quoted passage in HTML mail.
@@ -91,6 +106,12 @@ struct State<'r> {
     css: String,
     /// The text of the `<noscript>` being read, gathered until it is whole.
     noscript: String,
+    /// An element has started: the prolog, where `<?xml-stylesheet?>` counts, is over.
+    in_root: bool,
+    /// The `<link>`s the prolog's `<?xml-stylesheet?>`s stand for, written before the root element.
+    xml_stylesheets: String,
+    /// How many `<?xml-stylesheet?>`s were taken.
+    xml_stylesheet_count: usize,
 }
 
 impl<'r> State<'r> {
@@ -103,6 +124,9 @@ impl<'r> State<'r> {
             outcome: Outcome::default(),
             css: String::new(),
             noscript: String::new(),
+            in_root: false,
+            xml_stylesheets: String::new(),
+            xml_stylesheet_count: 0,
         }
     }
 
@@ -186,6 +210,13 @@ const FORM_CONTROLS: &[&str] = &["input", "button", "select", "textarea"];
 /// The source of an image that is not available: loads nothing and fails to decode.
 const UNAVAILABLE_IMAGE: &str = "data:,";
 
+/// Attributes of an `<object>` or `<embed>` its `<img>` keeps: how it is laid out and named.
+const PICTURE_ATTRIBUTES: &[&str] = &["id", "class", "title", "width", "height", "align", "hspace", "vspace", "border"];
+
+/// The most `<?xml-stylesheet?>`s a document's prolog gives stylesheets (a browser takes all; a
+/// hostile document could give millions).
+const MAX_XML_STYLESHEETS: usize = 32;
+
 /// Rewrites an HTML document. `base` is the part's base URI (RFC 2557 §5); a `<base href>` in the
 /// document changes it for what follows and is itself removed.
 pub fn rewrite_html(input: &str, base: &str, resolver: &dyn Resolve, opts: Options) -> Outcome {
@@ -201,9 +232,10 @@ fn rewrite_document(input: &str, base: &str, resolver: &dyn Resolve, opts: Optio
         let on_element = Rc::clone(&state);
         let on_style = Rc::clone(&state);
         let on_noscript = Rc::clone(&state);
+        let on_comment = Rc::clone(&state);
         // How deep in quoted passages the rewrite is (`None`: not folding); only the outermost folds.
         let on_quote = Rc::new(std::cell::Cell::new(opts.fold_quotes.then_some(0usize)));
-        let settings = Settings::new()
+        let mut settings = Settings::new()
             .with_strict(false)
             .append_element_content_handler(element!("*", move |el| {
                 rewrite_element(el, &mut on_element.borrow_mut());
@@ -237,7 +269,8 @@ fn rewrite_document(input: &str, base: &str, resolver: &dyn Resolve, opts: Optio
                 if chunk.last_in_text_node() && !in_noscript {
                     let inner = std::mem::take(&mut st.noscript);
                     let base = st.base.clone();
-                    let nested = rewrite_document(&inner, &base, st.resolver, st.opts, true);
+                    let opts = Options { xml_stylesheets: false, ..st.opts };
+                    let nested = rewrite_document(&inner, &base, st.resolver, opts, true);
                     st.outcome.rewritten += nested.rewritten;
                     st.outcome.blocked += nested.blocked;
                     st.outcome.references.extend(nested.references);
@@ -247,6 +280,17 @@ fn rewrite_document(input: &str, base: &str, resolver: &dyn Resolve, opts: Optio
                 }
                 Ok(())
             }));
+        if opts.xml_stylesheets {
+            // lol_html reads a processing instruction as HTML does, as a comment: `?target …?`.
+            // Only XHTML has its comments looked at, so HTML costs nothing more.
+            settings = settings.append_document_content_handler(lol_html::doc_comments!(move |comment| {
+                let mut st = on_comment.borrow_mut();
+                if !st.in_root {
+                    xml_stylesheet(&comment.text(), &mut st);
+                }
+                Ok(())
+            }));
+        }
         let mut rewriter = HtmlRewriter::new(settings, |c: &[u8]| output.extend_from_slice(c));
         // Feed in pieces, as a stream would arrive; lol_html holds only what a token needs.
         input.as_bytes().chunks(16 * 1024).try_for_each(|c| rewriter.write(c)).and_then(|()| rewriter.end())
@@ -264,6 +308,18 @@ fn rewrite_document(input: &str, base: &str, resolver: &dyn Resolve, opts: Optio
 }
 
 fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
+    // Inside an element replaced or removed with its content: nothing of it is written.
+    if el.removed() {
+        return;
+    }
+    if !st.in_root {
+        st.in_root = true;
+        if !st.xml_stylesheets.is_empty() {
+            // After the doctype (a `<link>` before it would put the page in quirks mode), before
+            // everything of the document's own: the order a browser applies them in.
+            el.before(&std::mem::take(&mut st.xml_stylesheets), ContentType::Html);
+        }
+    }
     let tag = el.tag_name();
     if tag == "base" {
         if let Some(href) = el.get_attribute("href") {
@@ -272,6 +328,9 @@ fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
                 st.base = b;
             }
         }
+    }
+    if matches!(tag.as_str(), "object" | "embed") && show_picture(el, &tag, st) {
+        return;
     }
     if DROPPED_ELEMENTS.contains(&tag.as_str()) {
         el.remove();
@@ -378,6 +437,106 @@ fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
     }
 }
 
+/// An `<object data>` or `<embed src>` of a picture the message holds becomes an `<img>` of it,
+/// of the same size and title (an `alt` too), its fallback content gone: what a browser shows,
+/// where the element itself would otherwise be dropped (no plugin runs). A picture is what the
+/// part is served as (see [`is_picture`]), or, where its type is not known, what the element's
+/// `type` says. Through `<img>` an SVG runs no script and loads nothing. `true` when it did.
+fn show_picture(el: &mut Element<'_, '_>, tag: &str, st: &mut State<'_>) -> bool {
+    let Some(reference) = el.get_attribute(if tag == "object" { "data" } else { "src" }) else {
+        return false;
+    };
+    let reference = decode_entities(&reference);
+    let Some(served) = st.resolver.part_type(&st.base, &reference) else { return false };
+    let picture = match served.as_str() {
+        "application/octet-stream" => el.get_attribute("type").is_some_and(|t| is_picture(&decode_entities(&t))),
+        served => is_picture(served),
+    };
+    if !picture {
+        return false;
+    }
+    let Some(source) = st.map(&reference, Use::Resource) else { return false };
+    let mut img = format!("<img src=\"{}\"", attribute_value(&source.url));
+    for name in PICTURE_ATTRIBUTES {
+        if let Some(value) = el.get_attribute(name) {
+            img.push_str(&format!(" {name}=\"{}\"", attribute_value(&decode_entities(&value))));
+        }
+    }
+    if let Some(title) = el.get_attribute("title") {
+        img.push_str(&format!(" alt=\"{}\"", attribute_value(&decode_entities(&title))));
+    }
+    if let Some(style) = el.get_attribute("style") {
+        let style = decode_entities(&style);
+        let base = st.base.clone();
+        let style = css::rewrite_css_with(&style, &base, st);
+        img.push_str(&format!(" style=\"{}\"", attribute_value(&style)));
+    }
+    img.push('>');
+    el.replace(&img, ContentType::Html);
+    true
+}
+
+/// Types a browser shows in an `<img>`: those it shows as an image by themselves, and SVG.
+fn is_picture(media_type: &str) -> bool {
+    let media_type = media_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    media_type == "image/svg+xml" || crate::parse::IMAGE_DOCUMENT_TYPES.contains(&media_type.as_str())
+}
+
+/// A value written inside double quotes.
+fn attribute_value(value: &str) -> String {
+    html_escape::encode_double_quoted_attribute(value).into_owned()
+}
+
+/// A processing instruction before the root element, as lol_html gives it (`?target data?`): an
+/// `<?xml-stylesheet?>` of a CSS stylesheet (its `type` `text/css`, or none; not an alternate one,
+/// which no browser applies by itself) adds the `<link>` that stands for it, its `href` resolved as
+/// any stylesheet's (XML stylesheets, XSLT, are never run). One whose pseudo-attributes cannot be
+/// read is ignored, as browsers ignore it.
+fn xml_stylesheet(text: &str, st: &mut State<'_>) {
+    let Some(data) = text.strip_prefix("?xml-stylesheet") else { return };
+    if !data.starts_with(|c: char| c.is_ascii_whitespace()) || st.xml_stylesheet_count >= MAX_XML_STYLESHEETS {
+        return;
+    }
+    let Some(attributes) = pseudo_attributes(data.strip_suffix('?').unwrap_or(data)) else { return };
+    let get = |name: &str| attributes.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str());
+    let css = get("type").is_none_or(|t| t.trim().eq_ignore_ascii_case("text/css"));
+    let alternate = get("alternate") == Some("yes");
+    let Some(href) = get("href").filter(|_| css && !alternate) else { return };
+    st.xml_stylesheet_count += 1;
+    let Some(target) = st.map(href, Use::Resource) else { return };
+    let mut link = format!("<link rel=\"stylesheet\" href=\"{}\"", attribute_value(&target.url));
+    for name in ["media", "title"] {
+        if let Some(value) = get(name) {
+            link.push_str(&format!(" {name}=\"{}\"", attribute_value(value)));
+        }
+    }
+    link.push('>');
+    st.xml_stylesheets.push_str(&link);
+}
+
+/// The pseudo-attributes of a processing instruction (`href="a.css" type='text/css'`), their
+/// values' references decoded; `None` when they are not written so.
+fn pseudo_attributes(data: &str) -> Option<Vec<(&str, String)>> {
+    let mut attributes = Vec::new();
+    let mut rest = data.trim_start();
+    while !rest.is_empty() {
+        let (name, after) = rest.split_once('=')?;
+        let name = name.trim_end();
+        if name.is_empty() || name.contains(|c: char| c.is_ascii_whitespace()) {
+            return None;
+        }
+        let after = after.trim_start();
+        let quote = after.chars().next().filter(|&q| q == '"' || q == '\'')?;
+        let (value, tail) = after[1..].split_once(quote)?;
+        attributes.push((name, decode_entities(value)));
+        if !(tail.is_empty() || tail.starts_with(|c: char| c.is_ascii_whitespace())) {
+            return None;
+        }
+        rest = tail.trim_start();
+    }
+    Some(attributes)
+}
+
 /// lol_html escapes `"` in attribute values but not `&`; escape it so the value reads back as written.
 fn set_attr(el: &mut Element<'_, '_>, name: &str, value: &str) {
     let _ = el.set_attribute(name, &value.replace('&', "&amp;"));
@@ -386,7 +545,7 @@ fn set_attr(el: &mut Element<'_, '_>, name: &str, value: &str) {
 /// Wraps an outermost quoted passage in a closed `<details>`; nested ones stay as they are.
 fn fold_quote(el: &mut lol_html::html_content::Element, depth: &Rc<std::cell::Cell<Option<usize>>>) {
     let Some(d) = depth.get() else { return };
-    if !el.can_have_content() {
+    if !el.can_have_content() || el.removed() {
         return;
     }
     if d == 0 {
@@ -534,6 +693,21 @@ mod tests {
                 None => Target::Unresolved,
             }
         }
+
+        /// `cid:` parts are typed by their id's first word: `cid:png-…` is `image/png`, `cid:svg-…`
+        /// `image/svg+xml`, `cid:bin-…` `application/octet-stream`; any other is a Flash movie.
+        fn part_type(&self, _base: &str, r: &str) -> Option<String> {
+            let id = r.trim().strip_prefix("cid:")?;
+            Some(
+                match id.split('-').next() {
+                    Some("png") => "image/png",
+                    Some("svg") => "image/svg+xml",
+                    Some("bin") => "application/octet-stream",
+                    _ => "application/x-shockwave-flash",
+                }
+                .to_string(),
+            )
+        }
     }
 
     fn html(s: &str) -> Outcome {
@@ -670,5 +844,68 @@ mod tests {
         let allowed = rewrite_html(input, "http://local/", &Fake, Options { allow_remote: true, ..Options::default() });
         assert_eq!(allowed.blocked, 0);
         assert!(allowed.output.contains(r#"src="http://e/1""#));
+    }
+
+    #[test]
+    fn pictures_in_object_and_embed_become_images() {
+        let cases = [
+            (
+                r#"<object data="cid:png-a" width="240" height="160" title="A &amp; B" class="c" style="border:1px solid"><p>fallback <img src="http://evil/t.gif"></p></object>"#,
+                r#"<img src="/p/png-a" class="c" title="A &amp; B" width="240" height="160" alt="A &amp; B" style="border:1px solid">"#,
+            ),
+            (
+                r#"<embed src="cid:svg-b" width=48 height=48 onload="x()">"#,
+                r#"<img src="/p/svg-b" width="48" height="48">"#,
+            ),
+            (
+                r#"<object data="cid:svg-c" style="background:url(cid:png-d)"></object>"#,
+                r#"<img src="/p/svg-c" style="background:url(&quot;/p/png-d&quot;)">"#,
+            ),
+            // A part of unknown type is what the element says it is.
+            (r#"<object data="cid:bin-e" type="image/gif"></object>"#, r#"<img src="/p/bin-e">"#),
+            (r#"<object data="cid:bin-f" type="application/pdf"><p>f</p></object>"#, "<p>f</p>"),
+            // No picture, or none held here: the fallback, as before.
+            (r#"<object data="cid:swf-g" type="image/png"><p>no Flash</p></object>"#, "<p>no Flash</p>"),
+            (r#"<embed src="cid:swf-h" type="image/png">"#, ""),
+            (r#"<object data="http://evil/x.png" type="image/png"><p>remote</p></object>"#, "<p>remote</p>"),
+            // A picture in another plugin's fallback shows, as a browser shows the fallback.
+            (
+                r#"<object data="cid:swf-i"><object data="cid:png-j"><p>inner</p></object></object>"#,
+                r#"<img src="/p/png-j">"#,
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(html(input).output, want, "{input}");
+        }
+        // What the picture replaced is neither rewritten nor counted.
+        assert_eq!(html(r#"<object data="cid:png-a"><img src="http://evil/t.gif"></object>"#).blocked, 0);
+    }
+
+    #[test]
+    fn xml_stylesheets_of_xhtml_become_links_before_the_root() {
+        let xhtml = |s: &str, allow_remote: bool| {
+            let opts = Options { xml_stylesheets: true, allow_remote, ..Options::default() };
+            rewrite_html(s, "http://local/", &Fake, opts)
+        };
+        let page = concat!(
+            r#"<?xml version="1.0"?><?xml-stylesheet href="a.css" type="text/css"?>"#,
+            r#"<?xml-stylesheet type='text/css' media="print" href='cid:b&amp;c'?>"#,
+            r#"<?xml-stylesheet href="alt.css" alternate="yes" title="Alt"?><?xml-stylesheet href="t.xsl" type="text/xsl"?>"#,
+            r#"<?xml-stylesheet href="bad.css" type="text/css?><?xml-stylesheet href="http://e/r.css"?>"#,
+            r#"<!DOCTYPE html><!-- c --><html><head><link rel="stylesheet" href="cid:own"></head><body><?xml-stylesheet href="late.css"?></body></html>"#,
+        );
+        let prolog = r#"<?xml version="1.0"?><?xml-stylesheet href="a.css" type="text/css"?><?xml-stylesheet type='text/css' media="print" href='cid:b&amp;c'?><?xml-stylesheet href="alt.css" alternate="yes" title="Alt"?><?xml-stylesheet href="t.xsl" type="text/xsl"?><?xml-stylesheet href="bad.css" type="text/css?><?xml-stylesheet href="http://e/r.css"?><!DOCTYPE html><!-- c -->"#;
+        let links = r#"<link rel="stylesheet" href="/loc/http://local/a.css"><link rel="stylesheet" href="/p/b&amp;c" media="print">"#;
+        let rest = r#"<html><head><link rel="stylesheet" href="/p/own"></head><body><?xml-stylesheet href="late.css"?></body></html>"#;
+        let out = xhtml(page, false);
+        assert_eq!(out.output, format!("{prolog}{links}{rest}"));
+        assert_eq!(out.blocked, 1);
+        let remote = xhtml(page, true).output;
+        assert!(remote.contains(r#"<link rel="stylesheet" href="http://e/r.css"><html>"#), "{remote}");
+        // HTML knows no processing instructions.
+        assert_eq!(html(page).output, format!("{prolog}{rest}"));
+        // However many a hostile prolog holds, a bounded number is taken.
+        let many = format!("{}<html></html>", r#"<?xml-stylesheet href="a.css"?>"#.repeat(10_000));
+        assert_eq!(xhtml(&many, false).output.matches("<link").count(), MAX_XML_STYLESHEETS);
     }
 }

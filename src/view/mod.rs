@@ -317,12 +317,15 @@ impl View {
             part: idx,
             remote,
         };
-        let opts = Options { allow_remote: remote, fold_quotes: fold, ..Options::default() };
+        let served = served_type(part);
+        // XHTML is read by a browser as XML, where its `<?xml-stylesheet?>`s apply.
+        let xml_stylesheets = served == "application/xhtml+xml";
+        let opts = Options { allow_remote: remote, fold_quotes: fold, xml_stylesheets, ..Options::default() };
         let text = match &part.body {
             Body::Text(t) => t.as_str(),
             _ => "",
         };
-        let out = if served_type(part) == "text/css" {
+        let out = if served == "text/css" {
             rewrite::rewrite_css(text, &part.base, &resolver, opts)
         } else {
             rewrite::rewrite_html(text, &part.base, &resolver, opts)
