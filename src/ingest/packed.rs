@@ -6,7 +6,7 @@
 //! ([`MAX_COUNTED_PAST`]), so a small file that inflates without end costs a bounded time.
 //! An mbox kept compressed is not read (each message opened would inflate the file up to it).
 
-use std::io::{Read, Write};
+use std::io::Read;
 
 use super::{reserve, Given};
 
@@ -79,25 +79,14 @@ pub fn read_unpacked(packed: impl Read, packing: Packing, limit: usize) -> std::
         return Ok(Given::whole(bytes));
     }
     bytes.truncate(limit);
-    let past = std::io::copy(&mut inflated.take(MAX_COUNTED_PAST), &mut Counted).unwrap_or(0);
+    let past = std::io::copy(&mut inflated.take(MAX_COUNTED_PAST), &mut std::io::sink()).unwrap_or(0);
     Ok(Given { bytes, cut_from: Some(limit as u64 + 1 + past) })
-}
-
-/// A sink that keeps nothing.
-struct Counted;
-
-impl Write for Counted {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     const MESSAGE: &[u8] = b"From: a@example.org\nSubject: packed\n\nbody words\n";
 
