@@ -250,12 +250,10 @@ async fn uploads_are_created_deduplicated_and_kept() {
 /// as `.txt.gz`, one message as `.eml.zst`; bounded as it inflates.
 #[tokio::test]
 async fn compressed_uploads_are_what_they_inflate_to() {
-    use std::io::{Read as _, Write as _};
+    use std::io::Read as _;
     let app = samples();
     let mbox = "From a Mon Jan  1 00:00:00 2024\nSubject: one\nMessage-ID: <gz-1@x>\n\n1\n\nFrom b Mon Jan  1 00:00:00 2024\nSubject: two\nMessage-ID: <gz-2@x>\n\n2\n";
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(mbox.as_bytes()).expect("gzip");
-    let r = post(&app, "application/gzip", gz.finish().expect("gzip")).await;
+    let r = post(&app, "application/gzip", crate::common::gzip(mbox.as_bytes())).await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
     let created: serde_json::Value = serde_json::from_slice(&r.body).expect("json");
     assert_eq!(created.as_array().map(Vec::len), Some(2), "both messages of the mbox: {created}");

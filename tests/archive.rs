@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::common::{corpus_dir, walk, TestApp};
+use crate::common::{corpus_dir, gzip, walk, TestApp};
 
 /// Distinct contents in each folder among the files of a Maildir tree (its `cur/`, `new/` and, as notmuch's corpus
 /// has them, plain message files), leaving out `tmp/` and hidden files.
@@ -130,6 +130,21 @@ fn message(n: usize, mid: Option<&str>, body: &str) -> String {
     )
 }
 
+/// Writes an mbox of the messages numbered `ns`, each with the Message-ID `<{prefix}{n}@x>` and the
+/// text `text of {n}`.
+fn write_mbox(path: &Path, prefix: &str, ns: &[usize]) {
+    let text: String = ns
+        .iter()
+        .map(|&n| {
+            format!(
+                "From x Mon Nov  2 10:00:00 2026\n{}\n",
+                message(n, Some(&format!("{prefix}{n}@x")), &format!("text of {n}"))
+            )
+        })
+        .collect();
+    std::fs::write(path, text).expect("write");
+}
+
 #[tokio::test]
 async fn restarts_read_only_what_changed() {
     let mail = tempfile::tempdir().expect("dir");
@@ -184,18 +199,7 @@ async fn restarts_read_only_what_changed() {
 async fn a_rewritten_mbox_keeps_the_messages_still_in_it() {
     let mail = tempfile::tempdir().expect("dir");
     let mbox = mail.path().join("inbox.mbox");
-    let write = |ns: &[usize]| {
-        let text: String = ns
-            .iter()
-            .map(|&n| {
-                format!(
-                    "From x Mon Nov  2 10:00:00 2026\n{}\n",
-                    message(n, Some(&format!("r{n}@x")), &format!("text of {n}"))
-                )
-            })
-            .collect();
-        std::fs::write(&mbox, text).expect("write");
-    };
+    let write = |ns: &[usize]| write_mbox(&mbox, "r", ns);
     write(&[1, 2, 3, 4, 5, 6]);
     let paths = [mail.path().to_path_buf()];
     let app = TestApp::new(&paths);
@@ -730,12 +734,6 @@ async fn messages_deleted_in_thunderbird_are_not_listed() {
 /// by `/raw/` inflated. An mbox kept compressed is not read (and says so in the log).
 #[tokio::test]
 async fn messages_kept_compressed_are_read() {
-    use std::io::Write as _;
-    let gzip = |bytes: &[u8]| {
-        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        e.write_all(bytes).expect("write");
-        e.finish().expect("finish")
-    };
     let mail = tempfile::tempdir().expect("dir");
     let cur = mail.path().join("INBOX/cur");
     std::fs::create_dir_all(&cur).expect("mkdir");
@@ -775,18 +773,7 @@ async fn messages_kept_compressed_are_read() {
 async fn a_message_whose_file_changed_since_indexing_says_so() {
     let mail = tempfile::tempdir().expect("dir");
     let mbox = mail.path().join("inbox.mbox");
-    let write = |ns: &[usize]| {
-        let text: String = ns
-            .iter()
-            .map(|&n| {
-                format!(
-                    "From x Mon Nov  2 10:00:00 2026\n{}\n",
-                    message(n, Some(&format!("c{n}@x")), &format!("text of {n}"))
-                )
-            })
-            .collect();
-        std::fs::write(&mbox, text).expect("write");
-    };
+    let write = |ns: &[usize]| write_mbox(&mbox, "c", ns);
     write(&[1, 2, 3, 4]);
     let eml = mail.path().join("edited.eml");
     std::fs::write(&eml, message(9, Some("edited@x"), "first words")).expect("write");

@@ -208,6 +208,14 @@ impl Reply {
 }
 
 /// Every file under `dir` with one of the extensions (case-insensitive).
+/// `bytes` compressed with gzip, as the `gzip` tool writes them.
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(bytes).expect("gzip");
+    e.finish().expect("gzip")
+}
+
 pub fn files_with_ext(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = walk(dir)
         .into_iter()
