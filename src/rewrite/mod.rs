@@ -11,7 +11,7 @@
 //! What a browser would show of an element the rewrite drops, it shows otherwise: a picture in an
 //! `<object>` or `<embed>` (a plugin's element) becomes an `<img>` of it, and an XHTML page's
 //! `<?xml-stylesheet?>` (which means nothing to HTML, as which the page is answered) the
-//! `<link rel="stylesheet">` it stands for.
+//! `<link rel="stylesheet">` it stands for (`pictures` and `prolog`).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -21,6 +21,8 @@ use lol_html::{element, text, HtmlRewriter, Settings};
 
 mod css;
 pub mod paper;
+mod pictures;
+mod prolog;
 
 pub use css::rewrite_css;
 
@@ -210,13 +212,6 @@ const FORM_CONTROLS: &[&str] = &["input", "button", "select", "textarea"];
 /// The source of an image that is not available: loads nothing and fails to decode.
 const UNAVAILABLE_IMAGE: &str = "data:,";
 
-/// Attributes of an `<object>` or `<embed>` its `<img>` keeps: how it is laid out and named.
-const PICTURE_ATTRIBUTES: &[&str] = &["id", "class", "title", "width", "height", "align", "hspace", "vspace", "border"];
-
-/// The most `<?xml-stylesheet?>`s a document's prolog gives stylesheets (a browser takes all; a
-/// hostile document could give millions).
-const MAX_XML_STYLESHEETS: usize = 32;
-
 /// Rewrites an HTML document. `base` is the part's base URI (RFC 2557 §5); a `<base href>` in the
 /// document changes it for what follows and is itself removed.
 pub fn rewrite_html(input: &str, base: &str, resolver: &dyn Resolve, opts: Options) -> Outcome {
@@ -286,7 +281,7 @@ fn rewrite_document(input: &str, base: &str, resolver: &dyn Resolve, opts: Optio
             settings = settings.append_document_content_handler(lol_html::doc_comments!(move |comment| {
                 let mut st = on_comment.borrow_mut();
                 if !st.in_root {
-                    xml_stylesheet(&comment.text(), &mut st);
+                    prolog::xml_stylesheet(&comment.text(), &mut st);
                 }
                 Ok(())
             }));
@@ -329,7 +324,7 @@ fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
             }
         }
     }
-    if matches!(tag.as_str(), "object" | "embed") && show_picture(el, &tag, st) {
+    if matches!(tag.as_str(), "object" | "embed") && pictures::show_picture(el, &tag, st) {
         return;
     }
     if DROPPED_ELEMENTS.contains(&tag.as_str()) {
@@ -437,104 +432,9 @@ fn rewrite_element(el: &mut Element<'_, '_>, st: &mut State<'_>) {
     }
 }
 
-/// An `<object data>` or `<embed src>` of a picture the message holds becomes an `<img>` of it,
-/// of the same size and title (an `alt` too), its fallback content gone: what a browser shows,
-/// where the element itself would otherwise be dropped (no plugin runs). A picture is what the
-/// part is served as (see [`is_picture`]), or, where its type is not known, what the element's
-/// `type` says. Through `<img>` an SVG runs no script and loads nothing. `true` when it did.
-fn show_picture(el: &mut Element<'_, '_>, tag: &str, st: &mut State<'_>) -> bool {
-    let Some(reference) = el.get_attribute(if tag == "object" { "data" } else { "src" }) else {
-        return false;
-    };
-    let reference = decode_entities(&reference);
-    let Some(served) = st.resolver.part_type(&st.base, &reference) else { return false };
-    let picture = match served.as_str() {
-        "application/octet-stream" => el.get_attribute("type").is_some_and(|t| is_picture(&decode_entities(&t))),
-        served => is_picture(served),
-    };
-    if !picture {
-        return false;
-    }
-    let Some(source) = st.map(&reference, Use::Resource) else { return false };
-    let mut img = format!("<img src=\"{}\"", attribute_value(&source.url));
-    for name in PICTURE_ATTRIBUTES {
-        if let Some(value) = el.get_attribute(name) {
-            img.push_str(&format!(" {name}=\"{}\"", attribute_value(&decode_entities(&value))));
-        }
-    }
-    if let Some(title) = el.get_attribute("title") {
-        img.push_str(&format!(" alt=\"{}\"", attribute_value(&decode_entities(&title))));
-    }
-    if let Some(style) = el.get_attribute("style") {
-        let style = decode_entities(&style);
-        let base = st.base.clone();
-        let style = css::rewrite_css_with(&style, &base, st);
-        img.push_str(&format!(" style=\"{}\"", attribute_value(&style)));
-    }
-    img.push('>');
-    el.replace(&img, ContentType::Html);
-    true
-}
-
-/// Types a browser shows in an `<img>`: those it shows as an image by themselves, and SVG.
-fn is_picture(media_type: &str) -> bool {
-    let media_type = media_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
-    media_type == "image/svg+xml" || crate::parse::IMAGE_DOCUMENT_TYPES.contains(&media_type.as_str())
-}
-
 /// A value written inside double quotes.
-fn attribute_value(value: &str) -> String {
+pub(super) fn attribute_value(value: &str) -> String {
     html_escape::encode_double_quoted_attribute(value).into_owned()
-}
-
-/// A processing instruction before the root element, as lol_html gives it (`?target data?`): an
-/// `<?xml-stylesheet?>` of a CSS stylesheet (its `type` `text/css`, or none; not an alternate one,
-/// which no browser applies by itself) adds the `<link>` that stands for it, its `href` resolved as
-/// any stylesheet's (XML stylesheets, XSLT, are never run). One whose pseudo-attributes cannot be
-/// read is ignored, as browsers ignore it.
-fn xml_stylesheet(text: &str, st: &mut State<'_>) {
-    let Some(data) = text.strip_prefix("?xml-stylesheet") else { return };
-    if !data.starts_with(|c: char| c.is_ascii_whitespace()) || st.xml_stylesheet_count >= MAX_XML_STYLESHEETS {
-        return;
-    }
-    let Some(attributes) = pseudo_attributes(data.strip_suffix('?').unwrap_or(data)) else { return };
-    let get = |name: &str| attributes.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str());
-    let css = get("type").is_none_or(|t| t.trim().eq_ignore_ascii_case("text/css"));
-    let alternate = get("alternate") == Some("yes");
-    let Some(href) = get("href").filter(|_| css && !alternate) else { return };
-    st.xml_stylesheet_count += 1;
-    let Some(target) = st.map(href, Use::Resource) else { return };
-    let mut link = format!("<link rel=\"stylesheet\" href=\"{}\"", attribute_value(&target.url));
-    for name in ["media", "title"] {
-        if let Some(value) = get(name) {
-            link.push_str(&format!(" {name}=\"{}\"", attribute_value(value)));
-        }
-    }
-    link.push('>');
-    st.xml_stylesheets.push_str(&link);
-}
-
-/// The pseudo-attributes of a processing instruction (`href="a.css" type='text/css'`), their
-/// values' references decoded; `None` when they are not written so.
-fn pseudo_attributes(data: &str) -> Option<Vec<(&str, String)>> {
-    let mut attributes = Vec::new();
-    let mut rest = data.trim_start();
-    while !rest.is_empty() {
-        let (name, after) = rest.split_once('=')?;
-        let name = name.trim_end();
-        if name.is_empty() || name.contains(|c: char| c.is_ascii_whitespace()) {
-            return None;
-        }
-        let after = after.trim_start();
-        let quote = after.chars().next().filter(|&q| q == '"' || q == '\'')?;
-        let (value, tail) = after[1..].split_once(quote)?;
-        attributes.push((name, decode_entities(value)));
-        if !(tail.is_empty() || tail.starts_with(|c: char| c.is_ascii_whitespace())) {
-            return None;
-        }
-        rest = tail.trim_start();
-    }
-    Some(attributes)
 }
 
 /// lol_html escapes `"` in attribute values but not `&`; escape it so the value reads back as written.
@@ -565,7 +465,7 @@ fn fold_quote(el: &mut lol_html::html_content::Element, depth: &Rc<std::cell::Ce
 }
 
 /// Attribute values come with character references still in them (`cid:a&amp;b`).
-fn decode_entities(s: &str) -> String {
+pub(super) fn decode_entities(s: &str) -> String {
     if s.contains('&') {
         html_escape::decode_html_entities(s).into_owned()
     } else {
@@ -906,6 +806,6 @@ mod tests {
         assert_eq!(html(page).output, format!("{prolog}{rest}"));
         // However many a hostile prolog holds, a bounded number is taken.
         let many = format!("{}<html></html>", r#"<?xml-stylesheet href="a.css"?>"#.repeat(10_000));
-        assert_eq!(xhtml(&many, false).output.matches("<link").count(), MAX_XML_STYLESHEETS);
+        assert_eq!(xhtml(&many, false).output.matches("<link").count(), prolog::MAX_XML_STYLESHEETS);
     }
 }
