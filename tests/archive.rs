@@ -726,12 +726,9 @@ async fn messages_deleted_in_thunderbird_are_not_listed() {
     }
 }
 
-/// A message file, or a folder above it, swapped for a link after it was indexed (by whoever may
-/// write the mail folder) is read only if the link leads inside the paths served: never a file the
-/// server can read and they cannot, through the page, the raw message or an export.
 /// Dovecot's `zlib` plugin keeps each Maildir file compressed (gzip or zstd), and a message is
-/// often kept as `.eml.gz`: each is the message it holds, listed, searched, shown and given back
-/// by `/raw/` inflated. An mbox kept compressed is not read (and says so in the log).
+/// often kept as `.eml.gz`, an mbox as `.mbox.gz`: each is what it holds, listed, searched, shown
+/// and given back by `/raw/` inflated.
 #[tokio::test]
 async fn messages_kept_compressed_are_read() {
     let mail = tempfile::tempdir().expect("dir");
@@ -750,8 +747,12 @@ async fn messages_kept_compressed_are_read() {
     std::fs::write(mail.path().join("not-mail.gz"), gzip(b"\x00\x01 not a message")).expect("write");
 
     let app = TestApp::new(&[mail.path().to_path_buf()]);
-    assert_eq!(app.json("/api/status").await["messages"], 3, "the gzip and zstd Maildir files and the .eml.gz");
-    for (id, word) in [("gz@x", "gzipped"), ("zst@x", "zstandard"), ("eml@x", "saved")] {
+    assert_eq!(
+        app.json("/api/status").await["messages"],
+        4,
+        "the gzip and zstd Maildir files, the .eml.gz, the .mbox.gz"
+    );
+    for (id, word) in [("gz@x", "gzipped"), ("zst@x", "zstandard"), ("eml@x", "saved"), ("boxed@x", "boxed")] {
         let page = app.get(&format!("/message/{id}")).await;
         assert_eq!(page.status, 200, "{id}");
         assert!(page.text().contains(&format!("the word {word} inside")), "{id}");
@@ -762,7 +763,99 @@ async fn messages_kept_compressed_are_read() {
     }
     let flagged = app.json("/api/messages/gz@x").await;
     assert_eq!(flagged["flags"], "S", "a compressed Maildir file keeps its flags: {flagged}");
-    assert_eq!(app.json("/api/messages?q=boxed").await["total"], 0, "an mbox kept compressed is not read");
+}
+
+/// `file` compressed by the command-line tool `tool` (`gzip`, `bzip2`, `xz`, `zstd`): what
+/// users' own files are made with, not the decoders' sibling encoders.
+fn compressed_by(tool: &str, file: &Path) -> PathBuf {
+    let status = std::process::Command::new(tool)
+        .args(["-q", "-k", "-f"])
+        .arg(file)
+        .status()
+        .unwrap_or_else(|e| panic!("{tool} is needed for this test (scripts/test installs it): {e}"));
+    assert!(status.success(), "{tool} {}", file.display());
+    let ext = match tool {
+        "gzip" => "gz",
+        "bzip2" => "bz2",
+        "zstd" => "zst",
+        other => other,
+    };
+    let mut name = file.as_os_str().to_os_string();
+    name.push(format!(".{ext}"));
+    std::fs::remove_file(file).expect("remove the original");
+    PathBuf::from(name)
+}
+
+/// mbox files kept compressed (a mailing list's `2024-May.txt.gz`, an `Archive.mbox.xz`) and
+/// Maildir files compressed by Dovecot with bzip2 or xz are read as what they inflate to: each
+/// message listed in the folder the name beneath the suffix gives, found, shown and given back
+/// by `/raw/` byte for byte, in any order; a rewritten file is read again.
+#[tokio::test]
+async fn mail_kept_compressed_with_any_common_tool_is_read() {
+    let mail = tempfile::tempdir().expect("dir");
+    let tools = [("gzip", "2024-May.txt"), ("bzip2", "old.mbox"), ("xz", "Archive.mbox"), ("zstd", "box.mbox")];
+    let mut bytes = std::collections::HashMap::new();
+    for (t, (tool, name)) in tools.iter().enumerate() {
+        let path = mail.path().join(name);
+        let ns: Vec<usize> = (0..4).map(|i| t * 10 + i).collect();
+        write_mbox(&path, tool, &ns);
+        for &n in &ns {
+            bytes.insert(format!("{tool}{n}@x"), message(n, Some(&format!("{tool}{n}@x")), &format!("text of {n}")));
+        }
+        compressed_by(tool, &path);
+    }
+    let cur = mail.path().join("INBOX/cur");
+    std::fs::create_dir_all(&cur).expect("mkdir");
+    for tool in ["bzip2", "xz"] {
+        let file = cur.join(format!("1.{tool}.host:2,S"));
+        std::fs::write(&file, message(99, Some(&format!("dovecot-{tool}@x")), "maildir words")).expect("write");
+        let packed = compressed_by(tool, &file);
+        std::fs::rename(packed, file).expect("keep the Maildir name");
+    }
+    let paths = [mail.path().to_path_buf()];
+    let app = TestApp::new(&paths);
+    assert_eq!(app.json("/api/status").await["messages"], 18, "four mbox files of four, two Maildir files");
+
+    let mut ids: Vec<&String> = bytes.keys().collect();
+    ids.sort();
+    // Backwards first (each read inflates up to its message), then forwards (each goes on from
+    // the place the one before reached).
+    for id in ids.iter().rev().chain(ids.iter()) {
+        let raw = app.get(&format!("/raw/{id}")).await;
+        assert_eq!(raw.status, 200, "{id}");
+        assert_eq!(raw.text().trim_end(), bytes[*id].trim_end(), "{id}");
+    }
+    for (t, (tool, _)) in tools.iter().enumerate() {
+        let n = t * 10 + 2;
+        let found = app.json(&format!("/api/messages?q=%22text+of+{n}%22")).await;
+        assert_eq!(found["total"], 1, "{tool}: {found}");
+        assert_eq!(found["messages"][0]["id"], format!("{tool}{n}@x"), "{found}");
+        let page = app.get(&format!("/message/{tool}{n}@x")).await;
+        assert!(page.text().contains(&format!("text of {n}")), "{tool}");
+    }
+    // Each folder is named by the name beneath the compression suffix.
+    let mut folders: Vec<(String, u64)> = app.json("/api/folders").await["folders"]
+        .as_array()
+        .expect("folders")
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap_or_default().to_owned(), f["messages"].as_u64().unwrap_or_default()))
+        .collect();
+    folders.sort();
+    let want = [("2024-May.txt", 4), ("Archive", 4), ("INBOX", 2), ("box", 4), ("old", 4)];
+    assert_eq!(folders, want.map(|(f, n)| (f.to_owned(), n)), "folders");
+    for tool in ["bzip2", "xz"] {
+        let flagged = app.json(&format!("/api/messages/dovecot-{tool}@x")).await;
+        assert_eq!(flagged["flags"], "S", "{tool}: {flagged}");
+    }
+
+    // The list's archive rewritten with another month's messages: read again, whole.
+    let month = mail.path().join("2024-May.txt");
+    write_mbox(&month, "june", &[1, 2]);
+    compressed_by("gzip", &month);
+    let app = app.restart(&paths);
+    assert_eq!(app.json("/api/status").await["messages"], 16);
+    assert!(app.archive.find("gzip1@x").is_none() && app.archive.find("june2@x").is_some());
+    assert!(app.get("/message/june2@x").await.text().contains("text of 2"));
 }
 
 /// Until the folder is read again, an mbox compacted under the server puts other messages where
@@ -806,6 +899,9 @@ async fn a_message_whose_file_changed_since_indexing_says_so() {
     assert_eq!(export.matches("From ").count(), 3, "only the messages still there are exported: {export}");
 }
 
+/// A message file, or a folder above it, swapped for a link after it was indexed (by whoever may
+/// write the mail folder) is read only if the link leads inside the paths served: never a file the
+/// server can read and they cannot, through the page, the raw message or an export.
 #[tokio::test]
 async fn a_file_or_folder_swapped_for_a_link_outside_is_not_read() {
     let dir = tempfile::tempdir().expect("dir");

@@ -58,6 +58,38 @@ fn mbox_findings_complete() {
     replay("mbox", drive::mbox);
 }
 
+/// Every input the compressed-files fuzzer found, and made-up ones: an mbox in each format, cut
+/// short, damaged in the middle, and a small gzip that inflates to 64 MiB of one line.
+#[test]
+fn packed_findings_complete() {
+    use std::io::Write;
+    let mbox = b"From a Mon Nov  2 10:00:00 2026\nSubject: 1\n\none\nFrom b Mon Nov  2 10:00:00 2026\nContent-Length: 400\n\ntwo\n";
+    let bzip2 = |bytes: &[u8]| {
+        let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+        e.write_all(bytes).expect("write");
+        e.finish().expect("finish")
+    };
+    let xz = std::process::Command::new("sh")
+        .args(["-c", "printf 'From a Mon Nov  2 10:00:00 2026\\nSubject: 1\\n\\none\\n' | xz -c"])
+        .output()
+        .expect("the xz tool (scripts/test installs it)")
+        .stdout;
+    let whole = [crate::common::gzip(mbox), zstd::encode_all(&mbox[..], 3).expect("zstd"), bzip2(mbox), xz];
+    let mut inputs: Vec<Vec<u8>> = Vec::new();
+    for packed in whole {
+        inputs.push(packed[..packed.len() / 2].to_vec());
+        let mut damaged = packed.clone();
+        let middle = damaged.len() / 2;
+        damaged[middle] ^= 0x55;
+        inputs.extend([packed, damaged]);
+    }
+    inputs.push(crate::common::gzip(&vec![b'x'; 64 << 20]));
+    for input in &inputs {
+        drive::packed(input);
+    }
+    replay("packed", drive::packed);
+}
+
 /// Every input the document readers' fuzzers found, through all of them.
 #[test]
 fn document_findings_complete() {

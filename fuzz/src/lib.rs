@@ -208,6 +208,32 @@ pub fn mbox(data: &[u8]) {
     }
 }
 
+/// Any bytes as a file kept compressed (gzip, zstd, bzip2, xz: the input is taken as each in
+/// turn, and as what its own first bytes say): its first bytes inflated, the message it holds read
+/// within a limit (never more kept, the whole size at least the limit when cut), and the mbox it
+/// holds read through the decompressor, forward only, as the indexer reads one.
+pub fn packed(data: &[u8]) {
+    use mailshelf::ingest::{packing, read_unpacked, unpacked_head, unpacked_mbox, MboxReader, Packing};
+    let said = packing(data);
+    for p in [Packing::Gzip, Packing::Zstd, Packing::Bzip2, Packing::Xz].into_iter().chain(said) {
+        let _ = unpacked_head(data, p, 512);
+        let limit = 1 + data.len() % 4096;
+        if let Ok(given) = read_unpacked(data, p, limit) {
+            assert!(given.bytes.len() <= limit, "more kept than the limit");
+            if let Some(size) = given.cut_from {
+                assert!(size > limit as u64, "a cut message said to be no longer than the limit");
+            }
+        }
+        let Ok(mbox) = unpacked_mbox(data, p, data.len() as u64) else { continue };
+        let mut end = 0;
+        for m in MboxReader::with_capacity(1 + data.len() % 61, mbox, 0).limit(limit).map_while(Result::ok) {
+            assert!(m.offset >= end, "messages overlap");
+            assert!(m.raw.len() <= limit, "more kept of a message than the limit");
+            end = m.offset + m.len;
+        }
+    }
+}
+
 /// The search box: any string → `query::parse`, which must answer (a query or an error) and not panic.
 pub fn query(input: &str) {
     let _ = mailshelf::search::query::parse(input);

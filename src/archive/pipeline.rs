@@ -300,34 +300,74 @@ fn walk_one(
         Kind::Mbox => {
             jobs.send();
             let mut f = reading.within.open(&found.path)?;
+            let mut magic = Vec::with_capacity(16);
+            (&mut f).take(16).read_to_end(&mut magic)?;
+            let packing = ingest::packing(&magic);
+            // A compressed mbox is read whole each time (its state keeps no tail to append to).
+            let start = if packing.is_some() { 0 } else { start };
             f.seek(SeekFrom::Start(start))?;
             let rel = relative_start(&found.root, &found.path);
-            let mut end = start;
-            for m in MboxReader::with_capacity(256 * 1024, f, start).limit(limit) {
-                let m = m?;
-                end = m.offset + m.len;
-                if m.len == 0 {
-                    continue;
+            let end = match packing {
+                Some(p) => {
+                    let mbox = MboxReader::with_capacity(256 * 1024, ingest::unpacked_mbox(f, p, size)?, 0);
+                    hand_on_mbox(mbox.limit(limit), found, src, rel, jobs, count)?
                 }
-                let status = ingest::mbox_status(&m.raw);
-                // Deleted in Thunderbird, left in the file until the folder is compacted.
-                if status.expunged {
-                    continue;
-                }
-                let source = Source::Mbox { path: found.path.clone(), offset: m.offset, len: m.len };
-                let held = jobs.share(m.raw.len() as u64);
-                let cut_from = m.is_cut().then_some(m.len);
-                let given = ingest::Given { bytes: ingest::unescape_from_lines(m.raw), cut_from };
-                if !jobs.push(Job::Mbox { src, source, rel, given, flags: status.flags, held }) {
-                    break;
-                }
-                *count += 1;
+                None => hand_on_mbox(
+                    MboxReader::with_capacity(256 * 1024, f, start).limit(limit),
+                    found,
+                    src,
+                    rel,
+                    jobs,
+                    count,
+                )?,
             }
+            .unwrap_or(start);
             state.mbox_end = end;
-            state.mbox_tail = tail_hash(&found.path, end).ok();
+            state.mbox_tail = if packing.is_some() {
+                if end >= ingest::mbox_bound(size) {
+                    tracing::warn!(path = %found.path.display(), "a compressed mbox inflates beyond 64 times its size: read as far as that");
+                }
+                None
+            } else {
+                tail_hash(&found.path, end).ok()
+            };
             Ok(state)
         }
     }
+}
+
+/// Hands on each message `mbox` reads as a job (Thunderbird's deleted ones left out), counting
+/// them in `count`; where the last message read ends, if any was.
+fn hand_on_mbox<R: Read + Seek>(
+    mbox: MboxReader<R>,
+    found: &ingest::Found,
+    src: usize,
+    rel: u16,
+    jobs: &mut Jobs,
+    count: &mut usize,
+) -> std::io::Result<Option<u64>> {
+    let mut end = None;
+    for m in mbox {
+        let m = m?;
+        end = Some(m.offset + m.len);
+        if m.len == 0 {
+            continue;
+        }
+        let status = ingest::mbox_status(&m.raw);
+        // Deleted in Thunderbird, left in the file until the folder is compacted.
+        if status.expunged {
+            continue;
+        }
+        let source = Source::Mbox { path: found.path.clone(), offset: m.offset, len: m.len };
+        let held = jobs.share(m.raw.len() as u64);
+        let cut_from = m.is_cut().then_some(m.len);
+        let given = ingest::Given { bytes: ingest::unescape_from_lines(m.raw), cut_from };
+        if !jobs.push(Job::Mbox { src, source, rel, given, flags: status.flags, held }) {
+            break;
+        }
+        *count += 1;
+    }
+    Ok(end)
 }
 
 /// `search`: `None` when search is off, else whether documents' text goes into it. With

@@ -203,8 +203,8 @@ impl Archive {
 }
 
 /// The messages of an upload, parsed, with their folders: one message, each message of an mbox
-/// (either kept compressed with gzip or zstd), or each item of an Outlook data file (as the `.msg` Outlook would save it, in the folder it is
-/// filed in there, under the file's name). An upload with a message that cannot be read stores
+/// (either kept compressed with gzip, bzip2, xz or zstd), or each item of an Outlook data file (as
+/// the `.msg` Outlook would save it, in the folder it is filed in there, under the file's name). An upload with a message that cannot be read stores
 /// nothing.
 fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error> {
     // A compressed upload (`.eml.gz`, a mailing list's `.txt.gz` month) is what it inflates to,
@@ -221,7 +221,7 @@ fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error>
         None => bytes,
     };
     let kind = match ingest::sniff_claimed(&bytes[..bytes.len().min(ingest::HEAD)], ingest::Claim::Given) {
-        Kind::Mbox if name.is_some_and(ingest::named_message) => Kind::Message,
+        Kind::Mbox if name.map(ingest::name_beneath).is_some_and(ingest::named_message) => Kind::Message,
         kind => kind,
     };
     let messages: Vec<(Vec<u8>, Option<String>)> = match kind {

@@ -113,6 +113,8 @@ pub(crate) fn folder_of(rel: &Path, mbox: bool) -> String {
         }
     }
     if mbox && !(in_apple && file == "mbox") {
+        // `2024-May.txt.gz` is the folder `2024-May.txt`, `Archive.mbox.xz` the folder `Archive`.
+        let file = crate::ingest::name_beneath(file);
         let stem = [".mbox", ".mbx"].iter().find_map(|ext| file.strip_suffix(ext)).filter(|s| !s.is_empty());
         out.push(stem.unwrap_or(file).to_string());
     }
@@ -350,6 +352,8 @@ mod tests {
             ("Inbox", true, "Inbox"),
             ("Archives.sbd/2017", true, "Archives/2017"),
             ("Archives.sbd/2017.sbd/March", true, "Archives/2017/March"),
+            ("lists/rust/2024-May.txt.gz", true, "lists/rust/2024-May.txt"),
+            ("Archive.mbox.xz", true, "Archive"),
             ("cur/1234.host:2,S", false, INBOX),
             ("new/1234.host", false, INBOX),
             (".Lists.rust/cur/1:2,S", false, "Lists/rust"),

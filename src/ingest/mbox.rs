@@ -297,7 +297,14 @@ impl<R: Read + Seek> Ahead<R> {
         let Some(target) = back_to.checked_sub(held as u64).and_then(|here| here.checked_add(n)) else {
             return Ok(false);
         };
-        let judged = if target > self.inner.seek(SeekFrom::End(0))? {
+        let end = match self.inner.seek(SeekFrom::End(0)) {
+            Ok(end) => end,
+            // A stream read forward only (an mbox through its decompressor): what lies there
+            // cannot be looked at before it is read, so it does not decide.
+            Err(e) if e.kind() == ErrorKind::Unsupported => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        let judged = if target > end {
             false
         } else {
             self.inner.seek(SeekFrom::Start(target))?;

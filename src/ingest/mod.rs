@@ -16,7 +16,7 @@ mod within;
 
 pub use mbox::{mbox_status, split_mbox, unescape_from_lines, MboxMessage, MboxReader, MboxStatus};
 pub use mh::{mh_number, MhSequences};
-pub use packed::{packing, read_unpacked, unpacked_head, Packing};
+pub use packed::{mbox_bound, name_beneath, packing, read_unpacked, unpacked_head, unpacked_mbox, Packing};
 pub use sniff::{
     after_emlx_count, emlx_count_line, kind_of, maildir_message, named_message, sniff, sniff_claimed, sniff_file,
     sniff_found, utf16_to_bytes, Claim, Kind, HEAD, OLE_MAGIC,
@@ -130,11 +130,23 @@ impl Source {
             }
             Source::Mbox { path, offset, len } => {
                 let mut f = within.open(path)?;
-                f.seek(SeekFrom::Start(*offset))?;
                 let want = (*len).min(limit as u64);
-                let mut buf = Vec::new();
-                reserve(&mut buf, want as usize)?;
-                f.take(want).read_to_end(&mut buf)?;
+                let mut magic = Vec::with_capacity(16);
+                (&mut f).take(16).read_to_end(&mut magic)?;
+                let buf = match packing(&magic) {
+                    // Offsets count what the file inflates to.
+                    Some(p) => {
+                        f.seek(SeekFrom::Start(0))?;
+                        packed::read_unpacked_range(path, f, p, *offset, want)?
+                    }
+                    None => {
+                        f.seek(SeekFrom::Start(*offset))?;
+                        let mut buf = Vec::new();
+                        reserve(&mut buf, want as usize)?;
+                        f.take(want).read_to_end(&mut buf)?;
+                        buf
+                    }
+                };
                 if buf.len() as u64 != want {
                     return Err(std::io::Error::new(
                         std::io::ErrorKind::UnexpectedEof,
@@ -177,7 +189,7 @@ impl Given {
 
 /// The message a file holds, from its start, at most `limit` bytes of it (`size`: the file's, as
 /// last seen), inflated when the file is kept compressed ([`packing`]).
-pub fn read_message(mut file: impl Read, size: u64, limit: usize) -> std::io::Result<Given> {
+pub fn read_message(mut file: impl Read + Send, size: u64, limit: usize) -> std::io::Result<Given> {
     let mut bytes = Vec::new();
     let head = HEAD.min(limit);
     reserve(&mut bytes, head)?;
@@ -187,7 +199,12 @@ pub fn read_message(mut file: impl Read, size: u64, limit: usize) -> std::io::Re
 
 /// [`read_message`] with the file's first `min(HEAD, limit)` bytes (or all of a shorter file)
 /// read already into `bytes`, and `file` where they end.
-pub fn read_message_on(mut bytes: Vec<u8>, mut file: impl Read, size: u64, limit: usize) -> std::io::Result<Given> {
+pub fn read_message_on(
+    mut bytes: Vec<u8>,
+    mut file: impl Read + Send,
+    size: u64,
+    limit: usize,
+) -> std::io::Result<Given> {
     if let Some(packing) = packing(&bytes) {
         return read_unpacked(std::io::Cursor::new(bytes).chain(file), packing, limit);
     }

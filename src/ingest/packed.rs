@@ -1,12 +1,20 @@
-//! Message files kept compressed: Dovecot's `zlib` plugin writes each Maildir file as gzip or
-//! zstd, and a single message is often kept as `.eml.gz`. Such a file is told by its first bytes
-//! (never by its name) and read through the decompressor, within the same `--max-message` as any
-//! message, so the message it holds is what is indexed, shown and served by `/raw/`. What it
-//! inflates to is bounded: past the limit the rest is only counted, and only so far
-//! ([`MAX_COUNTED_PAST`]), so a small file that inflates without end costs a bounded time.
-//! An mbox kept compressed is not read (each message opened would inflate the file up to it).
+//! Mail kept compressed: Dovecot's `zlib` plugin writes each Maildir file as gzip, bzip2, xz or
+//! zstd, a single message is often kept as `.eml.gz`, and mbox files are kept as `.mbox.gz`,
+//! `.mbox.xz` or a mailing list's `2024-May.txt.gz`. Such a file is told by its first bytes (never
+//! by its name) and read through the decompressor, so the messages it holds are what is indexed,
+//! shown and served by `/raw/`. What it inflates to is bounded: a message past `--max-message` is
+//! only counted, and only so far ([`MAX_COUNTED_PAST`]); an mbox is read up to
+//! [`mbox_bound`]; decoders may ask for at most 16 MiB (zstd) or 64 MiB (xz) of window.
+//!
+//! A message of a compressed mbox is read back by inflating the file up to it: no format here
+//! can be entered in the middle. The place the last reads reached is kept ([`Places`]), so that
+//! messages read in order (an export, a folder's thumbnails) cost one pass over the file.
 
-use std::io::Read;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use super::{reserve, Given};
 
@@ -15,6 +23,8 @@ use super::{reserve, Given};
 pub enum Packing {
     Gzip,
     Zstd,
+    Bzip2,
+    Xz,
 }
 
 /// Bytes past `--max-message` that are inflated only to count the message's whole size; a
@@ -25,19 +35,59 @@ pub(crate) const MAX_COUNTED_PAST: u64 = 1 << 30;
 /// a frame asking for more (up to 2 GiB in the format) is refused rather than allocated.
 const ZSTD_WINDOW_LOG_MAX: u32 = 24;
 
+/// The most memory an xz stream may ask for, in KiB: the 64 MiB dictionary of `xz -9` and the
+/// decoder's own state; a stream asking for more (up to 4 GiB in the format) is refused.
+const XZ_MEM_LIMIT_KB: u32 = 65 * 1024;
+
+/// The compression suffixes a file's name may carry over the name of what it holds.
+const SUFFIXES: &[&str] = &[".gz", ".zst", ".bz2", ".xz"];
+
 /// The packing a file's first bytes announce, if any.
 pub fn packing(head: &[u8]) -> Option<Packing> {
     if head.starts_with(&[0x1f, 0x8b, 0x08]) {
         Some(Packing::Gzip)
     } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
         Some(Packing::Zstd)
+    } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0x00]) {
+        Some(Packing::Xz)
+    } else if is_bzip2(head) {
+        Some(Packing::Bzip2)
     } else {
         None
     }
 }
 
+/// `BZh`, the block size (`1` to `9`) and the magic of a first block (the digits of pi) or of the
+/// stream's end (of the square root of pi): a text that starts "BZh5" is no bzip2 stream.
+fn is_bzip2(head: &[u8]) -> bool {
+    const BLOCK: [u8; 6] = [0x31, 0x41, 0x59, 0x26, 0x53, 0x59];
+    const END: [u8; 6] = [0x17, 0x72, 0x45, 0x38, 0x50, 0x90];
+    head.len() >= 10
+        && head.starts_with(b"BZh")
+        && (b'1'..=b'9').contains(&head[3])
+        && (head[4..10] == BLOCK || head[4..10] == END)
+}
+
+/// The name a compressed file's name stands for (`list.mbox.gz` → `list.mbox`); a name without a
+/// compression suffix as it is.
+pub fn name_beneath(name: &str) -> &str {
+    SUFFIXES
+        .iter()
+        .find_map(|s| {
+            let at = name.len().checked_sub(s.len())?;
+            (name.is_char_boundary(at) && name[at..].eq_ignore_ascii_case(s) && at > 0).then(|| &name[..at])
+        })
+        .unwrap_or(name)
+}
+
+/// The most an mbox kept compressed is read to: 64 times its compressed size, and at least
+/// 1 GiB (mail compresses three to ten times; a file that inflates beyond this is a bomb, and
+/// what it held up to here is kept, with a warning).
+pub fn mbox_bound(packed_size: u64) -> u64 {
+    packed_size.saturating_mul(64).max(1 << 30)
+}
 /// A reader of what `packed` holds, inflated.
-fn unpacking<'a>(packed: impl Read + 'a, packing: Packing) -> std::io::Result<Box<dyn Read + 'a>> {
+fn unpacking<'a>(packed: impl Read + Send + 'a, packing: Packing) -> std::io::Result<Box<dyn Read + Send + 'a>> {
     Ok(match packing {
         // Several members one after another are one stream (`cat a.gz b.gz`, as gunzip reads them).
         Packing::Gzip => Box::new(flate2::read::MultiGzDecoder::new(packed)),
@@ -46,11 +96,49 @@ fn unpacking<'a>(packed: impl Read + 'a, packing: Packing) -> std::io::Result<Bo
             decoder.window_log_max(ZSTD_WINDOW_LOG_MAX)?;
             Box::new(decoder)
         }
+        // Streams one after another, as bunzip2 and xz read them.
+        Packing::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(packed)),
+        Packing::Xz => Box::new(lzma_rust2::XzReader::new_mem_limit(packed, true, XZ_MEM_LIMIT_KB)),
     })
 }
 
+/// A reader of the mbox `packed` holds (`packed_size` bytes of it), inflated from its start, at
+/// most [`mbox_bound`] of it.
+pub fn unpacked_mbox<'a>(
+    packed: impl Read + Send + 'a,
+    packing: Packing,
+    packed_size: u64,
+) -> std::io::Result<Forward<impl Read + Send + 'a>> {
+    Ok(Forward { inner: unpacking(packed, packing)?.take(mbox_bound(packed_size)), at: 0 })
+}
+
+/// A stream read forward only, which knows how far it has read: of [`Seek`], what an mbox reader
+/// asks of its input, it answers where it is and refuses to go elsewhere (`Unsupported`).
+pub struct Forward<R> {
+    inner: R,
+    at: u64,
+}
+
+impl<R: Read> Read for Forward<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R> Seek for Forward<R> {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        match to {
+            SeekFrom::Current(0) => Ok(self.at),
+            SeekFrom::Start(at) if at == self.at => Ok(self.at),
+            _ => Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "a compressed stream is read forward only")),
+        }
+    }
+}
+
 /// The first `n` bytes (or fewer) of what `packed` holds: enough to tell what it is.
-pub fn unpacked_head(packed: impl Read, packing: Packing, n: usize) -> std::io::Result<Vec<u8>> {
+pub fn unpacked_head(packed: impl Read + Send, packing: Packing, n: usize) -> std::io::Result<Vec<u8>> {
     let mut head = Vec::new();
     reserve(&mut head, n)?;
     unpacking(packed, packing)?.take(n as u64).read_to_end(&mut head)?;
@@ -60,7 +148,7 @@ pub fn unpacked_head(packed: impl Read, packing: Packing, n: usize) -> std::io::
 /// The message `packed` holds, at most `limit` bytes of it; when it holds more, its whole size as
 /// far as counted. A stream damaged partway gives what inflated before the damage (logged), as
 /// a file cut short gives what it holds.
-pub fn read_unpacked(packed: impl Read, packing: Packing, limit: usize) -> std::io::Result<Given> {
+pub fn read_unpacked(packed: impl Read + Send, packing: Packing, limit: usize) -> std::io::Result<Given> {
     let mut inflated = unpacking(packed, packing)?;
     let mut bytes = Vec::new();
     // Room grows as the message does: its size is not known before it is inflated.
@@ -83,6 +171,101 @@ pub fn read_unpacked(packed: impl Read, packing: Packing, limit: usize) -> std::
     Ok(Given { bytes, cut_from: Some(limit as u64 + 1 + past) })
 }
 
+/// Reads `want` bytes at `offset` of what `file` (the file at `path`) inflates to: a message of
+/// an mbox kept compressed. Bytes read up to there are inflated and dropped, from the place an
+/// earlier read of the same file reached when it lies before `offset`, else from the start.
+pub(super) fn read_unpacked_range(
+    path: &Path,
+    file: File,
+    packing: Packing,
+    offset: u64,
+    want: u64,
+) -> std::io::Result<Vec<u8>> {
+    let meta = file.metadata()?;
+    let key = Key::of(path, &meta);
+    let mut place = match PLACES.take(&key, offset) {
+        Some(place) => place,
+        None => Place { key, at: 0, reader: Box::new(unpacked_mbox(file, packing, meta.len())?), used: Instant::now() },
+    };
+    let skip = offset - place.at;
+    let skipped = std::io::copy(&mut (&mut place.reader).take(skip), &mut std::io::sink())?;
+    let mut bytes = Vec::new();
+    reserve(&mut bytes, usize::try_from(want).unwrap_or(usize::MAX))?;
+    (&mut place.reader).take(want).read_to_end(&mut bytes)?;
+    place.at = offset + bytes.len() as u64;
+    if skipped == skip && bytes.len() as u64 == want {
+        PLACES.keep(place);
+    }
+    Ok(bytes)
+}
+
+/// What tells one state of a file from another: its path, inode, size and modification time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Key {
+    path: PathBuf,
+    inode: (u64, u64),
+    size: u64,
+    modified: (i64, i64),
+}
+
+impl Key {
+    fn of(path: &Path, meta: &std::fs::Metadata) -> Key {
+        use std::os::unix::fs::MetadataExt;
+        Key {
+            path: path.to_path_buf(),
+            inode: (meta.dev(), meta.ino()),
+            size: meta.len(),
+            modified: (meta.mtime(), meta.mtime_nsec()),
+        }
+    }
+}
+
+/// A decoder of a compressed mbox, `at` bytes into what it inflates to.
+struct Place {
+    key: Key,
+    at: u64,
+    reader: Box<dyn Read + Send>,
+    used: Instant,
+}
+
+/// The places kept: at most [`Places::MAX`], none unused for longer than [`Places::IDLE`] (a
+/// decoder holds its window: up to 64 MiB for xz).
+struct Places(Mutex<Vec<Place>>);
+
+static PLACES: Places = Places(Mutex::new(Vec::new()));
+
+impl Places {
+    const MAX: usize = 2;
+    const IDLE: Duration = Duration::from_secs(60);
+
+    /// The place kept for `key` furthest along without passing `offset`, taken out (a read has
+    /// it to itself).
+    fn take(&self, key: &Key, offset: u64) -> Option<Place> {
+        let mut places = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        places.retain(|p| p.used.elapsed() < Self::IDLE);
+        let best = places
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.key == *key && p.at <= offset)
+            .max_by_key(|(_, p)| p.at)
+            .map(|(i, _)| i)?;
+        Some(places.swap_remove(best))
+    }
+
+    /// Keeps `place` for the next read, in place of the one used longest ago when there are
+    /// enough.
+    fn keep(&self, mut place: Place) {
+        place.used = Instant::now();
+        let mut places = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if places.len() >= Self::MAX {
+            if let Some(oldest) = places.iter().enumerate().min_by_key(|(_, p)| p.used).map(|(i, _)| i) {
+                places.swap_remove(oldest);
+            }
+        }
+        places.push(place);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,6 +279,25 @@ mod tests {
         e.finish().expect("finish")
     }
 
+    fn bzip2(bytes: &[u8]) -> Vec<u8> {
+        let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+        e.write_all(bytes).expect("write");
+        e.finish().expect("finish")
+    }
+
+    /// What the `xz` tool makes of `bytes` (`-9`: the 64 MiB dictionary users choose for archives).
+    fn xz(bytes: &[u8]) -> Vec<u8> {
+        use std::process::{Command, Stdio};
+        let mut child = Command::new("xz")
+            .args(["-9", "-c"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the xz tool (scripts/test installs it)");
+        child.stdin.take().expect("stdin").write_all(bytes).expect("write");
+        child.wait_with_output().expect("xz").stdout
+    }
+
     #[test]
     fn compressed_messages_are_read_as_the_message_they_hold() {
         let zstd = zstd::encode_all(MESSAGE, 3).expect("zstd");
@@ -104,6 +306,10 @@ mod tests {
             ("gzip", gzip(MESSAGE), Packing::Gzip),
             ("zstd", zstd, Packing::Zstd),
             ("gzip members", two_members, Packing::Gzip),
+            ("bzip2", bzip2(MESSAGE), Packing::Bzip2),
+            ("bzip2 streams", [bzip2(&MESSAGE[..7]), bzip2(&MESSAGE[7..])].concat(), Packing::Bzip2),
+            ("xz", xz(MESSAGE), Packing::Xz),
+            ("xz streams", [xz(&MESSAGE[..7]), xz(&MESSAGE[7..])].concat(), Packing::Xz),
         ] {
             assert_eq!(packing(&packed), Some(want), "{name}");
             let given = read_unpacked(&packed[..], want, 1 << 20).expect(name);
@@ -113,6 +319,79 @@ mod tests {
         }
         assert_eq!(packing(MESSAGE), None);
         assert_eq!(packing(b"\x1f\x8b"), None, "too short to say");
+        assert_eq!(packing(b"BZh5 is how this text starts"), None, "no bzip2 block follows");
+        assert_eq!(packing(&bzip2(b"")), Some(Packing::Bzip2), "an empty stream is one still");
+    }
+
+    #[test]
+    fn names_beneath_compression_suffixes() {
+        for (name, beneath) in [
+            ("2024-May.txt.gz", "2024-May.txt"),
+            ("Archive.mbox.XZ", "Archive.mbox"),
+            ("m.eml.zst", "m.eml"),
+            ("old.mbox.bz2", "old.mbox"),
+            ("inbox", "inbox"),
+            (".gz", ".gz"),
+            ("résumé.gz", "résumé"),
+        ] {
+            assert_eq!(name_beneath(name), beneath, "{name}");
+        }
+    }
+
+    /// A message of a compressed mbox read at its offset, in any order, from a place kept or from
+    /// the start; a file changed since is read from its start again.
+    #[test]
+    fn messages_of_a_compressed_mbox_are_read_at_their_places() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("list.mbox.gz");
+        let text: Vec<u8> = (0..200u32).flat_map(|n| format!("message {n:03}\n").into_bytes()).collect();
+        std::fs::write(&path, gzip(&text)).expect("write");
+        let at = |n: u64| -> Vec<u8> {
+            let file = File::open(&path).expect("open");
+            read_unpacked_range(&path, file, Packing::Gzip, n * 12, 12).expect("read")
+        };
+        for n in [150, 151, 3, 199, 0, 151, 152] {
+            assert_eq!(at(n), format!("message {n:03}\n").into_bytes(), "{n}");
+        }
+        let other: Vec<u8> = (0..200u32).flat_map(|n| format!("changed {n:03}\n").into_bytes()).collect();
+        std::fs::write(&path, gzip(&other)).expect("write");
+        assert_eq!(at(153), b"changed 153\n");
+        // Past the end: what there is.
+        let file = File::open(&path).expect("open");
+        assert_eq!(read_unpacked_range(&path, file, Packing::Gzip, 199 * 12, 100).expect("read"), b"changed 199\n");
+    }
+
+    /// An mbox read through its decompressor cannot be looked ahead in: a Content-Length that
+    /// points past what the reader holds does not decide where the message ends (its `From `
+    /// lines do), and reading goes on to the end.
+    #[test]
+    fn an_mbox_read_forward_only_is_read_to_its_end() {
+        let body = "x".repeat(3000);
+        let text = format!(
+            "From a Mon Nov  2 10:00:00 2026\nContent-Length: 3000\n\n{body}\nFrom b Mon Nov  2 10:00:00 2026\nSubject: 2\n\ntwo\n"
+        );
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("box.gz");
+        std::fs::write(&path, gzip(text.as_bytes())).expect("write");
+        let mbox = unpacked_mbox(File::open(&path).expect("open"), Packing::Gzip, 100).expect("inflate");
+        let read: Vec<_> = crate::ingest::MboxReader::with_capacity(256, mbox, 0).map(|m| m.expect("reads")).collect();
+        assert_eq!(read.len(), 2);
+        assert_eq!(read[1].offset + read[1].len, text.len() as u64);
+    }
+
+    /// An xz stream asking for more memory than allowed is refused before it is allocated.
+    #[test]
+    fn an_xz_stream_asking_for_too_large_a_dictionary_is_refused() {
+        use std::process::{Command, Stdio};
+        let mut child = Command::new("xz")
+            .args(["-c", "--lzma2=dict=128MiB,mf=hc3"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the xz tool (scripts/test installs it)");
+        child.stdin.take().expect("stdin").write_all(MESSAGE).expect("write");
+        let packed = child.wait_with_output().expect("xz").stdout;
+        assert!(read_unpacked(&packed[..], Packing::Xz, 1 << 20).is_err());
     }
 
     #[test]

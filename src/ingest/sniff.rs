@@ -127,7 +127,7 @@ impl Claim {
     /// The claim of a file found under `root`: `Given` when it is the root itself.
     pub fn of(found: &Found) -> Claim {
         let path = found.path.as_path();
-        let ext = path.extension().and_then(|e| e.to_str());
+        let ext = extension(path);
         let in_maildir = in_maildir(path);
         match ext {
             _ if path == &*found.root => Claim::Given,
@@ -137,6 +137,15 @@ impl Claim {
             Some(_) => Claim::Other,
         }
     }
+}
+
+/// The extension of a file's name, or of the name beneath a compression suffix (`a.eml.gz`:
+/// `eml`; `a.gz`: none).
+fn extension(path: &Path) -> Option<&str> {
+    let name = path.file_name()?.to_str()?;
+    let beneath = super::name_beneath(name);
+    let (stem, ext) = beneath.rsplit_once('.')?;
+    (!stem.is_empty()).then_some(ext)
 }
 
 /// [`sniff`], as strict as the file's [`Claim`] asks. Files in other formats that hold one message
@@ -247,11 +256,12 @@ pub fn sniff_found(found: &Found) -> std::io::Result<Kind> {
     let inflated = super::unpacked_head(File::open(&found.path)?, packing, HEAD).unwrap_or_default();
     Ok(match kind_of(found, &inflated) {
         Kind::Message => Kind::Message,
-        Kind::Mbox => {
-            tracing::warn!(path = %found.path.display(), "an mbox kept compressed is not read: uncompress it first");
+        Kind::Mbox => Kind::Mbox,
+        Kind::Pst => {
+            tracing::warn!(path = %found.path.display(), "an Outlook data file kept compressed is not read: uncompress it first");
             Kind::Other
         }
-        Kind::Pst | Kind::Other => Kind::Other,
+        Kind::Other => Kind::Other,
     })
 }
 
@@ -271,11 +281,12 @@ pub const HEAD: usize = 8192;
 /// name says it is one (`.mbox`, `.mbx`).
 pub fn kind_of(found: &Found, bytes: &[u8]) -> Kind {
     let kind = sniff_claimed(&bytes[..bytes.len().min(HEAD)], Claim::of(found));
-    let named_mbox =
-        found.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("mbox") || e.eq_ignore_ascii_case("mbx"));
+    let ext = extension(&found.path);
+    let named_mbox = ext.is_some_and(|e| e.eq_ignore_ascii_case("mbox") || e.eq_ignore_ascii_case("mbx"));
+    let named_one = ext.is_some_and(|e| ONE_MESSAGE.iter().any(|m| m.eq_ignore_ascii_case(e)));
     match kind {
         Kind::Mbox if in_maildir(&found.path) && !named_mbox => Kind::Message,
-        Kind::Mbox if found.path.to_str().is_some_and(named_message) => Kind::Message,
+        Kind::Mbox if named_one => Kind::Message,
         kind => kind,
     }
 }
@@ -286,8 +297,11 @@ pub fn kind_of(found: &Found, bytes: &[u8]) -> Kind {
 /// one).
 pub fn named_message(name: &str) -> bool {
     let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
-    ["eml", "mht", "mhtml"].iter().any(|m| m.eq_ignore_ascii_case(ext))
+    ONE_MESSAGE.iter().any(|m| m.eq_ignore_ascii_case(ext))
 }
+
+/// The extensions of a file that holds one message.
+const ONE_MESSAGE: &[&str] = &["eml", "mht", "mhtml"];
 
 /// Whether `found` is a file of a Maildir's `cur/` or `new/` whose name claims nothing else (an
 /// mbox, an Outlook file, a saved page): one message, taken as such without opening it first. The
