@@ -32,7 +32,7 @@ use std::sync::Arc;
 pub use crate::store::entry::{
     content_hash, AttachmentInfo, ContentHash, Entry, EntryId, FolderId, Listing, Location, NO_ENTRY, NO_FOLDER,
 };
-pub use access::{Access, FolderTable};
+pub use access::{Access, FolderTable, Way};
 pub use draft::Draft;
 pub use lookup::EntryPass;
 
