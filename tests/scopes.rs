@@ -567,3 +567,108 @@ async fn etags_are_the_same_whether_or_not_a_copy_is_held_out_of_reach() {
     }
     assert_eq!(seen[0], seen[1], "{urls:?}");
 }
+
+/// An enclosed message (a `message/rfc822` attachment of a message the reader may read) reads the
+/// same whether or not its very bytes are also filed as a message of their own in a folder the
+/// reader may not read, found before the message enclosing it (`Attic`) or after it (`Vault`): its
+/// page, source, parts, thumbnail, print, API forms and conversation answer as they do when no
+/// such copy exists (status, headers and body), and nothing of the copy's folder or flags shows.
+/// The enclosing message, the list, the folders, the counts and the searches answer the same too.
+#[tokio::test]
+async fn an_enclosed_message_reads_the_same_whether_or_not_a_copy_is_filed_out_of_reach() {
+    let inner = format!(
+        "From: Carol <carol@example.org>\nTo: Ann <ann@example.org>\nSubject: Forwarded plans\n\
+         Date: Tue, 02 Jan 2024 10:00:00 +0000\nMessage-ID: <enclosed@example.org>\nX-Keywords: Inner\n\
+         MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"I\"\n\n--I\nContent-Type: text/html\n\n\
+         <p>enclosedword <img src=\"cid:inner-dot@example.org\"></p>\n--I\n\
+         Content-Type: image/png; name=\"dot.png\"\nContent-ID: <inner-dot@example.org>\n\
+         Content-Disposition: attachment; filename=\"dot.png\"\nContent-Transfer-Encoding: base64\n\n{}\n--I--\n",
+        png()
+    );
+    let outer = format!(
+        "From: Ann <ann@example.org>\nTo: Bob <bob@example.org>\nSubject: Fwd: plans\n\
+         Date: Wed, 03 Jan 2024 10:00:00 +0000\nMessage-ID: <outer@example.org>\nMIME-Version: 1.0\n\
+         Content-Type: multipart/mixed; boundary=\"O\"\n\n--O\nContent-Type: text/plain\n\nouterword, see below\n\
+         --O\nContent-Type: message/rfc822\n\n{inner}\n--O--\n"
+    );
+    let urls = [
+        "/message/enclosed@example.org",
+        "/message/enclosed@example.org?view=text",
+        "/message/enclosed@example.org/print",
+        "/message/enclosed@example.org.pdf",
+        "/raw/enclosed@example.org",
+        "/raw/enclosed@example.org?download=1",
+        "/part/enclosed@example.org/~0",
+        "/part/enclosed@example.org/~1",
+        "/part/enclosed@example.org/inner-dot@example.org",
+        "/part/enclosed@example.org/~2?download=1",
+        "/thumb/enclosed@example.org/~2",
+        "/api/messages/enclosed@example.org",
+        "/thread/enclosed@example.org",
+        "/message/outer@example.org",
+        "/message/outer@example.org/print",
+        "/api/messages/outer@example.org",
+        "/part/outer@example.org/~2",
+        "/thread/outer@example.org",
+        "/api/messages",
+        "/api/messages?q=enclosedword",
+        "/api/messages?q=outerword",
+        "/api/messages?q=message-id%3Aenclosed%40example.org",
+        "/api/messages?q=label%3AInner",
+        "/api/messages?threads=1",
+        "/api/messages?folder=Attic",
+        "/api/folders",
+        "/api/labels",
+        "/api/stats",
+        "/api/export?format=csv",
+        "/",
+    ];
+    let mut seen: Vec<(&str, Vec<String>)> = Vec::new();
+    for hidden in [None, Some("Attic/cur/1700000000.1.host:2,FS"), Some("Vault/cur/1700000000.2.host:2,FS")] {
+        let dir = tempfile::tempdir().unwrap();
+        let mail = dir.path().join("mail");
+        write(&mail, "Open/outer.eml", &outer);
+        if let Some(rel) = hidden {
+            write(&mail, rel, &inner);
+        }
+        let users = users_file(dir.path());
+        let app = TestApp::with_config(&[mail], |c| {
+            c.accounts.users = Some(users);
+            c.chromium = None;
+        });
+        let (scoped, boss) = (basic("scoped", "scoped-pw"), basic("boss", "boss-pw"));
+        if let Some(rel) = hidden {
+            // The copy is filed on its own, with its folder and flags, for whoever may read it.
+            let folder = rel.split('/').next().unwrap();
+            let r = as_user(&app, "GET", "/api/messages/enclosed@example.org", &boss).await;
+            assert_eq!(r.status, StatusCode::OK, "{rel}: {}", r.text());
+            assert!(r.text().contains(folder), "{rel}: {}", r.text());
+            let listed = as_user(&app, "GET", &format!("/api/messages?folder={folder}"), &boss).await;
+            assert!(listed.text().contains("enclosed@example.org"), "{rel}: {}", listed.text());
+        }
+        let mut answers = Vec::new();
+        for url in urls {
+            let r = as_user(&app, "GET", url, &scoped).await;
+            let mut headers: Vec<String> = r
+                .headers
+                .iter()
+                .filter(|(k, _)| k.as_str() != "date")
+                .map(|(k, v)| format!("{k}: {}", String::from_utf8_lossy(v.as_bytes())))
+                .collect();
+            headers.sort();
+            let answer = format!("{}\n{}\n{}", r.status, headers.join("\n"), r.text());
+            for word in ["Attic", "Vault", "1700000000"] {
+                assert!(!answer.contains(word), "{hidden:?}: {word} shows in {url}: {answer}");
+            }
+            answers.push(format!("{url}\n{answer}"));
+        }
+        seen.push((hidden.unwrap_or("no copy"), answers));
+    }
+    let (_, without) = &seen[0];
+    assert!(without[0].starts_with("/message/enclosed@example.org\n200 OK"), "{}", without[0]);
+    for (hidden, answers) in &seen[1..] {
+        for (want, got) in without.iter().zip(answers) {
+            assert_eq!(got, want, "with a copy in {hidden}");
+        }
+    }
+}

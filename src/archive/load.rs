@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::Archive;
 use crate::error::Error;
-use crate::index::{content_hash, reads_as, ContentHash, Entry, EntryId, Location};
+use crate::index::{content_hash, reads_as, ContentHash, Entry, EntryId, Location, Way, NO_FOLDER};
 use crate::ingest::{Given, Source};
 use crate::model::{Body, Message, PartIdx};
 use crate::parse::parse_given;
@@ -60,6 +60,21 @@ impl Loaded {
     }
 }
 
+/// A message read along a borrowed way (see [`Way::borrowed`]) as the message above it on that
+/// way shows it: enclosed there, in no folder, without flags, and with the labels its own bytes
+/// carry, as the entry of a message found only there would be. Where the index files it (a folder
+/// the reader may not read, and the flags and labels given to it there) is not shown.
+fn enclosed_there(mut loaded: Loaded, way: &Way) -> Loaded {
+    let (Some(parent), Some(&part), true) = (way.above, way.path.last(), way.borrowed) else { return loaded };
+    let mut entry = (*loaded.entry).clone();
+    entry.location = Location::Nested { parent, part };
+    entry.folder = NO_FOLDER;
+    entry.labels = loaded.message().summary.labels.clone();
+    entry.enclosed_in = Vec::new();
+    loaded.entry = Arc::new(entry);
+    loaded
+}
+
 impl Archive {
     /// A message from the cache only: no I/O, `None` when it would have to be read.
     pub fn load_cached(&self, id: EntryId) -> Option<Loaded> {
@@ -80,6 +95,28 @@ impl Archive {
         let top_hash = top_entry.hash;
         let (top, changed) = self.load_top(top_id, &top_entry)?;
         Ok(Loaded { id, entry, top, top_hash, path, changed })
+    }
+
+    /// [`Archive::load`] along a way a reader reaches the message by ([`crate::index::Access::way`]).
+    /// Along a way the index keeps, as `load`; along one borrowed, read inside the message above
+    /// it on that way and shown as enclosed there ([`enclosed_there`]).
+    pub fn load_along(&self, id: EntryId, way: &Way) -> Result<Loaded, Error> {
+        let entry = self.index().get(id).ok_or(Error::MessageNotFound)?;
+        let top_entry = self.index().get(way.top).ok_or(Error::MessageNotFound)?;
+        let (top, changed) = self.load_top(way.top, &top_entry)?;
+        let loaded = Loaded { id, entry, top, top_hash: top_entry.hash, path: way.path.clone(), changed };
+        Ok(enclosed_there(loaded, way))
+    }
+
+    /// [`Archive::load_along`] from the cache only.
+    pub fn load_cached_along(&self, id: EntryId, way: &Way) -> Option<Loaded> {
+        let top = self.cache_get(way.top)?;
+        let (entry, top_hash) = {
+            let index = self.index();
+            (index.get(id)?, index.get(way.top)?.hash)
+        };
+        let loaded = Loaded { id, entry, top, top_hash, path: way.path.clone(), changed: false };
+        Some(enclosed_there(loaded, way))
     }
 
     /// The top-level message an entry lives in, and the parts that lead down to it.

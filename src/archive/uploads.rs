@@ -71,7 +71,7 @@ impl Archive {
                     let mut index = self.index_mut();
                     let draft = Draft::of(&msg);
                     // Held already where the uploader may not read: a copy of their own.
-                    let hidden = index.by_hash(&draft.hash).is_some_and(|id| !uploader.permits(&index, id));
+                    let hidden = index.by_hash(&draft.hash).is_some_and(|id| !uploader.files(&index, id));
                     let had = index
                         .held_as(&draft.hash, &location, hidden)
                         .and_then(|id| index.get(id))

@@ -1,13 +1,14 @@
-//! The archive as one reader may read it: finding a message by its URL id and searching, within the
-//! folders an [`Access`] covers. A message out of reach is not found, exactly as one that does not
-//! exist; a search gets the reader's folders added to what they typed, in the engine itself (both
-//! engines), so that its total counts only what the reader may see.
+//! The archive as one reader may read it: finding a message by its URL id, loading it the way they
+//! reach it, and searching, within the folders an [`Access`] covers. A message out of reach is not
+//! found, exactly as one that does not exist; a search gets the reader's folders added to what
+//! they typed, in the engine itself (both engines), so that its total counts only what the reader
+//! may see.
 
 use std::collections::HashSet;
 
-use super::Archive;
+use super::{Archive, Loaded};
 use crate::error::Error;
-use crate::index::{Access, EntryId};
+use crate::index::{Access, EntryId, Way};
 use crate::search::query::{self, Query};
 use crate::search::Hits;
 
@@ -23,6 +24,37 @@ impl Archive {
         let by_key = index.by_key(key);
         let candidates = by_key.into_iter().chain(index.by_message_id(key));
         candidates.into_iter().find(|&id| access.permits_with(&index, &table, id))
+    }
+
+    /// [`Archive::load`] of the entry `id` as a reader with `access` reads it: the way they reach
+    /// it ([`Access::way`]), which for a message they read only through another message that
+    /// encloses it is through that message (see [`Archive::load_along`]). A message out of their
+    /// reach is [`Error::MessageNotFound`], as one that does not exist.
+    pub fn load_within(&self, id: EntryId, access: &Access) -> Result<Loaded, Error> {
+        match self.way_within(id, access)? {
+            Some(way) => self.load_along(id, &way),
+            None => self.load(id),
+        }
+    }
+
+    /// [`Archive::load_within`] from the cache only: `None` when it would have to be read.
+    pub fn load_cached_within(&self, id: EntryId, access: &Access) -> Option<Loaded> {
+        match self.way_within(id, access).ok()? {
+            Some(way) => self.load_cached_along(id, &way),
+            None => self.load_cached(id),
+        }
+    }
+
+    /// The way a reader with `access` reaches entry `id` when it is not the one the index keeps
+    /// (`None`: the index's own, as for a reader who may read everything); an error when they may
+    /// not read it.
+    fn way_within(&self, id: EntryId, access: &Access) -> Result<Option<Way>, Error> {
+        if access.is_everything() {
+            return Ok(None);
+        }
+        let index = self.index();
+        let way = access.way(&index, &access.table(&index), id).ok_or(Error::MessageNotFound)?;
+        Ok(way.borrowed.then_some(way))
     }
 
     /// [`Archive::search`] within `access`. The query the reader typed is checked as any (its

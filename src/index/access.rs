@@ -7,13 +7,17 @@
 //! segments do not count), one whole segment at a time: `Work` covers `Work` and `Work/Legal`,
 //! never `Workshop`. Nothing a request says is compared: the folders come from the users file and
 //! the index, and a message's folder is the one the index filed it in. A message enclosed in
-//! another is read with the message it is enclosed in; one in no folder (a loose file at the top
-//! of a PATH) only by a reader who may read everything.
+//! another is read with the message it is enclosed in — with any of them, when the same bytes are
+//! enclosed in several, or also filed on their own in a folder the reader may not read (the index
+//! keeps such bytes once; [`Access::way`] says through which message the reader reaches them, so
+//! that the answer is the same whether or not the other places exist). One in no folder (a loose
+//! file at the top of a PATH) is read only by a reader who may read everything.
 
 use std::sync::Arc;
 
 use super::{folders, EntryId, FolderId, Index, Location, NO_FOLDER};
 use crate::limits::MAX_NESTED_WALK;
+use crate::model::PartIdx;
 
 /// The folders a reader may read, or everything. Cheap to clone; compared and hashed by its
 /// folders, so that what is kept for one reader (a rewritten body, a count) is kept for all
@@ -88,14 +92,32 @@ impl Access {
         FolderTable(Some(allowed))
     }
 
-    /// Whether the message with entry `id` may be read: the folder of the message it is, or is
-    /// enclosed in, is covered. `false` for an entry that does not exist.
+    /// Whether the message with entry `id` may be read: it is filed in a covered folder, or it is
+    /// enclosed in a message that may be read (see [`Access::way`]). `false` for an entry that
+    /// does not exist.
     pub fn permits(&self, index: &Index, id: EntryId) -> bool {
         self.permits_with(index, &self.table(index), id)
     }
 
     /// [`Access::permits`] with the table worked out already.
     pub fn permits_with(&self, index: &Index, table: &FolderTable, id: EntryId) -> bool {
+        // Everything: only whether it is there (no way to work out).
+        if table.is_everything() {
+            return self.files_with(index, table, id);
+        }
+        self.way(index, table, id).is_some()
+    }
+
+    /// Whether the message with entry `id` is where the index keeps it within this access: filed
+    /// in a covered folder, or enclosed in one that is, by the locations alone. What decides
+    /// where bytes given again are filed (an upload), where being readable through another
+    /// message must not count: the answer would differ as a copy out of reach exists or not.
+    pub fn files(&self, index: &Index, id: EntryId) -> bool {
+        self.files_with(index, &self.table(index), id)
+    }
+
+    /// [`Access::files`] with the table worked out already.
+    pub fn files_with(&self, index: &Index, table: &FolderTable, id: EntryId) -> bool {
         let mut at = id;
         for _ in 0..=MAX_NESTED_WALK {
             let Some(entry) = index.get(at) else { return false };
@@ -106,6 +128,73 @@ impl Access {
         }
         false
     }
+
+    /// How this reader reaches the message with entry `id`, if they may read it: by its own
+    /// location (filed in a covered folder, or enclosed in a message they reach), else through
+    /// another message it is enclosed in ([`crate::index::Entry::enclosed_in`]) that they reach.
+    /// The same bytes found in several places are one entry, filed where they were found first;
+    /// whoever may read a message reads what it encloses, whether or not those bytes are also
+    /// filed, on their own, in a folder they may not read.
+    pub fn way(&self, index: &Index, table: &FolderTable, id: EntryId) -> Option<Way> {
+        let mut budget = MAX_WAY_STEPS;
+        way(index, table, id, 0, &mut budget)
+    }
+}
+
+/// Entries looked at, at most, to find the way to one ([`Access::way`]).
+const MAX_WAY_STEPS: usize = 256;
+
+/// How a reader reaches a message (see [`Access::way`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Way {
+    /// The top-level message it is read from.
+    pub top: EntryId,
+    /// The parts leading down from there to it (empty: it is the top).
+    pub path: Vec<PartIdx>,
+    /// The message it is read as enclosed in (`None`: it is the top).
+    pub above: Option<EntryId>,
+    /// Whether the way passes through a message that encloses one on it other than where the
+    /// index keeps it: the message is then shown as enclosed there, with nothing of where it,
+    /// or the message above it, is filed.
+    pub borrowed: bool,
+}
+
+impl Way {
+    /// The way one step further down: into part `part` of `parent`, this way's end.
+    fn down(mut self, parent: EntryId, part: PartIdx, borrowed: bool) -> Way {
+        self.path.push(part);
+        self.above = Some(parent);
+        self.borrowed |= borrowed;
+        self
+    }
+}
+
+/// [`Access::way`], `depth` messages down from where the walk began, looking at no more than
+/// `budget` entries in all: its own location first, then the other messages it is enclosed in.
+fn way(index: &Index, table: &FolderTable, id: EntryId, depth: usize, budget: &mut usize) -> Option<Way> {
+    if depth > MAX_NESTED_WALK || *budget == 0 {
+        return None;
+    }
+    *budget -= 1;
+    let entry = index.get(id)?;
+    let own = match entry.location {
+        Location::Top { .. } => table.allows(index.canonical(entry.folder)).then_some(Way {
+            top: id,
+            path: Vec::new(),
+            above: None,
+            borrowed: false,
+        }),
+        Location::Nested { parent, part } => {
+            way(index, table, parent, depth + 1, budget).map(|w| w.down(parent, part, false))
+        }
+    };
+    if own.is_some() || table.is_everything() {
+        return own;
+    }
+    entry
+        .enclosed_in
+        .iter()
+        .find_map(|&(parent, part)| way(index, table, parent, depth + 1, budget).map(|w| w.down(parent, part, true)))
 }
 
 /// Whether folder key `key` is `over` or a folder below it.

@@ -32,7 +32,7 @@ use std::sync::Arc;
 pub use crate::store::entry::{
     content_hash, AttachmentInfo, ContentHash, Entry, EntryId, FolderId, Listing, Location, NO_ENTRY, NO_FOLDER,
 };
-pub use access::{Access, FolderTable};
+pub use access::{Access, FolderTable, Way};
 pub use draft::Draft;
 pub use lookup::EntryPass;
 
@@ -372,8 +372,12 @@ impl Index {
             match (&e.location, &location) {
                 // Found before only inside another message, now given on its own: list it,
                 // read from its own source from now on.
-                (Location::Nested { .. }, Location::Top { .. }) => {
+                (Location::Nested { parent, part }, Location::Top { .. }) => {
                     let mut e = (*e).clone();
+                    // Still enclosed in the message it was found in: whoever reads that one
+                    // reads it there, wherever it is filed now.
+                    let (parent, part) = (*parent, *part);
+                    e.enclose_in(parent, part);
                     e.location = location;
                     e.hash = hash;
                     e.folder = self.file(&e)?;
@@ -389,6 +393,15 @@ impl Index {
                     let mut e = (*e).clone();
                     e.location = location;
                     self.put(existing, Some(Arc::new(e)));
+                }
+                // Found inside another message besides where it is (filed on its own, or inside
+                // a third one): noted, so that whoever reads this one reads it here too.
+                (was, &Location::Nested { parent, part }) => {
+                    let here = matches!(was, Location::Nested { parent: p, part: q } if *p == parent && *q == part);
+                    let mut noted = (*e).clone();
+                    if !here && noted.enclose_in(parent, part) {
+                        self.put(existing, Some(Arc::new(noted)));
+                    }
                 }
                 _ => {}
             }
@@ -486,10 +499,20 @@ impl Index {
             }
         }
         for c in self.candidates(Link::EnclosedIn, u64::from(id)) {
-            // A child since given on its own stays.
-            if matches!(self.get(c).map(|e| e.location.clone()), Some(Location::Nested { parent, .. }) if parent == id)
-            {
-                self.remove(c);
+            let Some(child) = self.get(c) else { continue };
+            let mut kept = (*child).clone();
+            kept.enclosed_in.retain(|&(parent, _)| parent != id);
+            match child.location {
+                // Enclosed in other messages too: it stays, enclosed in the first of them.
+                Location::Nested { parent, .. } if parent == id && !kept.enclosed_in.is_empty() => {
+                    let (parent, part) = kept.enclosed_in.remove(0);
+                    kept.location = Location::Nested { parent, part };
+                    self.put(c, Some(Arc::new(kept)));
+                }
+                Location::Nested { parent, .. } if parent == id => self.remove(c),
+                // A child since given on its own stays, no longer enclosed here.
+                _ if kept.enclosed_in.len() != child.enclosed_in.len() => self.put(c, Some(Arc::new(kept))),
+                _ => {}
             }
         }
     }

@@ -41,6 +41,20 @@ pub struct Entry {
     /// The folder it is filed in (its path is kept once, by number), derived from its location
     /// when it is indexed.
     pub folder: FolderId,
+    /// The other messages it is enclosed in, each with the part that holds it, besides the place
+    /// its location names: the same bytes found in several places are one entry, and whoever may
+    /// read any message enclosing it reads it there (see [`crate::index::Access`]). Kept last, so
+    /// that an entry stored before it was kept reads with none (see [`none_when_absent`]).
+    #[serde(default, deserialize_with = "none_when_absent")]
+    pub enclosed_in: Vec<(EntryId, PartIdx)>,
+}
+
+/// Reads [`Entry::enclosed_in`], or none from an entry stored before the field was kept: there
+/// its bytes end where the field would begin, and the stored form (postcard) has no way to say
+/// "absent" but running out. Entries in a shared database outlive a server's version, so they
+/// must read on both sides of it (a server of the version before ignores the bytes at the end).
+fn none_when_absent<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(EntryId, PartIdx)>, D::Error> {
+    Ok(Vec::deserialize(d).unwrap_or_default())
 }
 
 /// An attachment's type and size, as the overview counts them.
@@ -94,6 +108,11 @@ pub enum Location {
     Nested { parent: EntryId, part: PartIdx },
 }
 
+/// The other messages one entry is noted as enclosed in, at most ([`Entry::enclosed_in`]): a
+/// message forwarded inside hundreds of others is read through the first hundred found, and its
+/// entry stays small.
+pub(crate) const MAX_ENCLOSURES: usize = 100;
+
 impl Entry {
     /// A new entry under `key`, for a message with these bytes at `location`: the rest is filled
     /// in by the index. The Message-ID is kept once when it is the key.
@@ -113,7 +132,18 @@ impl Entry {
             list: None,
             attachments: Vec::new(),
             folder: NO_FOLDER,
+            enclosed_in: Vec::new(),
         }
+    }
+
+    /// Notes that it is enclosed in `parent`, in part `part`, besides where it is; whether that
+    /// is new (a place noted already, or one past [`MAX_ENCLOSURES`], changes nothing).
+    pub fn enclose_in(&mut self, parent: EntryId, part: PartIdx) -> bool {
+        if self.enclosed_in.contains(&(parent, part)) || self.enclosed_in.len() >= MAX_ENCLOSURES {
+            return false;
+        }
+        self.enclosed_in.push((parent, part));
+        true
     }
 
     /// The message's Message-ID, if it has one.
@@ -156,4 +186,39 @@ pub fn content_hash(raw: &[u8]) -> ContentHash {
     let mut out = [0u8; 16];
     out.copy_from_slice(&blake3::hash(raw).as_bytes()[..16]);
     ContentHash(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry() -> Entry {
+        let location = Location::Top {
+            source: Source::File { path: "/mail/Open/a.eml".into() },
+            rel: 6,
+            flags: Some("S".into()),
+            uploaded: false,
+        };
+        let mut e = Entry::new("a@x".into(), Some("a@x".into()), location, content_hash(b"a"));
+        e.labels = vec!["Work".into()];
+        e.folder = 3;
+        e
+    }
+
+    #[test]
+    fn entries_stored_before_enclosures_were_kept_read_with_none() {
+        let mut e = entry();
+        let before = postcard::to_stdvec(&e).expect("encodes");
+        // The form stored before: the same bytes without the empty list at the end.
+        let old = &before[..before.len() - 1];
+        let read: Entry = postcard::from_bytes(old).expect("reads");
+        assert!(read.enclosed_in.is_empty());
+        assert_eq!((read.key.as_str(), read.folder, read.labels.clone()), ("a@x", 3, vec!["Work".to_string()]));
+        e.enclosed_in = vec![(7, 2), (9, 1)];
+        let now = postcard::to_stdvec(&e).expect("encodes");
+        let read: Entry = postcard::from_bytes(&now).expect("reads");
+        assert_eq!(read.enclosed_in, [(7, 2), (9, 1)]);
+        // A server of the version before reads the new form as it always did.
+        assert!(now.starts_with(old));
+    }
 }

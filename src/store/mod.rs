@@ -122,7 +122,8 @@ pub enum Link {
     ContentId = 2,
     /// The Message-ID it replies to.
     ReplyTo = 3,
-    /// The entry it is enclosed in (the hash is the parent's id).
+    /// An entry it is enclosed in (the hash is the parent's id): the one its location names, and
+    /// those of [`Entry::enclosed_in`].
     EnclosedIn = 4,
 }
 
@@ -201,6 +202,7 @@ pub(crate) fn links_of(e: &Entry, hash: &NameHasher) -> Vec<(Link, u64)> {
     if let Location::Nested { parent, .. } = e.location {
         out.push((Link::EnclosedIn, u64::from(parent)));
     }
+    out.extend(e.enclosed_in.iter().map(|&(parent, _)| (Link::EnclosedIn, u64::from(parent))));
     out.sort_unstable_by_key(|&(k, h)| (k as u8, h));
     out.dedup();
     out

@@ -41,9 +41,10 @@ const ORDER_SNAPSHOT: &str = "order";
 /// external bodies' phantom headers; 7: labels, list ids and attachment types; 8: the items of
 /// Outlook data files, which earlier versions skipped; 9: lookups, order, folders and labels kept
 /// in the store rather than rebuilt in memory; 10: entries compressed against a dictionary; 11:
-/// Gmail's encoded and quoted labels read whole, and counts of labels with those below them); an
-/// index of another version is rebuilt from sources.
-const SCHEMA: u64 = 11;
+/// Gmail's encoded and quoted labels read whole, and counts of labels with those below them; 12:
+/// the other messages an entry is enclosed in, which an index of 11 never noted); an index of
+/// another version is rebuilt from sources.
+const SCHEMA: u64 = 12;
 
 pub(crate) struct RedbStore {
     /// Read and write transactions share the database; [`Store::compact`] needs it alone, and

@@ -166,10 +166,15 @@ impl View {
         out
     }
 
-    /// The messages this reader may read just before and after list position `pos`.
+    /// The messages this reader may read just before and after list position `pos`; none around
+    /// a message filed where they may not read it (which they read enclosed in another, and
+    /// which for them is in no list).
     pub(super) fn readable_neighbours(&self, index: &Index, pos: usize) -> (Option<Arc<Entry>>, Option<Arc<Entry>>) {
         let table = self.access.table(index);
         let listed = index.listed();
+        if !listed.get(pos).is_some_and(|&id| table.allows(index.folder_of(id))) {
+            return (None, None);
+        }
         let readable =
             |&&id: &&EntryId| table.allows(index.folder_of(id)) && index.folder_of(id) != crate::index::NO_FOLDER;
         let newer = listed.get(..pos).and_then(|before| before.iter().rev().find(readable));
@@ -232,5 +237,98 @@ mod tests {
             (none.listed_count(), none.page(&Scope::All, 0, 10).1, none.search("plans", 0, 9).unwrap().total),
             (0, 0, 0)
         );
+    }
+
+    /// A message enclosing `inner` (whose bytes it holds as they are), filed as `mid`.
+    fn enclosing(mid: &str, day: u32, inner: &str) -> String {
+        format!(
+            "From: Ann <ann@example.org>\nSubject: Fwd\nDate: Mon, {day} Jan 2024 10:00:00 +0100\n\
+             Message-ID: <{mid}>\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"O\"\n\n\
+             --O\nContent-Type: text/plain\n\nsee below\n--O\nContent-Type: message/rfc822\n\n{inner}\n--O--\n"
+        )
+    }
+
+    /// How a message is shown: the key of the message it is enclosed in, its folder, its labels.
+    type Shown = (Option<String>, crate::index::FolderId, Vec<String>);
+
+    /// What a reader of `Work` gets of the enclosed message `e@x`: whether they find it, how it is
+    /// shown, its neighbours, and what a search for its words and the list give them.
+    fn as_read(fx: &Fixture) -> (Option<Shown>, bool, Vec<String>, usize) {
+        let work = fx.view.scoped(Access::folders(["work"]));
+        let shown = work.find("e@x").map(|id| {
+            let loaded = work.read_now(id).expect("reads");
+            let index = fx.view.archive().index();
+            let above = match loaded.entry.location {
+                crate::index::Location::Nested { parent, .. } => index.get(parent).map(|e| e.key.clone()),
+                crate::index::Location::Top { .. } => None,
+            };
+            (above, loaded.entry.folder, loaded.entry.labels.clone())
+        });
+        let neighbours = work.find("e@x").is_some_and(|id| {
+            let (newer, older) = work.neighbours(id);
+            newer.is_some() || older.is_some()
+        });
+        let found = work.search("innerword", 0, 10).unwrap().hits.iter().map(|h| h.entry.key.clone()).collect();
+        (shown, neighbours, found, work.listed_count())
+    }
+
+    #[test]
+    fn a_message_enclosed_in_a_readable_one_is_read_there_wherever_else_it_is_filed() {
+        let inner = mail("e@x", "Inner", 2, "X-Keywords: Inner\n", "innerword");
+        let read_there = (Some((Some("a@x".to_string()), crate::index::NO_FOLDER, vec!["Inner".to_string()])), false);
+        // Enclosed only; filed on its own out of reach, found before (`Legal`) or after (`Zeal`)
+        // the message enclosing it; enclosed first in a message out of reach (`Legal/b`).
+        let cases: [&[(&str, String)]; 4] = [
+            &[("Work/a.eml", enclosing("a@x", 3, &inner))],
+            &[("Legal/e.eml", inner.clone()), ("Work/a.eml", enclosing("a@x", 3, &inner))],
+            &[("Work/a.eml", enclosing("a@x", 3, &inner)), ("Zeal/e.eml", inner.clone())],
+            &[("Legal/b.eml", enclosing("b@x", 4, &inner)), ("Work/a.eml", enclosing("a@x", 3, &inner))],
+        ];
+        for files in cases {
+            let fx = Fixture::of(files);
+            let (shown, neighbours, found, listed) = as_read(&fx);
+            assert_eq!((shown, neighbours), read_there, "{files:?}");
+            assert_eq!((found, listed), (vec!["a@x".to_string()], 1), "{files:?}");
+            // Whoever may read everything reads it where it is filed, when it is.
+            let all = fx.view.find("e@x").and_then(|id| fx.view.read_now(id)).expect("reads");
+            let filed = files.iter().any(|(path, _)| path.ends_with("/e.eml"));
+            assert_eq!(matches!(all.entry.location, crate::index::Location::Top { .. }), filed, "{files:?}");
+            // Neither the folder it is filed in nor a list of it opens to the reader.
+            let work = fx.view.scoped(Access::folders(["work"]));
+            for folder in ["Legal", "Zeal"] {
+                assert_eq!(work.page(&Scope::Folder(folder.into()), 0, 10).1, 0);
+            }
+        }
+    }
+
+    #[test]
+    fn a_message_enclosed_in_one_taken_away_is_read_no_longer() {
+        let inner = mail("e@x", "Inner", 2, "", "innerword");
+        let fx = Fixture::of(&[
+            ("Legal/e.eml", inner.clone()),
+            ("Work/a.eml", enclosing("a@x", 3, &inner)),
+            ("Work/c.eml", enclosing("c@x", 4, &inner)),
+        ]);
+        let work = fx.view.scoped(Access::folders(["work"]));
+        assert!(work.find("e@x").is_some());
+        for (gone, readable) in [("Work/a.eml", true), ("Work/c.eml", false)] {
+            std::fs::remove_file(fx.dir.path().join("mail").join(gone)).unwrap();
+            fx.add(&[]);
+            assert_eq!(work.find("e@x").is_some(), readable, "{gone} taken away");
+        }
+        assert!(fx.view.find("e@x").is_some(), "still filed in Legal");
+    }
+
+    #[test]
+    fn a_message_enclosed_in_several_stays_when_the_first_goes() {
+        let inner = mail("e@x", "Inner", 2, "", "innerword");
+        let fx =
+            Fixture::of(&[("Legal/b.eml", enclosing("b@x", 4, &inner)), ("Work/a.eml", enclosing("a@x", 3, &inner))]);
+        std::fs::remove_file(fx.dir.path().join("mail/Legal/b.eml")).unwrap();
+        fx.add(&[]);
+        let (shown, ..) = as_read(&fx);
+        assert_eq!(shown.map(|s| s.0), Some(Some("a@x".to_string())));
+        let everything = fx.view.find("e@x").and_then(|id| fx.view.read_now(id)).expect("reads");
+        assert_eq!(everything.message().summary.subject.as_deref(), Some("Inner"));
     }
 }

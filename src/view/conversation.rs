@@ -57,7 +57,7 @@ impl ConversationView {
             .iter()
             .take(CONVERSATION_MAX)
             .filter_map(|t| {
-                let loaded = view.opened(view.archive().load(t.id).ok()?);
+                let loaded = view.opened(view.read_now(t.id)?);
                 let msg = loaded.message();
                 let key = &loaded.entry.key;
                 let html_src = msg
@@ -76,7 +76,7 @@ impl ConversationView {
                     text_html,
                     more: more_bodies(key, msg, ""),
                     attachments: attachments(key, msg),
-                    labels: label_links(&t.entry.labels),
+                    labels: label_links(&loaded.entry.labels),
                     current: t.id == opened,
                     frame_class: frame_class(msg),
                 })

@@ -187,7 +187,7 @@ impl View {
             let access = self.access.clone();
             blocking(move || {
                 let id = archive.find_within(&key, &access).ok_or(Error::MessageNotFound)?;
-                archive.load_cached(id).map_or_else(|| archive.load(id), Ok)
+                archive.load_cached_within(id, &access).map_or_else(|| archive.load_within(id, &access), Ok)
             })
             .await?
         } else {
@@ -224,20 +224,30 @@ impl View {
         self.open_layers(loaded).await
     }
 
-    /// A message from the cache when it is there, else read and parsed off the async threads.
+    /// A message from the cache when it is there, else read and parsed off the async threads; as
+    /// this reader reaches it ([`Archive::load_within`]).
     async fn read(&self, id: EntryId) -> Result<Loaded, Error> {
         if self.archive.backend().shared {
             // Even the cache's lookup may ask the database: not on an async worker.
-            let archive = self.archive.clone();
-            return blocking(move || archive.load_cached(id).map_or_else(|| archive.load(id), Ok)).await;
+            let (archive, access) = (self.archive.clone(), self.access.clone());
+            return blocking(move || {
+                archive.load_cached_within(id, &access).map_or_else(|| archive.load_within(id, &access), Ok)
+            })
+            .await;
         }
-        match self.archive.load_cached(id) {
+        match self.archive.load_cached_within(id, &self.access) {
             Some(hit) => Ok(hit),
             None => {
-                let archive = self.archive.clone();
-                blocking(move || archive.load(id)).await
+                let (archive, access) = (self.archive.clone(), self.access.clone());
+                blocking(move || archive.load_within(id, &access)).await
             }
         }
+    }
+
+    /// The message with entry `id` as this reader reads it (its encrypted layers as they are: see
+    /// [`View::opened`]); `None` when they may not read it or it cannot be read. Blocking.
+    pub fn read_now(&self, id: EntryId) -> Option<Loaded> {
+        self.archive.load_within(id, &self.access).ok()
     }
 
     /// A loaded message with its encrypted layers opened with the user's keys.
@@ -366,9 +376,11 @@ impl View {
         let mut found = self.archive.search_within(&self.access, query, offset, limit)?;
         if !self.access.is_everything() {
             // The engine was given the reader's folders; whatever it answers is checked again.
+            // A hit is a message filed in a folder: one the reader reads only enclosed in another
+            // is found as that other one, and never as filed out of their reach.
             let index = self.archive.index();
             let table = self.access.table(&index);
-            found.ids.retain(|&id| self.access.permits_with(&index, &table, id));
+            found.ids.retain(|&id| self.access.files_with(&index, &table, id));
         }
         let excerpts = self.archive.excerpts(query, &found.ids);
         let entries: std::collections::HashMap<EntryId, Arc<Entry>> =

@@ -147,7 +147,7 @@ fn print_page(view: &View, loaded: &Loaded, remote: bool, want_text: bool) -> Pr
         let body = match body_of(m, false) {
             (Some(_), _) => view
                 .find(&view.enclosed_key(m))
-                .and_then(|id| view.archive().load(id).ok())
+                .and_then(|id| view.read_now(id))
                 .and_then(|l| Some(printed(&l, l.message().html_body?))),
             (None, text) => text.map(text_block),
         };
