@@ -7,8 +7,10 @@
 //! [`mbox_bound`]; decoders may ask for at most 16 MiB (zstd) or 64 MiB (xz) of window.
 //!
 //! A message of a compressed mbox is read back by inflating the file up to it: no format here
-//! can be entered in the middle. The place the last reads reached is kept ([`Places`]), so that
-//! messages read in order (an export, a folder's thumbnails) cost one pass over the file.
+//! can be entered in the middle. The places the last reads reached are kept ([`Places`]), with
+//! the last 8 MiB inflated before each, so that messages read in order (an export, a folder's
+//! thumbnails) cost one pass over the file, and those just before one read (a folder paged
+//! through newest first) none.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -172,8 +174,9 @@ pub fn read_unpacked(packed: impl Read + Send, packing: Packing, limit: usize) -
 }
 
 /// Reads `want` bytes at `offset` of what `file` (the file at `path`) inflates to: a message of
-/// an mbox kept compressed. Bytes read up to there are inflated and dropped, from the place an
-/// earlier read of the same file reached when it lies before `offset`, else from the start.
+/// an mbox kept compressed. From the bytes a kept place holds when it holds them (a message just
+/// before one read already); else inflated on from the place kept furthest along before
+/// `offset`, or from the start.
 pub(super) fn read_unpacked_range(
     path: &Path,
     file: File,
@@ -183,21 +186,24 @@ pub(super) fn read_unpacked_range(
 ) -> std::io::Result<Vec<u8>> {
     let meta = file.metadata()?;
     let key = Key::of(path, &meta);
-    let mut place = match PLACES.take(&key, offset) {
+    let mut place = match PLACES.take(&key, offset, want) {
         Some(place) => place,
-        None => Place { key, at: 0, reader: Box::new(unpacked_mbox(file, packing, meta.len())?), used: Instant::now() },
+        None => Place {
+            key,
+            reader: Box::new(unpacked_mbox(file, packing, meta.len())?),
+            at: 0,
+            window: Vec::new(),
+            used: Instant::now(),
+        },
     };
-    let skip = offset - place.at;
-    let skipped = std::io::copy(&mut (&mut place.reader).take(skip), &mut std::io::sink())?;
-    let mut bytes = Vec::new();
-    reserve(&mut bytes, usize::try_from(want).unwrap_or(usize::MAX))?;
-    (&mut place.reader).take(want).read_to_end(&mut bytes)?;
-    place.at = offset + bytes.len() as u64;
-    if skipped == skip && bytes.len() as u64 == want {
-        PLACES.keep(place);
-    }
+    let bytes = place.read(offset, want)?;
+    PLACES.keep(place);
     Ok(bytes)
 }
+
+/// The inflated bytes a place keeps behind where it has read to: the messages just before one
+/// read are read from them (a reader paging back through a folder, newest first).
+const WINDOW: usize = 8 << 20;
 
 /// What tells one state of a file from another: its path, inode, size and modification time.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -220,16 +226,70 @@ impl Key {
     }
 }
 
-/// A decoder of a compressed mbox, `at` bytes into what it inflates to.
+/// A decoder of a compressed mbox, `at` bytes into what it inflates to, with the last of those
+/// bytes (at least [`WINDOW`] of them, at most twice that, when there were so many).
 struct Place {
     key: Key,
-    at: u64,
     reader: Box<dyn Read + Send>,
+    at: u64,
+    window: Vec<u8>,
     used: Instant,
 }
 
-/// The places kept: at most [`Places::MAX`], none unused for longer than [`Places::IDLE`] (a
-/// decoder holds its window: up to 64 MiB for xz).
+impl Place {
+    /// Where the bytes kept begin.
+    fn kept_from(&self) -> u64 {
+        self.at - self.window.len() as u64
+    }
+
+    /// The bytes still to be inflated to read `want` bytes at `offset`; `None` when they lie
+    /// before what is kept.
+    fn cost(&self, offset: u64, want: u64) -> Option<u64> {
+        (offset >= self.kept_from()).then(|| offset.saturating_add(want).saturating_sub(self.at))
+    }
+
+    /// `want` bytes at `offset` (at least [`Place::kept_from`]), or as many as there are.
+    fn read(&mut self, offset: u64, want: u64) -> std::io::Result<Vec<u8>> {
+        let end = offset.saturating_add(want);
+        if want > WINDOW as u64 {
+            // Larger than what is kept: read on its own, past the bytes kept.
+            self.inflate_to(offset)?;
+            let mut bytes = Vec::new();
+            reserve(&mut bytes, usize::try_from(want).unwrap_or(usize::MAX))?;
+            (&mut self.reader).take(want).read_to_end(&mut bytes)?;
+            self.at += bytes.len() as u64;
+            self.window.clear();
+            return Ok(bytes);
+        }
+        self.inflate_to(end)?;
+        let from = usize::try_from(offset.saturating_sub(self.kept_from())).unwrap_or(usize::MAX);
+        let to = usize::try_from(end.min(self.at) - self.kept_from()).unwrap_or(usize::MAX);
+        Ok(self.window.get(from..to).unwrap_or_default().to_vec())
+    }
+
+    /// Inflates on to `end` (or the end of the stream), keeping the last bytes.
+    fn inflate_to(&mut self, end: u64) -> std::io::Result<()> {
+        let mut chunk = vec![0u8; 64 * 1024];
+        while self.at < end {
+            let room = usize::try_from(end - self.at).unwrap_or(usize::MAX).min(chunk.len());
+            let n = match self.reader.read(&mut chunk[..room]) {
+                Ok(0) => break,
+                Ok(n) => n.min(room),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            self.window.extend_from_slice(&chunk[..n]);
+            self.at += n as u64;
+            if self.window.len() > 2 * WINDOW {
+                self.window.drain(..self.window.len() - WINDOW);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The places kept: at most [`Places::MAX`], none unused for longer than [`Places::IDLE`] (each
+/// holds up to twice [`WINDOW`] and its decoder's window: up to 64 MiB for xz).
 struct Places(Mutex<Vec<Place>>);
 
 static PLACES: Places = Places(Mutex::new(Vec::new()));
@@ -238,16 +298,17 @@ impl Places {
     const MAX: usize = 2;
     const IDLE: Duration = Duration::from_secs(60);
 
-    /// The place kept for `key` furthest along without passing `offset`, taken out (a read has
-    /// it to itself).
-    fn take(&self, key: &Key, offset: u64) -> Option<Place> {
+    /// The place kept for `key` that reads `want` bytes at `offset` with the least inflating,
+    /// taken out (a read has it to itself).
+    fn take(&self, key: &Key, offset: u64, want: u64) -> Option<Place> {
         let mut places = self.0.lock().unwrap_or_else(|e| e.into_inner());
         places.retain(|p| p.used.elapsed() < Self::IDLE);
         let best = places
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.key == *key && p.at <= offset)
-            .max_by_key(|(_, p)| p.at)
+            .filter(|(_, p)| p.key == *key)
+            .filter_map(|(i, p)| Some((i, p.cost(offset, want)?)))
+            .min_by_key(|&(_, cost)| cost)
             .map(|(i, _)| i)?;
         Some(places.swap_remove(best))
     }
@@ -359,6 +420,18 @@ mod tests {
         // Past the end: what there is.
         let file = File::open(&path).expect("open");
         assert_eq!(read_unpacked_range(&path, file, Packing::Gzip, 199 * 12, 100).expect("read"), b"changed 199\n");
+
+        // A message larger than the bytes kept, then the ones around it.
+        let big = [&b"head\n"[..], &vec![b'x'; WINDOW + 10], b"tail\n"].concat();
+        std::fs::write(&path, gzip(&big)).expect("write");
+        let read = |offset: usize, want: usize| {
+            let file = File::open(&path).expect("open");
+            read_unpacked_range(&path, file, Packing::Gzip, offset as u64, want as u64).expect("read")
+        };
+        assert_eq!(read(5, WINDOW + 10), big[5..WINDOW + 15]);
+        assert_eq!(read(WINDOW + 15, 5), b"tail\n");
+        assert_eq!(read(0, 5), b"head\n");
+        assert_eq!(read(WINDOW, 20), big[WINDOW..WINDOW + 20]);
     }
 
     /// An mbox read through its decompressor cannot be looked ahead in: a Content-Length that
