@@ -111,21 +111,36 @@ pub fn unpacked_mbox<'a>(
     packing: Packing,
     packed_size: u64,
 ) -> std::io::Result<Forward<impl Read + Send + 'a>> {
-    Ok(Forward { inner: unpacking(packed, packing)?.take(mbox_bound(packed_size)), at: 0 })
+    Ok(Forward { inner: unpacking(packed, packing)?.take(mbox_bound(packed_size)), at: 0, damaged: false })
 }
 
 /// A stream read forward only, which knows how far it has read: of [`Seek`], what an mbox reader
-/// asks of its input, it answers where it is and refuses to go elsewhere (`Unsupported`).
+/// asks of its input, it answers where it is and refuses to go elsewhere (`Unsupported`). A
+/// stream damaged partway (a download cut short) ends where the damage begins, logged: the
+/// messages before it are read, the one it cuts as far as it goes, as in a file cut short.
 pub struct Forward<R> {
     inner: R,
     at: u64,
+    damaged: bool,
 }
 
 impl<R: Read> Read for Forward<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.at += n as u64;
-        Ok(n)
+        if self.damaged {
+            return Ok(0);
+        }
+        match self.inner.read(buf) {
+            Ok(n) => {
+                self.at += n as u64;
+                Ok(n)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Err(e),
+            Err(e) => {
+                tracing::warn!(error = %e, at = self.at, "a compressed mbox ends in damage: read as far as it goes");
+                self.damaged = true;
+                Ok(0)
+            }
+        }
     }
 }
 
@@ -450,6 +465,28 @@ mod tests {
         let read: Vec<_> = crate::ingest::MboxReader::with_capacity(256, mbox, 0).map(|m| m.expect("reads")).collect();
         assert_eq!(read.len(), 2);
         assert_eq!(read[1].offset + read[1].len, text.len() as u64);
+    }
+
+    /// A compressed mbox cut short (a download that stopped): every message before the damage,
+    /// and the one it cuts as far as it goes, read with no error; read back the same.
+    #[test]
+    fn a_compressed_mbox_cut_short_gives_what_it_holds() {
+        let text: String = (0..300)
+            .map(|n| format!("From a Mon Nov  2 10:00:00 2026\nSubject: {n}\n\nbody {n} {}\n", "w".repeat(n % 50)))
+            .collect();
+        let packed = gzip(text.as_bytes());
+        let cut = &packed[..packed.len() * 2 / 3];
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("cut.mbox.gz");
+        std::fs::write(&path, cut).expect("write");
+        let mbox = unpacked_mbox(File::open(&path).expect("open"), Packing::Gzip, cut.len() as u64).expect("inflate");
+        let read: Vec<_> = crate::ingest::MboxReader::new(mbox, 0).collect::<Result<_, _>>().expect("no error");
+        assert!(read.len() > 100 && read.len() < 300, "{}", read.len());
+        for m in &read {
+            let file = File::open(&path).expect("open");
+            let again = read_unpacked_range(&path, file, Packing::Gzip, m.offset, m.len).expect("read back");
+            assert_eq!(again, text.as_bytes()[m.offset as usize..(m.offset + m.len) as usize]);
+        }
     }
 
     /// An xz stream asking for more memory than allowed is refused before it is allocated.
