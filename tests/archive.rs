@@ -1022,3 +1022,43 @@ async fn mh_folders_and_their_sequences() {
     let folders = app.json("/api/folders").await.to_string();
     assert!(folders.contains("inbox/sub") && !folders.contains("mh_sequences"), "{folders}");
 }
+
+/// A message filed on its own and also forwarded inside another is one entry; when its own file
+/// goes, the message that forwards it still opens it (it was removed with the file, and the
+/// forwarding message's link answered 404), and it is no longer listed or found on its own.
+#[tokio::test]
+async fn a_forwarded_message_outlives_its_own_file() {
+    let mail = tempfile::tempdir().expect("dir");
+    let inner = |n: usize| message(n, Some(&format!("inner{n}@x")), &format!("forwarded words {n}"));
+    let carrier = |n: usize| {
+        format!(
+            "From: c@example.com\r\nSubject: Fwd {n}\r\nMessage-ID: <carrier{n}@x>\r\nMIME-Version: 1.0\r\n\
+             Content-Type: multipart/mixed; boundary=B\r\n\r\n--B\r\nContent-Type: text/plain\r\n\r\nsee below\r\n\
+             --B\r\nContent-Type: message/rfc822\r\n\r\n{}\r\n--B--\r\n",
+            inner(n)
+        )
+    };
+    // Found first on its own (1), and first inside the message forwarding it (2).
+    std::fs::write(mail.path().join("a-alone-1.eml"), inner(1)).expect("write");
+    std::fs::write(mail.path().join("b-carrier-1.eml"), carrier(1)).expect("write");
+    std::fs::write(mail.path().join("c-carrier-2.eml"), carrier(2)).expect("write");
+    std::fs::write(mail.path().join("d-alone-2.eml"), inner(2)).expect("write");
+    let paths = [mail.path().to_path_buf()];
+    let app = TestApp::new(&paths);
+    assert_eq!(app.json("/api/status").await["messages"], 4);
+
+    std::fs::remove_file(mail.path().join("a-alone-1.eml")).expect("remove");
+    std::fs::remove_file(mail.path().join("d-alone-2.eml")).expect("remove");
+    let app = app.restart(&paths);
+    assert_eq!(app.json("/api/status").await["messages"], 2, "the two forwarding messages");
+    for n in [1, 2] {
+        let page = app.get(&format!("/message/inner{n}@x")).await;
+        assert_eq!(page.status, 200, "{n}");
+        assert!(page.text().contains(&format!("forwarded words {n}")), "{n}");
+        let found = app.json(&format!("/api/messages?q=%22forwarded+words+{n}%22")).await;
+        assert_eq!(found["total"], 1, "{n}: found once, as the message forwarding it: {found}");
+        assert_eq!(found["messages"][0]["id"], format!("carrier{n}@x"), "{found}");
+    }
+    let app = app.restart(&paths);
+    assert_eq!(app.get("/message/inner1@x").await.status, 200, "kept so in the store too");
+}

@@ -395,7 +395,7 @@ impl Archive {
             Err(e) => tracing::error!(error = %e, "could not save the index; it will be rebuilt from sources"),
         }
         if let Some(search) = &self.search {
-            for &id in &batch.removed {
+            for &id in batch.removed.iter().chain(&batch.unfiled) {
                 search.delete(id);
             }
             if matches!(how, Commit::Done) {

@@ -134,6 +134,9 @@ pub struct Index {
     /// The lookups of pending entries, until they are committed.
     overlay: HashMap<(Link, u64), Vec<EntryId>>,
     overlay_hashes: HashMap<ContentHash, EntryId>,
+    /// Entries filed on their own until their file went, kept as enclosed in another message
+    /// (see [`Index::remove`]): their search documents go at the next commit.
+    unfiled: HashSet<EntryId>,
     /// While the first run into an empty store lasts: every key it has put, so that a lookup of
     /// a key never put (nearly every lookup of a cold index) skips the store.
     seen: Option<Seen>,
@@ -188,6 +191,7 @@ impl Index {
             pending: HashMap::new(),
             overlay: HashMap::new(),
             overlay_hashes: HashMap::new(),
+            unfiled: HashSet::new(),
             seen: None,
             next_id,
             seq: 0,
@@ -433,6 +437,7 @@ impl Index {
                 None => {}
             }
         }
+        batch.unfiled.extend(self.unfiled.iter().copied());
         batch
             .folders
             .extend(self.folders.iter().enumerate().skip(self.folders_saved).map(|(i, p)| (i as FolderId, p.clone())));
@@ -452,6 +457,9 @@ impl Index {
                 self.pending.remove(id);
                 self.cache.remove(id);
             }
+        }
+        for id in &batch.unfiled {
+            self.unfiled.remove(id);
         }
         self.folders_saved =
             self.folders_saved.max(batch.folders.iter().map(|(f, _)| *f as usize + 1).max().unwrap_or(0));
@@ -480,10 +488,23 @@ impl Index {
         }
     }
 
-    /// Removes an entry and the messages nested in it.
+    /// Removes an entry and the messages nested in it. An entry filed on its own that is also
+    /// enclosed in other messages stays, as enclosed in the first of them (no longer listed,
+    /// filed or searched on its own), with what it encloses: the messages that enclose it still
+    /// link to it.
     pub fn remove(&mut self, id: EntryId) {
         let Some(entry) = self.get(id) else { return };
-        self.put(id, None);
+        let still_enclosed = matches!(entry.location, Location::Top { .. }) && !entry.enclosed_in.is_empty();
+        if still_enclosed {
+            let mut kept = (*entry).clone();
+            let (parent, part) = kept.enclosed_in.remove(0);
+            kept.location = Location::Nested { parent, part };
+            kept.folder = NO_FOLDER;
+            self.put(id, Some(Arc::new(kept)));
+            self.unfiled.insert(id);
+        } else {
+            self.put(id, None);
+        }
         if matches!(entry.location, Location::Top { .. }) {
             // Not in this list yet when another replica added it and this one has not followed
             // the feed that far: nothing to take out here, but the store's counts still change.
@@ -497,6 +518,9 @@ impl Index {
                 }
                 *self.label_changes.entry(l).or_default() -= 1;
             }
+        }
+        if still_enclosed {
+            return;
         }
         for c in self.candidates(Link::EnclosedIn, u64::from(id)) {
             let Some(child) = self.get(c) else { continue };

@@ -156,6 +156,9 @@ pub struct Batch {
     pub entries: Vec<(EntryId, Arc<Entry>)>,
     /// Entries removed, with their rows.
     pub removed: Vec<EntryId>,
+    /// Entries among `entries` no longer filed on their own (kept as enclosed in another
+    /// message): their search documents go.
+    pub unfiled: Vec<EntryId>,
     /// Folders first used since the last commit.
     pub folders: Vec<(FolderId, String)>,
     /// Labels whose counts changed, by how much (sums of changes, so that writers on several
@@ -174,6 +177,7 @@ impl Batch {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
             && self.removed.is_empty()
+            && self.unfiled.is_empty()
             && self.sources.is_empty()
             && self.removed_sources.is_empty()
             && self.folders.is_empty()
