@@ -363,9 +363,14 @@ mod tests {
 
     /// What the `xz` tool makes of `bytes` (`-9`: the 64 MiB dictionary users choose for archives).
     fn xz(bytes: &[u8]) -> Vec<u8> {
+        xz_with(&["-9", "-c"], bytes)
+    }
+
+    /// What the `xz` tool makes of `bytes` with `args`.
+    fn xz_with(args: &[&str], bytes: &[u8]) -> Vec<u8> {
         use std::process::{Command, Stdio};
         let mut child = Command::new("xz")
-            .args(["-9", "-c"])
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -492,15 +497,7 @@ mod tests {
     /// An xz stream asking for more memory than allowed is refused before it is allocated.
     #[test]
     fn an_xz_stream_asking_for_too_large_a_dictionary_is_refused() {
-        use std::process::{Command, Stdio};
-        let mut child = Command::new("xz")
-            .args(["-c", "--lzma2=dict=128MiB,mf=hc3"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("the xz tool (scripts/test installs it)");
-        child.stdin.take().expect("stdin").write_all(MESSAGE).expect("write");
-        let packed = child.wait_with_output().expect("xz").stdout;
+        let packed = xz_with(&["-c", "--lzma2=dict=128MiB,mf=hc3"], MESSAGE);
         assert!(read_unpacked(&packed[..], Packing::Xz, 1 << 20).is_err());
     }
 
