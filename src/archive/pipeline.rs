@@ -300,9 +300,7 @@ fn walk_one(
         Kind::Mbox => {
             jobs.send();
             let mut f = reading.within.open(&found.path)?;
-            let mut magic = Vec::with_capacity(16);
-            (&mut f).take(16).read_to_end(&mut magic)?;
-            let packing = ingest::packing(&magic);
+            let packing = ingest::packing_of(&mut f)?;
             // A compressed mbox is read whole each time (its state keeps no tail to append to).
             let start = if packing.is_some() { 0 } else { start };
             f.seek(SeekFrom::Start(start))?;

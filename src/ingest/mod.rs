@@ -16,7 +16,7 @@ mod within;
 
 pub use mbox::{mbox_status, split_mbox, unescape_from_lines, MboxMessage, MboxReader, MboxStatus};
 pub use mh::{mh_number, MhSequences};
-pub use packed::{mbox_bound, name_beneath, packing, read_unpacked, unpacked_head, unpacked_mbox, Packing};
+pub use packed::{mbox_bound, name_beneath, packing, packing_of, read_unpacked, unpacked_head, unpacked_mbox, Packing};
 pub use sniff::{
     after_emlx_count, emlx_count_line, kind_of, maildir_message, named_message, sniff, sniff_claimed, sniff_file,
     sniff_found, utf16_to_bytes, Claim, Kind, HEAD, OLE_MAGIC,
@@ -131,14 +131,9 @@ impl Source {
             Source::Mbox { path, offset, len } => {
                 let mut f = within.open(path)?;
                 let want = (*len).min(limit as u64);
-                let mut magic = Vec::with_capacity(16);
-                (&mut f).take(16).read_to_end(&mut magic)?;
-                let buf = match packing(&magic) {
+                let buf = match packing_of(&mut f)? {
                     // Offsets count what the file inflates to.
-                    Some(p) => {
-                        f.seek(SeekFrom::Start(0))?;
-                        packed::read_unpacked_range(path, f, p, *offset, want)?
-                    }
+                    Some(p) => packed::read_unpacked_range(path, f, p, *offset, want)?,
                     None => {
                         f.seek(SeekFrom::Start(*offset))?;
                         let mut buf = Vec::new();

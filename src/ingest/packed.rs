@@ -59,6 +59,14 @@ pub fn packing(head: &[u8]) -> Option<Packing> {
     }
 }
 
+/// The packing of the file `file` is, by its first bytes; the file is left at its start.
+pub fn packing_of(file: &mut File) -> std::io::Result<Option<Packing>> {
+    let mut magic = Vec::with_capacity(16);
+    file.take(16).read_to_end(&mut magic)?;
+    file.seek(SeekFrom::Start(0))?;
+    Ok(packing(&magic))
+}
+
 /// `BZh`, the block size (`1` to `9`) and the magic of a first block (the digits of pi) or of the
 /// stream's end (of the square root of pi): a text that starts "BZh5" is no bzip2 stream.
 fn is_bzip2(head: &[u8]) -> bool {
