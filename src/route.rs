@@ -121,9 +121,10 @@ impl Resolver<'_> {
             .into_iter()
             .filter(|&id| self.access.permits_with(&index, &table, id))
             .filter_map(|id| index.get(id))
-            .find(|e| e.key != self.key);
+            .map(|e| self.access.shown_key(&index, &e).into_owned())
+            .find(|key| key != self.key);
         match other {
-            Some(e) => Target::Part(format!("/part/{}/{}", encode_segment(&e.key), encode_segment(cid))),
+            Some(key) => Target::Part(format!("/part/{}/{}", encode_segment(&key), encode_segment(cid))),
             None => Target::Unresolved,
         }
     }
@@ -157,7 +158,8 @@ impl Resolver<'_> {
         } else {
             self.archive.and_then(|archive| {
                 let id = archive.find_within(mid, self.access)?;
-                archive.index().get(id).map(|e| e.key.clone())
+                let index = archive.index();
+                index.get(id).map(|e| self.access.shown_key(&index, &e).into_owned())
             })
         };
         match (key, cid) {

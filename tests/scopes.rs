@@ -459,33 +459,14 @@ async fn upload_as(app: &TestApp, who: &str, raw: &str) -> String {
 }
 
 /// The id an upload gets tells its uploader nothing of the messages they may not read: an admin
-/// limited to some folders who uploads a message whose Message-ID (or whose very bytes) a folder
-/// beyond them holds gets an id of the same kind as for a Message-ID held nowhere, never the
-/// Message-ID for the one and something else for the other (nor the id derived from the bytes,
-/// which would tell which way the choice went). The uploader reads each upload by its id and by
-/// its Message-ID.
+/// limited to some folders who uploads messages whose Message-ID (or whose very bytes) a folder
+/// beyond them holds gets ids of the same kinds as when that folder holds nothing (never the id
+/// derived from the bytes, which would tell which way a choice went). The uploader reads each
+/// upload by its id and by its Message-ID.
 #[tokio::test]
 async fn an_uploads_id_tells_nothing_of_messages_out_of_the_uploaders_reach() {
-    let dir = tempfile::tempdir().unwrap();
-    let mail = dir.path().join("mail");
     let held = "From: Mallory <mallory@deep.example>\nSubject: Zebracorn memo\n\
         Date: Tue, 02 Jan 2024 10:00:00 +0000\nMessage-ID: <held@far.example>\n\nzebracorn\n";
-    write(&mail, "Vaultroom/held.eml", held);
-    write(&mail, "Open/o.eml", "From: Ann <ann@example.org>\nSubject: Open\nMessage-ID: <o@example.org>\n\nopen\n");
-    let hash = |pw: &str| {
-        mailshelf::auth::password::hash_with(pw.as_bytes(), mailshelf::auth::password::test_params()).unwrap()
-    };
-    let users = dir.path().join("users.toml");
-    std::fs::write(
-        &users,
-        format!(
-            "[[user]]\nname = \"limited\"\npassword = \"{}\"\nadmin = true\nfolders = [\"Open\", \"Uploads\"]\n",
-            hash("limited-pw")
-        ),
-    )
-    .unwrap();
-    let app = TestApp::with_config(&[mail], |c| c.accounts.users = Some(users));
-    let limited = basic("limited", "limited-pw");
     let other_bytes = |mid: &str| {
         format!(
             "From: Ann <ann@example.org>\nSubject: Minutes\nDate: Wed, 03 Jan 2024 10:00:00 +0000\n\
@@ -494,32 +475,57 @@ async fn an_uploads_id_tells_nothing_of_messages_out_of_the_uploaders_reach() {
     };
     let unheld = "From: Ann <ann@example.org>\nSubject: Zebracorn memo\n\
         Date: Tue, 02 Jan 2024 10:00:00 +0000\nMessage-ID: <unheld@far.example>\n\nzebracorn\n";
-    // (what is uploaded, its Message-ID, whether a folder out of reach holds that Message-ID)
+    // What is uploaded, in turn, and its Message-ID.
     let cases = [
-        (other_bytes("held@far.example"), "held@far.example", true),
-        (held.to_string(), "held@far.example", true),
-        (other_bytes("fresh@example.org"), "fresh@example.org", false),
-        (unheld.to_string(), "unheld@far.example", false),
+        (other_bytes("held@far.example"), "held@far.example"),
+        (held.to_string(), "held@far.example"),
+        (other_bytes("fresh@example.org"), "fresh@example.org"),
+        (unheld.to_string(), "unheld@far.example"),
     ];
-    let mut kinds = Vec::new();
-    for (raw, mid, out_of_reach) in &cases {
-        let id = upload_as(&app, &limited, raw).await;
-        let derived = mailshelf::ids::derived_message_id(raw.replace('\n', "\r\n").as_bytes());
-        assert_ne!(id, derived, "{mid}: the id derived from the bytes says why it was chosen");
-        kinds.push((id == *mid, id.ends_with("@mailshelf.invalid"), *out_of_reach, id.clone()));
-        for asked in [id.as_str(), mid] {
-            let r = as_user(&app, "GET", &format!("/api/messages/{}", mailshelf::ids::encode_segment(asked)), &limited)
-                .await;
-            assert_eq!(r.status, StatusCode::OK, "{mid}: asked as {asked}");
-            assert!(!r.text().to_lowercase().contains("vaultroom"), "{mid}: {}", r.text());
+    let mut runs = Vec::new();
+    for holding in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let mail = dir.path().join("mail");
+        if holding {
+            write(&mail, "Vaultroom/held.eml", held);
         }
-        // The same upload again is the same message.
-        assert_eq!(upload_as(&app, &limited, raw).await, id, "{mid}");
+        write(&mail, "Open/o.eml", "From: Ann <ann@example.org>\nSubject: Open\nMessage-ID: <o@example.org>\n\nopen\n");
+        let hash = |pw: &str| {
+            mailshelf::auth::password::hash_with(pw.as_bytes(), mailshelf::auth::password::test_params()).unwrap()
+        };
+        let users = dir.path().join("users.toml");
+        std::fs::write(
+            &users,
+            format!(
+                "[[user]]\nname = \"limited\"\npassword = \"{}\"\nadmin = true\nfolders = [\"Open\", \"Uploads\"]\n",
+                hash("limited-pw")
+            ),
+        )
+        .unwrap();
+        let app = TestApp::with_config(&[mail], |c| c.accounts.users = Some(users));
+        let limited = basic("limited", "limited-pw");
+        let mut kinds = Vec::new();
+        for (raw, mid) in &cases {
+            let id = upload_as(&app, &limited, raw).await;
+            let derived = mailshelf::ids::derived_message_id(raw.replace('\n', "\r\n").as_bytes());
+            assert_ne!(id, derived, "{mid}: the id derived from the bytes says why it was chosen");
+            kinds.push((id == *mid, id.ends_with("@mailshelf.invalid")));
+            for asked in [id.as_str(), mid] {
+                let r =
+                    as_user(&app, "GET", &format!("/api/messages/{}", mailshelf::ids::encode_segment(asked)), &limited)
+                        .await;
+                assert_eq!(r.status, StatusCode::OK, "{mid}: asked as {asked}");
+                assert!(!r.text().to_lowercase().contains("vaultroom"), "{mid}: {}", r.text());
+            }
+            // The same upload again is the same message.
+            assert_eq!(upload_as(&app, &limited, raw).await, id, "{mid}");
+        }
+        runs.push(kinds);
     }
-    let first = (kinds[0].0, kinds[0].1);
-    for (is_mid, derived_form, out_of_reach, id) in &kinds {
-        assert_eq!((*is_mid, *derived_form), first, "{id} (held out of reach: {out_of_reach}): {kinds:?}");
-    }
+    assert_eq!(runs[0], runs[1], "ids with a message held out of reach, and without");
+    // The first message of a Message-ID the uploader reads is known by it; the second by an id of
+    // its own.
+    assert_eq!(runs[1], [(true, false), (false, true), (true, false), (true, false)]);
 }
 
 /// The same bytes in two folders answer with the same validators: the ETag of the message's
@@ -669,6 +675,105 @@ async fn an_enclosed_message_reads_the_same_whether_or_not_a_copy_is_filed_out_o
     for (hidden, answers) in &seen[1..] {
         for (want, got) in without.iter().zip(answers) {
             assert_eq!(got, want, "with a copy in {hidden}");
+        }
+    }
+}
+
+/// A message sharing its Message-ID with another one out of the reader's reach is known to them
+/// by its Message-ID, as it would be were the other not there: found first (`Attic`), the other
+/// takes the Message-ID as its id and this one gets an id derived from its bytes, which would tell
+/// the reader that a message they may not read carries the same Message-ID. Its page, parts,
+/// thread, the list, the searches, the conversations and the pages that link to it (a reply, a
+/// `mid:` link, a `cid:` picture taken from it) answer the same with such a message found before
+/// it, after it (`Vault`), or nowhere; its copy filed in the reader's folder too.
+#[tokio::test]
+async fn a_message_sharing_its_message_id_with_one_out_of_reach_reads_the_same() {
+    let mine = format!(
+        "From: Ann <ann@example.org>\nTo: Bob <bob@example.org>\nSubject: Shared plans\n\
+         Date: Tue, 02 Jan 2024 10:00:00 +0000\nMessage-ID: <shared@example.org>\nMIME-Version: 1.0\n\
+         Content-Type: multipart/related; boundary=\"R\"\n\n--R\nContent-Type: text/html\n\n\
+         <p>sharedword <img src=\"cid:shared-dot@example.org\"></p>\n--R\nContent-Type: image/png\n\
+         Content-ID: <shared-dot@example.org>\nContent-Transfer-Encoding: base64\n\n{}\n--R--\n",
+        png()
+    );
+    let reply = "From: Bob <bob@example.org>\nTo: Ann <ann@example.org>\nSubject: Re: Shared plans\n\
+        Date: Wed, 03 Jan 2024 10:00:00 +0000\nMessage-ID: <reply@example.org>\nIn-Reply-To: <shared@example.org>\n\
+        MIME-Version: 1.0\nContent-Type: text/html\n\n<p>replyword <a href=\"mid:shared@example.org\">the plans</a>\
+        <img src=\"cid:shared-dot@example.org\"></p>\n";
+    let other = "From: Mallory <mallory@deep.example>\nSubject: Zebracorn memo\n\
+        Date: Mon, 01 Jan 2024 10:00:00 +0000\nMessage-ID: <shared@example.org>\n\nzebracorn\n";
+    let urls = [
+        "/message/shared@example.org",
+        "/message/shared@example.org?view=text",
+        "/message/shared@example.org/print",
+        "/raw/shared@example.org",
+        "/part/shared@example.org/~1",
+        "/part/shared@example.org/shared-dot@example.org",
+        "/thumb/shared@example.org/~2",
+        "/api/messages/shared@example.org",
+        "/thread/shared@example.org",
+        "/message/reply@example.org",
+        "/part/reply@example.org/~1",
+        "/api/messages/reply@example.org",
+        "/thread/reply@example.org",
+        "/api/messages",
+        "/api/messages?q=sharedword",
+        "/api/messages?q=replyword",
+        "/api/messages?q=message-id%3Ashared%40example.org",
+        "/api/messages?threads=1",
+        "/api/export?format=csv",
+        "/?q=sharedword",
+        "/?threads=1",
+        "/",
+    ];
+    let mut seen: Vec<(String, Vec<String>)> = Vec::new();
+    for (hidden, copy) in [(None, false), (Some("Attic"), false), (Some("Vault"), false), (Some("Attic"), true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let mail = dir.path().join("mail");
+        write(&mail, "Open/mine.eml", &mine);
+        write(&mail, "Open/reply.eml", reply);
+        if let Some(folder) = hidden {
+            write(&mail, &format!("{folder}/other.eml"), other);
+            if copy {
+                // The reader's message filed out of reach as well, found first.
+                write(&mail, &format!("{folder}/mine.eml"), &mine);
+            }
+        }
+        let users = users_file(dir.path());
+        let app = TestApp::with_config(&[mail], |c| {
+            c.accounts.users = Some(users);
+            c.chromium = None;
+        });
+        let (scoped, boss) = (basic("scoped", "scoped-pw"), basic("boss", "boss-pw"));
+        if hidden == Some("Attic") && !copy {
+            // The message found first is the one out of reach: everyone else knows it by the id.
+            let r = as_user(&app, "GET", "/api/messages/shared@example.org", &boss).await;
+            assert!(r.text().contains("Zebracorn"), "{}", r.text());
+        }
+        let mut answers = Vec::new();
+        for url in urls {
+            let r = as_user(&app, "GET", url, &scoped).await;
+            let mut headers: Vec<String> = r
+                .headers
+                .iter()
+                .filter(|(k, _)| k.as_str() != "date")
+                .map(|(k, v)| format!("{k}: {}", String::from_utf8_lossy(v.as_bytes())))
+                .collect();
+            headers.sort();
+            let answer = format!("{}\n{}\n{}", r.status, headers.join("\n"), r.text());
+            for word in ["Attic", "Vault", "mailshelf.invalid", "Zebracorn"] {
+                assert!(!answer.contains(word), "{hidden:?}: {word} shows in {url}: {answer}");
+            }
+            answers.push(format!("{url}\n{answer}"));
+        }
+        seen.push((format!("{hidden:?}, copy {copy}"), answers));
+    }
+    let (_, without) = &seen[0];
+    assert!(without[0].starts_with("/message/shared@example.org\n200 OK"), "{}", without[0]);
+    assert!(without[10].contains("/part/shared@example.org/shared-dot@example.org"), "{}", without[10]);
+    for (hidden, answers) in &seen[1..] {
+        for (want, got) in without.iter().zip(answers) {
+            assert_eq!(got, want, "with another message of the same Message-ID in {hidden}");
         }
     }
 }

@@ -20,10 +20,7 @@ impl Archive {
             return self.find(key);
         }
         let index = self.index();
-        let table = access.table(&index);
-        let by_key = index.by_key(key);
-        let candidates = by_key.into_iter().chain(index.by_message_id(key));
-        candidates.into_iter().find(|&id| access.permits_with(&index, &table, id))
+        access.find_with(&index, &access.table(&index), key)
     }
 
     /// [`Archive::load`] of the entry `id` as a reader with `access` reads it: the way they reach
@@ -31,18 +28,36 @@ impl Archive {
     /// encloses it is through that message (see [`Archive::load_along`]). A message out of their
     /// reach is [`Error::MessageNotFound`], as one that does not exist.
     pub fn load_within(&self, id: EntryId, access: &Access) -> Result<Loaded, Error> {
-        match self.way_within(id, access)? {
-            Some(way) => self.load_along(id, &way),
-            None => self.load(id),
-        }
+        let loaded = match self.way_within(id, access)? {
+            Some(way) => self.load_along(id, &way)?,
+            None => self.load(id)?,
+        };
+        Ok(self.keyed_for(loaded, access))
     }
 
     /// [`Archive::load_within`] from the cache only: `None` when it would have to be read.
     pub fn load_cached_within(&self, id: EntryId, access: &Access) -> Option<Loaded> {
-        match self.way_within(id, access).ok()? {
-            Some(way) => self.load_cached_along(id, &way),
-            None => self.load_cached(id),
+        let loaded = match self.way_within(id, access).ok()? {
+            Some(way) => self.load_cached_along(id, &way)?,
+            None => self.load_cached(id)?,
+        };
+        Some(self.keyed_for(loaded, access))
+    }
+
+    /// A loaded message with the key its reader knows it by ([`Access::shown_key`]), which every
+    /// URL of its page and parts is made of.
+    fn keyed_for(&self, mut loaded: Loaded, access: &Access) -> Loaded {
+        if access.is_everything() {
+            return loaded;
         }
+        let shown = access.shown_key(&self.index(), &loaded.entry).into_owned();
+        if shown == loaded.entry.key {
+            return loaded;
+        }
+        let mut entry = (*loaded.entry).clone();
+        entry.key = shown;
+        loaded.entry = std::sync::Arc::new(entry);
+        loaded
     }
 
     /// The way a reader with `access` reaches entry `id` when it is not the one the index keeps

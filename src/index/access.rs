@@ -13,9 +13,10 @@
 //! that the answer is the same whether or not the other places exist). One in no folder (a loose
 //! file at the top of a PATH) is read only by a reader who may read everything.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
-use super::{folders, EntryId, FolderId, Index, Location, NO_FOLDER};
+use super::{folders, Entry, EntryId, FolderId, Index, Location, NO_FOLDER};
 use crate::limits::MAX_NESTED_WALK;
 use crate::model::PartIdx;
 
@@ -138,6 +139,41 @@ impl Access {
     pub fn way(&self, index: &Index, table: &FolderTable, id: EntryId) -> Option<Way> {
         let mut budget = MAX_WAY_STEPS;
         way(index, table, id, 0, &mut budget)
+    }
+
+    /// The entry a URL id names for this reader: the one keyed so, else the first one carrying it
+    /// as its Message-ID, that they may read.
+    pub fn find_with(&self, index: &Index, table: &FolderTable, key: &str) -> Option<EntryId> {
+        let by_key = index.by_key(key);
+        by_key.into_iter().chain(index.by_message_id(key)).find(|&id| self.permits_with(index, table, id))
+    }
+
+    /// The message a reply naming `message_id` answers, for this reader: the first carrying it
+    /// that they may read, else the first of all. Several messages may carry one Message-ID; the
+    /// first of all may be out of reach, and the one they read must then take its place in
+    /// their conversations as it would were the other not there. (A conversation still runs
+    /// through a message out of reach that no message of theirs stands for.)
+    pub fn parent_among(&self, index: &Index, table: &FolderTable, message_id: &str) -> Option<EntryId> {
+        let all = index.by_message_id(message_id);
+        all.iter().copied().find(|&id| self.permits_with(index, table, id)).or_else(|| all.first().copied())
+    }
+
+    /// The id this reader knows `entry` by, in every URL and answer. A message whose Message-ID
+    /// another message carries too is keyed by it only when found first; the others get ids
+    /// derived from their bytes (see "URLs and ids" in the README). Found first among all, it
+    /// may be one this reader cannot read: the message they can read is then shown by its
+    /// Message-ID when that names it for them ([`Access::find_with`]), so that its id is the one
+    /// it would have were the messages out of their reach not there, and tells nothing of them.
+    pub fn shown_key<'e>(&self, index: &Index, entry: &'e Entry) -> Cow<'e, str> {
+        let key = Cow::Borrowed(entry.key.as_str());
+        let Some(mid) = entry.message_id().filter(|&mid| mid != entry.key && !self.is_everything()) else {
+            return key;
+        };
+        let named = self.find_with(index, &self.table(index), mid).and_then(|id| index.get(id));
+        match named {
+            Some(found) if found.key == entry.key => Cow::Owned(mid.to_string()),
+            _ => key,
+        }
     }
 }
 

@@ -11,12 +11,19 @@ impl Index {
     /// References to the root, then every reply below it, oldest first. Loops and missing parents
     /// (common in real archives) end the walk rather than the thread.
     pub fn thread(&self, id: EntryId) -> Vec<(usize, EntryId)> {
+        self.thread_by(id, &|mid| self.first_by_message_id(mid))
+    }
+
+    /// [`Index::thread`], the message a reply answers found by `parent_of` from the Message-ID
+    /// it names: the first message carrying it for a reader of everything, the first they may
+    /// read for a reader of some folders (see [`crate::index::Access::parent_among`]).
+    pub fn thread_by(&self, id: EntryId, parent_of: &dyn Fn(&str) -> Option<EntryId>) -> Vec<(usize, EntryId)> {
         const MAX: usize = 500;
         let mut root = id;
         let mut seen = HashSet::new();
         seen.insert(id);
         while let Some(parent) = self.get(root).and_then(|e| e.parent.clone()) {
-            match self.first_by_message_id(&parent) {
+            match parent_of(&parent) {
                 Some(p) if seen.insert(p) && seen.len() < MAX => root = p,
                 _ => break,
             }

@@ -28,6 +28,15 @@ impl View {
         self.archive.find_within(key, &self.access)
     }
 
+    /// The id this reader knows a message by, in every URL and answer ([`Access::shown_key`]):
+    /// its key, unless that tells of a message they may not read.
+    pub fn key_of<'e>(&self, entry: &'e Entry) -> std::borrow::Cow<'e, str> {
+        if self.access.is_everything() {
+            return std::borrow::Cow::Borrowed(entry.key.as_str());
+        }
+        self.access.shown_key(&self.archive.index(), entry)
+    }
+
     /// How many listed messages this reader may read.
     pub fn listed_count(&self) -> usize {
         let index = self.archive.index();
@@ -237,6 +246,32 @@ mod tests {
             (none.listed_count(), none.page(&Scope::All, 0, 10).1, none.search("plans", 0, 9).unwrap().total),
             (0, 0, 0)
         );
+    }
+
+    #[test]
+    fn a_message_id_held_first_out_of_reach_is_the_readers_own_message_s() {
+        let fx = Fixture::of(&[
+            ("Legal/x.eml", mail("dup@x", "Hidden", 1, "", "hidden")),
+            ("Work/y.eml", mail("dup@x", "Plans", 2, "", "mine")),
+            ("Work/z.eml", mail("z@x", "Re: Plans", 3, "In-Reply-To: <dup@x>\n", "reply")),
+        ]);
+        let work = fx.view.scoped(Access::folders(["work"]));
+        let index = fx.view.archive().index();
+        let mine = index.by_message_id("dup@x")[1];
+        let entry = index.get(mine).expect("indexed");
+        // Everyone else knows it by an id of its own; the reader of Work by its Message-ID.
+        assert!(fx.view.key_of(&entry).ends_with("@mailshelf.invalid"));
+        assert_eq!(work.key_of(&entry), "dup@x");
+        assert_eq!(work.find("dup@x"), Some(mine));
+        let hidden = index.get(index.by_message_id("dup@x")[0]).expect("indexed");
+        assert_eq!(work.key_of(&hidden), "dup@x", "out of reach: as it is (never shown)");
+        // The reply sits under the message the reader reads, as it would were the other not there.
+        let thread: Vec<(usize, EntryId)> = work.thread(fx.id("z@x")).iter().map(|t| (t.depth, t.id)).collect();
+        assert_eq!(thread, [(0, mine), (1, fx.id("z@x"))]);
+        let (conversations, _) = work.conversations(&Scope::All, 0, 10);
+        assert_eq!((conversations.len(), conversations[0].count, conversations[0].key.as_str()), (1, 2, "dup@x"));
+        let (everyone, _) = fx.view.conversations(&Scope::All, 0, 10);
+        assert_eq!(everyone.iter().map(|c| c.count).collect::<Vec<_>>(), [2, 1], "the reply joins the first");
     }
 
     /// A message enclosing `inner` (whose bytes it holds as they are), filed as `mid`.

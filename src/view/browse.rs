@@ -151,19 +151,30 @@ pub(crate) fn label_tree(index: &Index) -> Vec<LabelNode> {
 /// changes, so paging through it costs only the page.
 ///
 /// `listed` is the list (newest first), `bound` one more than its largest id, `keep` the scope's
-/// test: taken from the index, which need not be held while this runs.
-pub(crate) fn group(pass: &EntryPass, listed: &[EntryId], bound: usize, keep: impl Fn(&Entry) -> bool) -> Threads {
-    // The first entry with each Message-ID, and each entry's parent by the hash of its Message-ID:
-    // the lookups a walk up a conversation needs, in memory only while grouping.
+/// test: taken from the index, which need not be held while this runs. `readable` says which
+/// messages the reader may read: a reply joins the first of them carrying the Message-ID it
+/// names, else the first of all (as [`crate::index::Access::parent_among`]).
+pub(crate) fn group(
+    pass: &EntryPass,
+    listed: &[EntryId],
+    bound: usize,
+    keep: impl Fn(&Entry) -> bool,
+    readable: impl Fn(&Entry) -> bool,
+) -> Threads {
+    // The first entry with each Message-ID (one the reader may read before any other), and each
+    // entry's parent by the hash of its Message-ID: the lookups a walk up a conversation needs, in
+    // memory only while grouping.
     // Sized for every entry at once: growing it would hold the old table and the new together.
-    let mut first_with: HashMap<u64, EntryId> = HashMap::with_capacity(bound);
+    let mut first_with: HashMap<u64, (bool, EntryId)> = HashMap::with_capacity(bound);
     let mut parent_hash: Vec<u64> = vec![0; bound];
     let mut kept = vec![false; bound];
     pass.each_entry(|id, e| {
         if let Some(mid) = e.message_id() {
             let h = crate::index::string_hash(mid) | 1;
-            let slot = first_with.entry(h).or_insert(id);
-            *slot = (*slot).min(id);
+            // Unreadable sorts after readable (`false` < `true`, so kept as "not readable").
+            let this = (!readable(e), id);
+            let slot = first_with.entry(h).or_insert(this);
+            *slot = (*slot).min(this);
         }
         if let (Some(p), Some(slot)) = (&e.parent, parent_hash.get_mut(id as usize)) {
             *slot = crate::index::string_hash(p) | 1;
@@ -178,7 +189,7 @@ pub(crate) fn group(pass: &EntryPass, listed: &[EntryId], bound: usize, keep: im
             return None;
         }
         // Hashes are kept with the low bit set, so that 0 means none.
-        first_with.get(&h).copied()
+        first_with.get(&h).map(|&(_, id)| id)
     };
     let mut memo = vec![NO_ENTRY; bound];
     // Where each conversation sits in the result, by its root (the same table trick as `memo`).

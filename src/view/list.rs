@@ -137,11 +137,12 @@ impl ListView {
             (Vec::new(), page.iter().map(conversation_row).collect(), total)
         } else if query.trim().is_empty() {
             let (page, total) = view.page(scope, offset, PAGE_SIZE);
-            (page.iter().map(|(_, e)| row(e, None, Vec::new())).collect(), Vec::new(), total)
+            (page.iter().map(|(_, e)| row(view, e, None, Vec::new())).collect(), Vec::new(), total)
         } else {
             match view.search(&scope.restrict(query), offset, PAGE_SIZE) {
                 Ok(Found { total, hits }) => {
-                    (hits.into_iter().map(|h| row(&h.entry, h.snippet, h.matched_in)).collect(), Vec::new(), total)
+                    let rows = hits.into_iter().map(|h| row(view, &h.entry, h.snippet, h.matched_in)).collect();
+                    (rows, Vec::new(), total)
                 }
                 Err(Error::BadQuery(why)) => {
                     query_error = Some(why);
@@ -217,9 +218,9 @@ pub(crate) fn label_links(labels: &[String]) -> Vec<LabelLink> {
     labels.iter().map(|l| LabelLink { name: l.clone(), url: route::label_url(l) }).collect()
 }
 
-fn row(e: &Entry, snippet: Option<String>, matched_in: Vec<String>) -> Row {
+fn row(view: &View, e: &Entry, snippet: Option<String>, matched_in: Vec<String>) -> Row {
     Row {
-        url: route::message_url(&e.key),
+        url: route::message_url(&view.key_of(e)),
         snippet,
         matched_in: (!matched_in.is_empty()).then(|| matched_in.join(", ")),
         subject: shown_subject(e.summary.subject.as_deref()),

@@ -194,7 +194,7 @@ impl MessageView {
             .duplicates(loaded.id, &loaded.entry)
             .iter()
             .map(|e| Link {
-                url: route::message_url(&e.key),
+                url: route::message_url(&view.key_of(e)),
                 label: format!(
                     "{} ({})",
                     shown_subject(e.summary.subject.as_deref()),
@@ -251,8 +251,8 @@ impl MessageView {
             conversation_url: route::thread_url(key),
             prev_in_thread,
             next_in_thread,
-            newer: newer.map(|e| route::message_url(&e.key)),
-            older: older.map(|e| route::message_url(&e.key)),
+            newer: newer.map(|e| route::message_url(&view.key_of(&e))),
+            older: older.map(|e| route::message_url(&view.key_of(&e))),
             frame_class: frame_class(msg),
             closed: security.closed(),
             security: security.summary(),
@@ -410,7 +410,7 @@ fn thread_rows(view: &View, id: EntryId) -> (Vec<ThreadRow>, Option<String>, Opt
         return (Vec::new(), None, None);
     }
     let pos = thread.iter().position(|t| t.id == id);
-    let url_at = |i: usize| thread.get(i).map(|t| route::message_url(&t.entry.key));
+    let url_at = |i: usize| thread.get(i).map(|t| route::message_url(&view.key_of(&t.entry)));
     let prev = pos.and_then(|p| p.checked_sub(1)).and_then(url_at);
     let next = pos.and_then(|p| url_at(p + 1));
     let rows = thread
@@ -420,7 +420,7 @@ fn thread_rows(view: &View, id: EntryId) -> (Vec<ThreadRow>, Option<String>, Opt
             subject: shown_subject(t.entry.summary.subject.as_deref()),
             from: t.entry.summary.from.clone().unwrap_or_default(),
             date: short_date(t.entry.summary.date().as_deref()),
-            url: route::message_url(&t.entry.key),
+            url: route::message_url(&view.key_of(&t.entry)),
             current: t.id == id,
         })
         .collect();

@@ -515,13 +515,17 @@ impl View {
                         self.access.table(&index),
                     )
                 };
-                let keep = move |e: &Entry| keep(e) && table.allows(e.folder);
-                let grouped = Arc::new(browse::group(&pass, &listed, bound, keep));
+                let readable = move |e: &Entry| table.allows(e.folder);
+                let keep = |e: &Entry| keep(e) && readable(e);
+                let grouped = Arc::new(browse::group(&pass, &listed, bound, keep, &readable));
                 self.caches.threads.insert(key, grouped.clone());
                 grouped
             }
         };
-        let page = browse::conversations(&self.archive.index(), &threads, offset, limit);
+        let mut page = browse::conversations(&self.archive.index(), &threads, offset, limit);
+        for c in &mut page {
+            c.key = self.key_of(&c.first).into_owned();
+        }
         (page, threads.len())
     }
 
@@ -532,15 +536,20 @@ impl View {
         index
             .by_hash(&content_hash(&m.raw))
             .and_then(|id| index.get(id))
-            .map_or_else(|| m.id.clone(), |e| e.key.clone())
+            .map_or_else(|| m.id.clone(), |e| self.key_of(&e).into_owned())
     }
 
     /// The thread a message belongs to, in reading order (the message itself included): the
     /// messages of it this reader may read, each at its depth among them.
     pub fn thread(&self, id: EntryId) -> Vec<ThreadMessage> {
         let index = self.archive.index();
-        let walked = index.thread(id);
-        let walked = if self.access.is_everything() { walked } else { self.readable_thread(&index, walked) };
+        let walked = if self.access.is_everything() {
+            index.thread(id)
+        } else {
+            let table = self.access.table(&index);
+            let walked = index.thread_by(id, &|mid| self.access.parent_among(&index, &table, mid));
+            self.readable_thread(&index, walked)
+        };
         walked.into_iter().filter_map(|(depth, id)| Some(ThreadMessage { depth, id, entry: index.get(id)? })).collect()
     }
 

@@ -112,14 +112,16 @@ pub(crate) struct MessageSummary {
 }
 
 impl MessageSummary {
-    pub(crate) fn of(e: &Entry) -> Self {
+    /// The summary of `e` as `view`'s reader knows it (its id: [`View::key_of`]).
+    pub(crate) fn of(view: &View, e: &Entry) -> Self {
+        let key = view.key_of(e);
         MessageSummary {
-            id: encode_segment(&e.key),
+            id: encode_segment(&key),
             message_id: e.message_id().map(str::to_string),
             subject: e.summary.subject.clone(),
             from: e.summary.from.clone(),
             date: e.summary.date(),
-            url: route::message_url(&e.key),
+            url: route::message_url(&key),
             snippet: None,
             matched_in: None,
         }
@@ -191,35 +193,47 @@ pub(crate) async fn list_messages(
     let scope = Scope::named(q.folder, q.label);
     match q.q.filter(|s| !s.trim().is_empty()) {
         None if flag(&q.threads) => {
-            let (page, total) = blocking(move || Ok(view.conversations(&scope, offset, limit))).await?;
-            let threads = page
-                .into_iter()
-                .map(|c| ConversationSummary {
-                    url: route::thread_url(&c.key),
-                    first: MessageSummary::of(&c.first),
-                    latest: MessageSummary::of(&c.latest),
-                    messages: c.count,
-                    participants: c.participants,
-                })
-                .collect();
+            // The summaries too: a reader's ids may ask the index (a database, when shared).
+            let (threads, total) = blocking(move || {
+                let (page, total) = view.conversations(&scope, offset, limit);
+                let threads = page
+                    .into_iter()
+                    .map(|c| ConversationSummary {
+                        url: route::thread_url(&c.key),
+                        first: MessageSummary::of(&view, &c.first),
+                        latest: MessageSummary::of(&view, &c.latest),
+                        messages: c.count,
+                        participants: c.participants,
+                    })
+                    .collect();
+                Ok((threads, total))
+            })
+            .await?;
             Ok(Json(MessageList { total, messages: Vec::new(), threads: Some(threads) }))
         }
         None => {
-            let (page, total) = blocking(move || Ok(view.page(&scope, offset, limit))).await?;
-            let messages = page.into_iter().map(|(_, e)| MessageSummary::of(&e)).collect();
+            let (messages, total) = blocking(move || {
+                let (page, total) = view.page(&scope, offset, limit);
+                Ok((page.into_iter().map(|(_, e)| MessageSummary::of(&view, &e)).collect(), total))
+            })
+            .await?;
             Ok(Json(MessageList { total, messages, threads: None }))
         }
         Some(query) => {
             let query = scope.restrict(&query);
-            let Found { total, hits } = blocking(move || view.search(&query, offset, limit)).await?;
-            let messages = hits
-                .into_iter()
-                .map(|h| MessageSummary {
-                    snippet: h.snippet,
-                    matched_in: Some(h.matched_in),
-                    ..MessageSummary::of(&h.entry)
-                })
-                .collect();
+            let (messages, total) = blocking(move || {
+                let Found { total, hits } = view.search(&query, offset, limit)?;
+                let messages = hits
+                    .into_iter()
+                    .map(|h| MessageSummary {
+                        snippet: h.snippet,
+                        matched_in: Some(h.matched_in),
+                        ..MessageSummary::of(&view, &h.entry)
+                    })
+                    .collect();
+                Ok((messages, total))
+            })
+            .await?;
             Ok(Json(MessageList { total, messages, threads: None }))
         }
     }
@@ -491,13 +505,13 @@ fn part_node(view: &View, key: &str, msg: &Message, idx: PartIdx, now: i64) -> P
 pub(crate) fn detail(view: &View, loaded: &Loaded, security: &Security) -> MessageDetail {
     let msg = loaded.message();
     let e = &loaded.entry;
-    let key = &e.key;
+    let key = &*view.key_of(e);
     let (source, uploaded, flags) = match &e.location {
         Location::Top { uploaded, flags, .. } => (e.location.display(), *uploaded, flags.clone()),
         Location::Nested { .. } => (None, false, None),
     };
     MessageDetail {
-        summary: MessageSummary::of(e),
+        summary: MessageSummary::of(view, e),
         to: msg.summary.to.clone(),
         cc: msg.summary.cc.clone(),
         in_reply_to: msg.summary.in_reply_to.clone(),
@@ -515,7 +529,7 @@ pub(crate) fn detail(view: &View, loaded: &Loaded, security: &Security) -> Messa
         thread: view
             .thread(loaded.id)
             .into_iter()
-            .map(|t| ThreadItem { depth: t.depth, message: MessageSummary::of(&t.entry) })
+            .map(|t| ThreadItem { depth: t.depth, message: MessageSummary::of(view, &t.entry) })
             .collect(),
         security: SecurityInfo::of(security),
     }
@@ -565,7 +579,7 @@ pub(crate) async fn upload(State(state): State<AppState>, Viewer(view, _): Viewe
     match receive(&state, req, view.access().clone()).await {
         Ok(loaded) if html => {
             let to = match loaded.as_slice() {
-                [one] => route::message_url(&one.entry.key),
+                [one] => route::message_url(&view.key_of(&one.entry)),
                 // Several: the folder they were filed in, which lists them all.
                 _ => route::folder_url(crate::index::folders::UPLOADS),
             };
