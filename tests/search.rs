@@ -373,3 +373,34 @@ async fn a_message_first_found_enclosed_is_searchable_in_its_folder() {
         assert_eq!(found["messages"][0]["id"], "original@folders.test", "{q}: {found}");
     }
 }
+
+/// A phrase far into a long document is found, on either backend: a text attachment of 40,000
+/// words (past the 16,383 positions PostgreSQL keeps for one field, where it is cut into
+/// passages) and a body in which one word comes 600 times (past PostgreSQL's 256 places a word).
+/// `matched_in` names the document, and a phrase across the end of the text finds nothing.
+#[tokio::test]
+async fn phrases_far_into_long_texts_are_found() {
+    let dir = tempfile::tempdir().expect("dir");
+    let ledger: String = (0..40_000).map(|i| format!("entry{i} ")).collect();
+    let repeated = format!("{}ledger closed", "posted ".repeat(600));
+    let mail = format!(
+        "From: Ann <ann@example.org>\r\nSubject: The ledger\r\nMessage-ID: <ledger@test>\r\nMIME-Version: 1.0\r\n\
+         Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\n{repeated}\r\n\
+         --b\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=\"ledger.txt\"\r\n\r\n{ledger}\r\n--b--\r\n"
+    );
+    std::fs::write(dir.path().join("ledger.eml"), mail).expect("write");
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    for (q, want) in [
+        ("\"entry39998 entry39999\"", 1),
+        ("\"entry20000 entry20001 entry20002\"", 1),
+        ("attachment:\"entry30000 entry30001\"", 1),
+        ("body:\"entry30000 entry30001\"", 0),
+        ("\"posted ledger closed\"", 1),
+        ("\"entry39999 entry0\"", 0),
+    ] {
+        assert_eq!(subjects(&app, q).await.len(), want, "{q}");
+    }
+    let uri = "/api/messages?q=%22entry30000%20entry30001%22";
+    let list = app.json(uri).await;
+    assert_eq!(list["messages"][0]["matched_in"], serde_json::json!(["ledger.txt"]), "{list}");
+}

@@ -41,6 +41,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     (5, include_str!("migrations/0005_sessions.sql")),
     (6, include_str!("migrations/0006_search_words.sql")),
     (7, include_str!("migrations/0007_search_unspaced_scripts.sql")),
+    (8, include_str!("migrations/0008_search_passages.sql")),
 ];
 
 /// Advisory lock keys (one namespace: the first 32 bits spell "mlsh").

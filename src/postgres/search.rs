@@ -13,12 +13,15 @@
 //! - Order: a page is ranked newest first (then by id), not by relevance; the total, and the set
 //!   a query matches, are the same.
 //! - Very long texts. PostgreSQL keeps positions 1 to 16,383, at most 256 positions a word, and
-//!   less than 1 MB of words and positions a tsvector. So a field's words past the 16,381st all
-//!   share one position (never next to another: phrases do not match there, single words do), a
-//!   word keeps only its first 256 places (a phrase on a later occurrence does not match), and in a
-//!   field past about 900 KB of words and positions the later places, then the later new words,
-//!   are left out (a phrase, then a word, found only there does not match). Each of these can only
-//!   lose a match, which a negation (`-"a phrase"`) turns into an extra one.
+//!   less than 1 MB of words and positions a tsvector. A field whose words do not all fit so (past
+//!   the 16,381st word, a word's 257th place, about 900 KB of words and positions) keeps what fits
+//!   in its column, and is also cut into passages that each fit, one after another, each sharing
+//!   its first [`PASSAGE_OVERLAP`] words with the end of the one before (`search_passages`,
+//!   migration 0008): a phrase matches the column or any passage of the same field, a word the
+//!   column. A phrase longer than the overlap that crosses from one passage into the next, a
+//!   phrase past [`MAX_PASSAGES`] passages of a field, and a word only found past what the column
+//!   holds (about 900 KB of words and positions: a field of some 75,000 different words) are not
+//!   found; each can only lose a match, which a negation (`-"a phrase"`) turns into an extra one.
 //! - A NUL in a folder, label or list name (PostgreSQL's text cannot hold one) is stored and
 //!   looked up as U+FFFD, so a name typed with U+FFFD in its place finds it too.
 
@@ -53,7 +56,17 @@ const MAX_POSITIONS: usize = 256;
 /// below its limit of 1 MB (a larger one is refused, and the whole batch with it).
 const TSVECTOR_BUDGET: usize = 900_000;
 
-/// The text columns, in the order of [`Row::texts`].
+/// The most passages a field is cut into ([`passages`]). A passage ends at 16,381 words, or
+/// where one of its words comes for the 257th time: a table whose every row repeats a word (a
+/// currency) makes passages of a few thousand words. This holds the 1 MiB of text a body or a
+/// message's documents are indexed to, unless a few words make up most of it.
+const MAX_PASSAGES: usize = 512;
+
+/// Words a passage shares with the end of the one before it: a phrase of up to this many words
+/// and one more is found whole in one passage wherever it lies.
+const PASSAGE_OVERLAP: usize = 32;
+
+/// The text columns, in the order of [`Row::texts`]; a passage names its field by its place here.
 const TEXT_COLUMNS: [&str; 7] = ["subject", "sender", "recipients", "cc", "body", "filename", "attachments"];
 
 pub struct PgSearch {
@@ -124,6 +137,9 @@ struct Row {
     id: i32,
     /// subject, from, to, cc, body, filenames, attachments: tsvectors in text form.
     texts: [String; 7],
+    /// The passages of the fields too long for their column (see [`passages`]): the field's place
+    /// in [`TEXT_COLUMNS`], the passage's number, its tsvector in text form.
+    passages: Vec<(i16, i16, String)>,
     date: i64,
     size: i64,
     attachment: bool,
@@ -142,9 +158,21 @@ impl Row {
             d.labels.iter().flat_map(|l| crate::parse::labels::terms(l)).map(storable).collect();
         labels.sort_unstable();
         labels.dedup();
+        let fields = [&d.subject, &d.from, &d.to, &d.cc, &d.body, &d.filenames, &d.attachments];
+        let mut passages = Vec::new();
+        let texts = std::array::from_fn(|i| {
+            let (column, whole) = tsvector(fields[i]);
+            if !whole {
+                let field = i16::try_from(i).unwrap_or(i16::MAX);
+                let cut = self::passages(fields[i]).into_iter().enumerate();
+                passages.extend(cut.map(|(n, words)| (field, i16::try_from(n).unwrap_or(i16::MAX), words)));
+            }
+            column
+        });
         Row {
             id: pg_id(d.id),
-            texts: [&d.subject, &d.from, &d.to, &d.cc, &d.body, &d.filenames, &d.attachments].map(|t| tsvector(t)),
+            texts,
+            passages,
             date: d.timestamp.unwrap_or(crate::search::UNDATED),
             size: clamp_size(d.size),
             attachment: d.has_attachment,
@@ -155,7 +183,8 @@ impl Row {
     }
 
     fn bytes(&self) -> usize {
-        self.texts.iter().map(String::len).sum::<usize>() + self.folders.len() + self.labels.len()
+        let passages: usize = self.passages.iter().map(|(_, _, words)| words.len()).sum();
+        self.texts.iter().map(String::len).sum::<usize>() + passages + self.folders.len() + self.labels.len()
     }
 }
 
@@ -187,37 +216,101 @@ fn pg_position(position: usize) -> u16 {
 }
 
 /// A text's words as a tsvector in text form: `'word':1,5 'other':2`, within PostgreSQL's limits
-/// (see the module's notes).
-fn tsvector(text: &str) -> String {
-    // In order of first appearance, so that when the budget runs out the earlier words stay.
-    let mut lexemes: Vec<(String, Vec<u16>)> = Vec::new();
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    crate::search::each_word(text, &mut |word, position| {
+/// (see the module's notes); and whether it holds every word at its place (else the text is
+/// also cut into [`passages`]).
+fn tsvector(text: &str) -> (String, bool) {
+    let mut lexemes = Lexemes::default();
+    crate::search::each_word(text, &mut |word, position| lexemes.push(word, position));
+    lexemes.render()
+}
+
+/// A tsvector being made: its words in order of first appearance (so that when the budget runs
+/// out the earlier words stay), each with its positions.
+#[derive(Default)]
+struct Lexemes {
+    list: Vec<(String, Vec<u16>)>,
+    seen: HashMap<String, usize>,
+    /// A place was lost: past the last exact position, or past a word's [`MAX_POSITIONS`].
+    lost: bool,
+}
+
+impl Lexemes {
+    /// Adds a word at its position (from 0).
+    fn push(&mut self, word: &str, position: usize) {
+        self.lost |= position >= usize::from(LAST_EXACT_POSITION);
         let position = pg_position(position);
-        match seen.get(word) {
+        match self.seen.get(word) {
             Some(&i) => {
-                let positions = &mut lexemes[i].1;
+                let positions = &mut self.list[i].1;
                 // Positions only grow; the far one repeats, and PostgreSQL keeps it once.
-                if positions.len() < MAX_POSITIONS && positions.last() != Some(&position) {
-                    positions.push(position);
+                if positions.last() != Some(&position) {
+                    if positions.len() < MAX_POSITIONS {
+                        positions.push(position);
+                    } else {
+                        self.lost = true;
+                    }
                 }
             }
             None => {
-                seen.insert(word.to_string(), lexemes.len());
-                lexemes.push((word.to_string(), vec![position]));
+                self.seen.insert(word.to_string(), self.list.len());
+                self.list.push((word.to_string(), vec![position]));
             }
         }
-    });
-    fit(&mut lexemes);
-    let mut out = String::with_capacity(lexemes.iter().map(|(w, p)| w.len() + 4 + 6 * p.len()).sum());
-    for (word, positions) in &lexemes {
-        if !out.is_empty() {
-            out.push(' ');
+    }
+
+    /// The tsvector in text form, trimmed to its budget, and whether it holds every word at its
+    /// place.
+    fn render(mut self) -> (String, bool) {
+        let whole = fit(&mut self.list) && !self.lost;
+        let mut out = String::with_capacity(self.list.iter().map(|(w, p)| w.len() + 4 + 6 * p.len()).sum());
+        for (word, positions) in &self.list {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            quote(word, &mut out);
+            for (i, p) in positions.iter().enumerate() {
+                let _ = write!(out, "{}{p}", if i == 0 { ':' } else { ',' });
+            }
         }
-        quote(word, &mut out);
-        for (i, p) in positions.iter().enumerate() {
-            let _ = write!(out, "{}{p}", if i == 0 { ':' } else { ',' });
+        (out, whole)
+    }
+}
+
+/// A text too long for one tsvector cut into passages that each hold all their words at their
+/// places (positions counted from each passage's start), one after another from the text's
+/// start, each beginning [`PASSAGE_OVERLAP`] words before the end of the one before; at most
+/// [`MAX_PASSAGES`]. For a field [`tsvector`] could not hold whole: the column keeps every word
+/// (up to its budget), the passages every phrase.
+fn passages(text: &str) -> Vec<String> {
+    let mut words: Vec<(String, usize)> = Vec::new();
+    crate::search::each_word(text, &mut |word, position| words.push((word.to_string(), position)));
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < words.len() && out.len() < MAX_PASSAGES {
+        let first = words[start].1;
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        let mut cost = 0;
+        let mut end = start;
+        while let Some((word, position)) = words.get(end) {
+            let count = counts.get(word.as_str()).copied().unwrap_or(0);
+            let more = if count == 0 { lexeme_cost(word) } else { 2 };
+            let far = position - first >= usize::from(LAST_EXACT_POSITION);
+            if end > start && (far || count >= MAX_POSITIONS || cost + more > TSVECTOR_BUDGET) {
+                break;
+            }
+            counts.insert(word, count + 1);
+            cost += more;
+            end += 1;
         }
+        let mut lexemes = Lexemes::default();
+        for (word, position) in &words[start..end] {
+            lexemes.push(word, position - first);
+        }
+        out.push(lexemes.render().0);
+        if end >= words.len() {
+            break;
+        }
+        start = end.saturating_sub(PASSAGE_OVERLAP).max(start + 1);
     }
     out
 }
@@ -230,12 +323,12 @@ fn lexeme_cost(word: &str) -> usize {
 
 /// Trims a tsvector to [`TSVECTOR_BUDGET`]: first the later positions (phrases are found only
 /// before a cut, words still everywhere), and only when every word's first position alone is too
-/// much, the later words.
-fn fit(lexemes: &mut Vec<(String, Vec<u16>)>) {
+/// much, the later words. Whether nothing had to go.
+fn fit(lexemes: &mut Vec<(String, Vec<u16>)>) -> bool {
     let base: usize = lexemes.iter().map(|(w, _)| lexeme_cost(w)).sum();
     let extra: usize = lexemes.iter().map(|(_, p)| p.len() - 1).sum();
     if base + 2 * extra <= TSVECTOR_BUDGET {
-        return;
+        return true;
     }
     let mut used = 0;
     let mut kept = 0;
@@ -251,7 +344,7 @@ fn fit(lexemes: &mut Vec<(String, Vec<u16>)>) {
     let allowed = (TSVECTOR_BUDGET - used) / 2;
     let mut further: Vec<u16> = lexemes.iter().flat_map(|(_, p)| p.iter().skip(1).copied()).collect();
     if further.len() <= allowed {
-        return;
+        return false;
     }
     further.sort_unstable();
     let cut = further[allowed];
@@ -259,6 +352,7 @@ fn fit(lexemes: &mut Vec<(String, Vec<u16>)>) {
         let first = positions[0];
         positions.retain(|&p| p == first || p < cut);
     }
+    false
 }
 
 /// Appends `word` quoted as a lexeme of a tsvector or tsquery: in single quotes, with quotes and
@@ -319,8 +413,8 @@ impl Condition {
             Query::Text { field, text, prefix, .. } => {
                 // A quoted phrase and a word of several tokens are both the tokens in order. A
                 // text of no word matches nothing, as in the embedded engine.
-                let Some(tsq) = Terms::of(text, *prefix).map(|terms| tsquery(&terms)) else { return "FALSE".into() };
-                let p = self.param(Box::new(tsq));
+                let Some(terms) = Terms::of(text, *prefix) else { return "FALSE".into() };
+                let p = self.param(Box::new(tsquery(&terms)));
                 let columns: &[&str] = match field {
                     None => &TEXT_COLUMNS,
                     Some(TextField::Subject) => &["subject"],
@@ -331,7 +425,19 @@ impl Condition {
                     Some(TextField::Filename) => &["filename"],
                     Some(TextField::Attachment) => &["attachments"],
                 };
-                let any: Vec<String> = columns.iter().map(|c| format!("{c} @@ {p}::text::tsquery")).collect();
+                let mut any: Vec<String> = columns.iter().map(|c| format!("{c} @@ {p}::text::tsquery")).collect();
+                // A phrase may also be in a passage of one of those fields, of a text too long for
+                // its column (which holds every word, but not at every place). The passages are
+                // looked up once (an array of ids, an InitPlan), so that the primary key's index
+                // joins the columns' in one bitmap, where `id IN (…)` makes PostgreSQL test every
+                // row; and through the passages' own index (see migration 0008 for why a function).
+                if terms.words.len() > 1 {
+                    let fields: Vec<i16> = columns.iter().filter_map(|c| field_number(c)).collect();
+                    let fields = self.param(Box::new(fields));
+                    any.push(format!(
+                        "id = ANY(ARRAY(SELECT search_passages_matching({fields}::smallint[], {p}::text::tsquery)))"
+                    ));
+                }
                 format!("({})", any.join(" OR "))
             }
             Query::MessageId(m) => {
@@ -390,6 +496,11 @@ impl Condition {
     fn refs(params: &[Param]) -> Vec<&(dyn ToSql + Sync)> {
         params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect()
     }
+}
+
+/// A text column's place in [`TEXT_COLUMNS`], which is how a passage names its field.
+fn field_number(column: &str) -> Option<i16> {
+    TEXT_COLUMNS.iter().position(|&c| c == column).and_then(|i| i16::try_from(i).ok())
 }
 
 fn all_of(parts: Vec<String>) -> String {
@@ -551,6 +662,24 @@ fn write(db: &Database, ops: Vec<Op>) {
                 )
                 .await
                 .map_err(&fail)?;
+                // A message added again has the passages of its new text only.
+                tx.execute("DELETE FROM search_passages WHERE id = ANY($1)", &[&ids]).await.map_err(&fail)?;
+                let cut: Vec<(i32, &(i16, i16, String))> =
+                    adds.iter().flat_map(|r| r.passages.iter().map(move |p| (r.id, p))).collect();
+                if !cut.is_empty() {
+                    let ids: Vec<i32> = cut.iter().map(|(id, _)| *id).collect();
+                    let fields: Vec<i16> = cut.iter().map(|(_, p)| p.0).collect();
+                    let numbers: Vec<i16> = cut.iter().map(|(_, p)| p.1).collect();
+                    let words: Vec<&str> = cut.iter().map(|(_, p)| p.2.as_str()).collect();
+                    tx.execute(
+                        "INSERT INTO search_passages (id, field, n, words) \
+                         SELECT t.id, t.field, t.n, t.words::tsvector \
+                         FROM unnest($1::integer[], $2::smallint[], $3::smallint[], $4::text[]) AS t(id, field, n, words)",
+                        &[&ids, &fields, &numbers, &words],
+                    )
+                    .await
+                    .map_err(&fail)?;
+                }
             }
             // Counts made before this write no longer hold, on any replica.
             tx.execute("UPDATE search_version SET n = n + 1", &[]).await.map_err(&fail)?;
@@ -727,9 +856,11 @@ impl SearchIndex for PgSearch {
         let found = self.db.run(move |c| async move {
             let rows = c
                 .query(
-                    "SELECT id FROM search_docs WHERE id = ANY($1) \
-                     AND EXISTS (SELECT 1 FROM unnest($2::text[]) AS q(t) WHERE attachments @@ q.t::tsquery)",
-                    &[&ids, &terms],
+                    "SELECT d.id FROM search_docs d WHERE d.id = ANY($1) \
+                     AND EXISTS (SELECT 1 FROM unnest($2::text[]) AS q(t) WHERE d.attachments @@ q.t::tsquery) \
+                     UNION SELECT p.id FROM search_passages p WHERE p.id = ANY($1) AND p.field = $3 \
+                     AND EXISTS (SELECT 1 FROM unnest($2::text[]) AS q(t) WHERE p.words @@ q.t::tsquery)",
+                    &[&ids, &terms, &field_number("attachments")],
                 )
                 .await
                 .map_err(failed("search"))?;
