@@ -445,6 +445,18 @@ async fn an_upload_of_a_message_held_out_of_reach_is_a_copy_of_its_own() {
     assert_eq!(all["total"], 2, "the message in its folder and one copy uploaded (twice): {all}");
 }
 
+/// An answer as one text to compare: its status, its headers but the date (sorted), its body.
+fn whole_answer(r: &Reply) -> String {
+    let mut headers: Vec<String> = r
+        .headers
+        .iter()
+        .filter(|(k, _)| k.as_str() != "date")
+        .map(|(k, v)| format!("{k}: {}", String::from_utf8_lossy(v.as_bytes())))
+        .collect();
+    headers.sort();
+    format!("{}\n{}\n{}", r.status, headers.join("\n"), r.text())
+}
+
 /// Uploads `raw` as `who`; the id the answer gives it.
 async fn upload_as(app: &TestApp, who: &str, raw: &str) -> String {
     let req = Request::post("/api/messages")
@@ -654,15 +666,7 @@ async fn an_enclosed_message_reads_the_same_whether_or_not_a_copy_is_filed_out_o
         }
         let mut answers = Vec::new();
         for url in urls {
-            let r = as_user(&app, "GET", url, &scoped).await;
-            let mut headers: Vec<String> = r
-                .headers
-                .iter()
-                .filter(|(k, _)| k.as_str() != "date")
-                .map(|(k, v)| format!("{k}: {}", String::from_utf8_lossy(v.as_bytes())))
-                .collect();
-            headers.sort();
-            let answer = format!("{}\n{}\n{}", r.status, headers.join("\n"), r.text());
+            let answer = whole_answer(&as_user(&app, "GET", url, &scoped).await);
             for word in ["Attic", "Vault", "1700000000"] {
                 assert!(!answer.contains(word), "{hidden:?}: {word} shows in {url}: {answer}");
             }
@@ -752,15 +756,7 @@ async fn a_message_sharing_its_message_id_with_one_out_of_reach_reads_the_same()
         }
         let mut answers = Vec::new();
         for url in urls {
-            let r = as_user(&app, "GET", url, &scoped).await;
-            let mut headers: Vec<String> = r
-                .headers
-                .iter()
-                .filter(|(k, _)| k.as_str() != "date")
-                .map(|(k, v)| format!("{k}: {}", String::from_utf8_lossy(v.as_bytes())))
-                .collect();
-            headers.sort();
-            let answer = format!("{}\n{}\n{}", r.status, headers.join("\n"), r.text());
+            let answer = whole_answer(&as_user(&app, "GET", url, &scoped).await);
             for word in ["Attic", "Vault", "mailshelf.invalid", "Zebracorn"] {
                 assert!(!answer.contains(word), "{hidden:?}: {word} shows in {url}: {answer}");
             }
