@@ -1,7 +1,7 @@
 //! The PostgreSQL search engine against a live throwaway cluster: the query language as SQL, counts
 //! kept and dropped, folders and attachments, paging.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::*;
 use crate::postgres::testing::Cluster;
