@@ -104,19 +104,21 @@ pub fn archive() -> (tempfile::TempDir, PathBuf) {
     (dir, mail)
 }
 
+/// A password hashed as the users file keeps it (cheap parameters, for tests).
+fn hashed(pw: &str) -> String {
+    mailshelf::auth::password::hash_with(pw.as_bytes(), mailshelf::auth::password::test_params()).unwrap()
+}
+
 /// A users file: `scoped` reads `Open` only; `boss` reads everything and is an admin. Cheap hashes.
 pub fn users_file(dir: &Path) -> PathBuf {
-    let hash = |pw: &str| {
-        mailshelf::auth::password::hash_with(pw.as_bytes(), mailshelf::auth::password::test_params()).unwrap()
-    };
     let path = dir.join("users.toml");
     std::fs::write(
         &path,
         format!(
             "[[user]]\nname = \"scoped\"\npassword = \"{}\"\nfolders = [\"Open\"]\n\n\
              [[user]]\nname = \"boss\"\npassword = \"{}\"\nadmin = true\n",
-            hash("scoped-pw"),
-            hash("boss-pw")
+            hashed("scoped-pw"),
+            hashed("boss-pw")
         ),
     )
     .unwrap();
@@ -409,17 +411,14 @@ async fn an_upload_of_a_message_held_out_of_reach_is_a_copy_of_its_own() {
     let secret = "From: Mallory <mallory@deep.example>\nSubject: Zebracorn memo\n\
         Date: Tue, 02 Jan 2024 10:00:00 +0000\nMessage-ID: <held@far.example>\n\nzebracorn\n";
     write(&mail, "Vaultroom/cur/1700000000.1.host:2,FS", secret);
-    let hash = |pw: &str| {
-        mailshelf::auth::password::hash_with(pw.as_bytes(), mailshelf::auth::password::test_params()).unwrap()
-    };
     let users = dir.path().join("users.toml");
     std::fs::write(
         &users,
         format!(
             "[[user]]\nname = \"limited\"\npassword = \"{}\"\nadmin = true\nfolders = [\"Open\", \"Uploads\"]\n\n\
              [[user]]\nname = \"boss\"\npassword = \"{}\"\nadmin = true\n",
-            hash("limited-pw"),
-            hash("boss-pw")
+            hashed("limited-pw"),
+            hashed("boss-pw")
         ),
     )
     .unwrap();
@@ -502,15 +501,12 @@ async fn an_uploads_id_tells_nothing_of_messages_out_of_the_uploaders_reach() {
             write(&mail, "Vaultroom/held.eml", held);
         }
         write(&mail, "Open/o.eml", "From: Ann <ann@example.org>\nSubject: Open\nMessage-ID: <o@example.org>\n\nopen\n");
-        let hash = |pw: &str| {
-            mailshelf::auth::password::hash_with(pw.as_bytes(), mailshelf::auth::password::test_params()).unwrap()
-        };
         let users = dir.path().join("users.toml");
         std::fs::write(
             &users,
             format!(
                 "[[user]]\nname = \"limited\"\npassword = \"{}\"\nadmin = true\nfolders = [\"Open\", \"Uploads\"]\n",
-                hash("limited-pw")
+                hashed("limited-pw")
             ),
         )
         .unwrap();
