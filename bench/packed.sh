@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mail kept compressed: an mbox compressed by gzip, zstd, xz and bzip2 (their own tools), indexed
+# Mail kept compressed: an mbox compressed by gzip, zstd, xz, bzip2 and lz4 (their own tools), indexed
 # cold against the same mbox uncompressed, and its last message opened (the file inflated up to
 # it) against the tool's own time to decompress the whole file, measured in the same run.
 #
@@ -20,8 +20,9 @@ python3 - "$MBOX" "$MAILSHELF" "$WORKDIR" "$REPEAT" <<'PY'
 import json, os, shutil, statistics, subprocess, sys, time, urllib.parse, urllib.request
 mbox, binary, work, repeat = sys.argv[1], os.path.realpath(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 tools = [("plain", None, ""), ("gzip", ["gzip", "-c"], ".gz"), ("zstd", ["zstd", "-q", "-c"], ".zst"),
-         ("xz", ["xz", "-T1", "-c"], ".xz"), ("bzip2", ["bzip2", "-c"], ".bz2")]
-decompress = {"gzip": ["gzip", "-dc"], "zstd": ["zstd", "-q", "-dc"], "xz": ["xz", "-dc"], "bzip2": ["bzip2", "-dc"]}
+         ("xz", ["xz", "-T1", "-c"], ".xz"), ("bzip2", ["bzip2", "-c"], ".bz2"), ("lz4", ["lz4", "-q", "-c"], ".lz4")]
+decompress = {"gzip": ["gzip", "-dc"], "zstd": ["zstd", "-q", "-dc"], "xz": ["xz", "-dc"], "bzip2": ["bzip2", "-dc"],
+              "lz4": ["lz4", "-q", "-dc"]}
 def cpu_of(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()

@@ -765,11 +765,12 @@ async fn messages_kept_compressed_are_read() {
     assert_eq!(flagged["flags"], "S", "a compressed Maildir file keeps its flags: {flagged}");
 }
 
-/// `file` compressed by the command-line tool `tool` (`gzip`, `bzip2`, `xz`, `zstd`): what
+/// `file` compressed by the command-line tool `tool` (`gzip`, `bzip2`, `xz`, `zstd`, `lz4`): what
 /// users' own files are made with, not the decoders' sibling encoders.
 fn compressed_by(tool: &str, file: &Path) -> PathBuf {
     let status = std::process::Command::new(tool)
-        .args(["-q", "-k", "-f"])
+        // lz4 writes to its output unless told that its arguments are files to compress (`-m`).
+        .args(if tool == "lz4" { &["-m", "-q", "-k", "-f"][..] } else { &["-q", "-k", "-f"][..] })
         .arg(file)
         .status()
         .unwrap_or_else(|e| panic!("{tool} is needed for this test (scripts/test installs it): {e}"));
@@ -787,13 +788,19 @@ fn compressed_by(tool: &str, file: &Path) -> PathBuf {
 }
 
 /// mbox files kept compressed (a mailing list's `2024-May.txt.gz`, an `Archive.mbox.xz`) and
-/// Maildir files compressed by Dovecot with bzip2 or xz are read as what they inflate to: each
+/// Maildir files compressed with bzip2, xz or LZ4 are read as what they inflate to: each
 /// message listed in the folder the name beneath the suffix gives, found, shown and given back
 /// by `/raw/` byte for byte, in any order; a rewritten file is read again.
 #[tokio::test]
 async fn mail_kept_compressed_with_any_common_tool_is_read() {
     let mail = tempfile::tempdir().expect("dir");
-    let tools = [("gzip", "2024-May.txt"), ("bzip2", "old.mbox"), ("xz", "Archive.mbox"), ("zstd", "box.mbox")];
+    let tools = [
+        ("gzip", "2024-May.txt"),
+        ("bzip2", "old.mbox"),
+        ("xz", "Archive.mbox"),
+        ("zstd", "box.mbox"),
+        ("lz4", "digest.mbox"),
+    ];
     let mut bytes = std::collections::HashMap::new();
     for (t, (tool, name)) in tools.iter().enumerate() {
         let path = mail.path().join(name);
@@ -806,7 +813,7 @@ async fn mail_kept_compressed_with_any_common_tool_is_read() {
     }
     let cur = mail.path().join("INBOX/cur");
     std::fs::create_dir_all(&cur).expect("mkdir");
-    for tool in ["bzip2", "xz"] {
+    for tool in ["bzip2", "xz", "lz4"] {
         let file = cur.join(format!("1.{tool}.host:2,S"));
         std::fs::write(&file, message(99, Some(&format!("dovecot-{tool}@x")), "maildir words")).expect("write");
         let packed = compressed_by(tool, &file);
@@ -814,7 +821,7 @@ async fn mail_kept_compressed_with_any_common_tool_is_read() {
     }
     let paths = [mail.path().to_path_buf()];
     let app = TestApp::new(&paths);
-    assert_eq!(app.json("/api/status").await["messages"], 18, "four mbox files of four, two Maildir files");
+    assert_eq!(app.json("/api/status").await["messages"], 23, "five mbox files of four, three Maildir files");
 
     let mut ids: Vec<&String> = bytes.keys().collect();
     ids.sort();
@@ -841,9 +848,9 @@ async fn mail_kept_compressed_with_any_common_tool_is_read() {
         .map(|f| (f["path"].as_str().unwrap_or_default().to_owned(), f["messages"].as_u64().unwrap_or_default()))
         .collect();
     folders.sort();
-    let want = [("2024-May.txt", 4), ("Archive", 4), ("INBOX", 2), ("box", 4), ("old", 4)];
+    let want = [("2024-May.txt", 4), ("Archive", 4), ("INBOX", 3), ("box", 4), ("digest", 4), ("old", 4)];
     assert_eq!(folders, want.map(|(f, n)| (f.to_owned(), n)), "folders");
-    for tool in ["bzip2", "xz"] {
+    for tool in ["bzip2", "xz", "lz4"] {
         let flagged = app.json(&format!("/api/messages/dovecot-{tool}@x")).await;
         assert_eq!(flagged["flags"], "S", "{tool}: {flagged}");
     }
@@ -853,9 +860,49 @@ async fn mail_kept_compressed_with_any_common_tool_is_read() {
     write_mbox(&month, "june", &[1, 2]);
     compressed_by("gzip", &month);
     let app = app.restart(&paths);
-    assert_eq!(app.json("/api/status").await["messages"], 16);
+    assert_eq!(app.json("/api/status").await["messages"], 21);
     assert!(app.archive.find("gzip1@x").is_none() && app.archive.find("june2@x").is_some());
     assert!(app.get("/message/june2@x").await.text().contains("text of 2"));
+}
+
+/// The Maildir files Dovecot's `zlib` plugin wrote itself (`tests/fixtures/dovecot-zlib`: its own
+/// LZ4 format, gzip, bzip2, zstd, and one it left as it was): each listed, shown, searched (the
+/// text of the CSV each carries too), and given back by `/raw/` at the size Dovecot noted in
+/// the file's name (`S=`).
+#[tokio::test]
+async fn maildir_files_dovecot_compressed_are_read() {
+    let maildir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dovecot-zlib/Maildir");
+    let app = TestApp::new(std::slice::from_ref(&maildir));
+    let sizes: Vec<usize> = std::fs::read_dir(maildir.join("new"))
+        .expect("the fixture")
+        .map(|file| {
+            let name = file.expect("entry").file_name().to_string_lossy().into_owned();
+            name.split(",S=").nth(1).and_then(|s| s.split(',').next()).and_then(|s| s.parse().ok()).expect("S=")
+        })
+        .collect();
+    assert_eq!(sizes.len(), 5, "the fixture's five files");
+    assert_eq!(app.json("/api/status").await["messages"], 5);
+    for (kind, word) in [
+        ("lz4", "snowdrift"),
+        ("gz", "wordgzonly"),
+        ("bz2", "wordbz2only"),
+        ("zstd", "wordzstdonly"),
+        ("xz", "wordxzonly"),
+    ] {
+        let id = format!("dovecot-{kind}-1@example.org");
+        let page = app.get(&format!("/message/{id}")).await;
+        assert_eq!(page.status, 200, "{kind}");
+        assert!(page.text().contains(word), "{kind}: the body is shown");
+        let raw = app.get(&format!("/raw/{id}")).await;
+        assert!(raw.text().starts_with("From: Ada"), "{kind}: /raw/ gives the message inflated");
+        assert!(sizes.contains(&raw.body.len()), "{kind}: {} bytes, as Dovecot noted", raw.body.len());
+        let found = app.json(&format!("/api/messages?q={word}")).await;
+        assert_eq!(found["total"], 1, "{kind}: {found}");
+        assert_eq!(found["messages"][0]["id"], id.as_str(), "{kind}");
+    }
+    // 2026-12-07;55433;91.50 is the seventh row of each ledger: found in all four that carry one.
+    let ledgers = app.json("/api/messages?q=attachment:55433").await;
+    assert_eq!(ledgers["total"], 4, "{ledgers}");
 }
 
 /// Until the folder is read again, an mbox compacted under the server puts other messages where

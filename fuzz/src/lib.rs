@@ -215,7 +215,8 @@ pub fn mbox(data: &[u8]) {
 pub fn packed(data: &[u8]) {
     use mailshelf::ingest::{packing, read_unpacked, unpacked_head, unpacked_mbox, MboxReader, Packing};
     let said = packing(data);
-    for p in [Packing::Gzip, Packing::Zstd, Packing::Bzip2, Packing::Xz].into_iter().chain(said) {
+    let every = [Packing::Gzip, Packing::Zstd, Packing::Bzip2, Packing::Xz, Packing::Lz4, Packing::DovecotLz4];
+    for p in every.into_iter().chain(said) {
         let _ = unpacked_head(data, p, 512);
         let limit = 1 + data.len() % 4096;
         if let Ok(given) = read_unpacked(data, p, limit) {

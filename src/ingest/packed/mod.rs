@@ -1,6 +1,6 @@
-//! Mail kept compressed: Dovecot's `zlib` plugin writes each Maildir file as gzip, bzip2, xz or
-//! zstd, a single message is often kept as `.eml.gz`, and mbox files are kept as `.mbox.gz`,
-//! `.mbox.xz` or a mailing list's `2024-May.txt.gz`. Such a file is told by its first bytes (never
+//! Mail kept compressed: Dovecot's `zlib` plugin writes each Maildir file as gzip, bzip2, xz,
+//! zstd or LZ4 (a format of its own, [`dovecot_lz4`]), a single message is often kept as `.eml.gz`, and mbox files are kept as `.mbox.gz`,
+//! `.mbox.xz`, `.mbox.lz4` or a mailing list's `2024-May.txt.gz`. Such a file is told by its first bytes (never
 //! by its name) and read through the decompressor, so the messages it holds are what is indexed,
 //! shown and served by `/raw/`. What it inflates to is bounded: a message past `--max-message` is
 //! only counted, and only so far ([`MAX_COUNTED_PAST`]); an mbox is read up to
@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 
 use super::{reserve, Given};
 
+mod dovecot_lz4;
+
 /// How a file is compressed, by its magic bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Packing {
@@ -27,6 +29,10 @@ pub enum Packing {
     Zstd,
     Bzip2,
     Xz,
+    /// The LZ4 frame format, as the `lz4` tool writes it.
+    Lz4,
+    /// Dovecot's own LZ4 format.
+    DovecotLz4,
 }
 
 /// Bytes past `--max-message` that are inflated only to count the message's whole size; a
@@ -42,7 +48,7 @@ const ZSTD_WINDOW_LOG_MAX: u32 = 24;
 const XZ_MEM_LIMIT_KB: u32 = 65 * 1024;
 
 /// The compression suffixes a file's name may carry over the name of what it holds.
-const SUFFIXES: &[&str] = &[".gz", ".zst", ".bz2", ".xz"];
+const SUFFIXES: &[&str] = &[".gz", ".zst", ".bz2", ".xz", ".lz4"];
 
 /// The packing a file's first bytes announce, if any.
 pub fn packing(head: &[u8]) -> Option<Packing> {
@@ -54,6 +60,11 @@ pub fn packing(head: &[u8]) -> Option<Packing> {
         Some(Packing::Xz)
     } else if is_bzip2(head) {
         Some(Packing::Bzip2)
+    } else if head.starts_with(&[0x04, 0x22, 0x4d, 0x18]) || head.starts_with(&[0x02, 0x21, 0x4c, 0x18]) {
+        // A frame, or a file of the format before frames (`lz4 -l`).
+        Some(Packing::Lz4)
+    } else if head.starts_with(dovecot_lz4::MAGIC) {
+        Some(Packing::DovecotLz4)
     } else {
         None
     }
@@ -109,7 +120,39 @@ fn unpacking<'a>(packed: impl Read + Send + 'a, packing: Packing) -> std::io::Re
         // Streams one after another, as bunzip2 and xz read them.
         Packing::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(packed)),
         Packing::Xz => Box::new(lzma_rust2::XzReader::new_mem_limit(packed, true, XZ_MEM_LIMIT_KB)),
+        // Frames one after another, as `lz4 -d` reads them; a frame's blocks are at most 4 MiB.
+        Packing::Lz4 => Box::new(Lz4Frames(lz4_flex::frame::FrameDecoder::new(Ending { inner: packed, ended: false }))),
+        Packing::DovecotLz4 => Box::new(dovecot_lz4::DovecotLz4::new(packed)),
     })
+}
+
+/// LZ4 frames one after another: the decoder ends at the end of each frame, and is read on
+/// while what it reads from has not ended.
+struct Lz4Frames<R: Read>(lz4_flex::frame::FrameDecoder<Ending<R>>);
+
+impl<R: Read> Read for Lz4Frames<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let n = self.0.read(buf)?;
+            if n > 0 || buf.is_empty() || self.0.get_ref().ended {
+                return Ok(n);
+            }
+        }
+    }
+}
+
+/// A reader that notes when it has come to its end.
+struct Ending<R> {
+    inner: R,
+    ended: bool,
+}
+
+impl<R: Read> Read for Ending<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.ended |= n == 0 && !buf.is_empty();
+        Ok(n)
+    }
 }
 
 /// A reader of the mbox `packed` holds (`packed_size` bytes of it), inflated from its start, at
@@ -376,15 +419,25 @@ mod tests {
 
     /// What the `xz` tool makes of `bytes` with `args`.
     fn xz_with(args: &[&str], bytes: &[u8]) -> Vec<u8> {
+        by_tool("xz", args, bytes)
+    }
+
+    /// What the command-line tool `tool` makes of `bytes` with `args`, read from its output.
+    fn by_tool(tool: &str, args: &[&str], bytes: &[u8]) -> Vec<u8> {
         use std::process::{Command, Stdio};
-        let mut child = Command::new("xz")
+        let mut child = Command::new(tool)
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
-            .expect("the xz tool (scripts/test installs it)");
+            .unwrap_or_else(|e| panic!("the {tool} tool (scripts/test installs it): {e}"));
         child.stdin.take().expect("stdin").write_all(bytes).expect("write");
-        child.wait_with_output().expect("xz").stdout
+        child.wait_with_output().expect(tool).stdout
+    }
+
+    /// What the `lz4` tool makes of `bytes` with `args`.
+    fn lz4(args: &[&str], bytes: &[u8]) -> Vec<u8> {
+        by_tool("lz4", &[args, &["-c"]].concat(), bytes)
     }
 
     #[test]
@@ -399,6 +452,10 @@ mod tests {
             ("bzip2 streams", [bzip2(&MESSAGE[..7]), bzip2(&MESSAGE[7..])].concat(), Packing::Bzip2),
             ("xz", xz(MESSAGE), Packing::Xz),
             ("xz streams", [xz(&MESSAGE[..7]), xz(&MESSAGE[7..])].concat(), Packing::Xz),
+            ("lz4", lz4(&[], MESSAGE), Packing::Lz4),
+            ("lz4 frames", [lz4(&[], &MESSAGE[..7]), lz4(&["-9"], &MESSAGE[7..])].concat(), Packing::Lz4),
+            ("lz4 legacy", lz4(&["-l"], MESSAGE), Packing::Lz4),
+            ("dovecot lz4", dovecot_lz4::tests::packed(MESSAGE, 16), Packing::DovecotLz4),
         ] {
             assert_eq!(packing(&packed), Some(want), "{name}");
             let given = read_unpacked(&packed[..], want, 1 << 20).expect(name);
