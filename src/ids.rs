@@ -104,7 +104,20 @@ pub fn mid_url(message_id: &str, content_id: Option<&str>) -> String {
 /// across restarts and the same for the same message wherever it is found.
 pub fn derived_message_id(raw: &[u8]) -> String {
     let hash = blake3::hash(raw);
-    format!("{}@mailshelf.invalid", &hash.to_hex()[..32])
+    let mut first = [0u8; 16];
+    first.copy_from_slice(&hash.as_bytes()[..16]);
+    derived_id(&first)
+}
+
+/// The id derived from the first 128 bits of BLAKE3 over a message's bytes (a content hash, as
+/// the index keeps it): what [`derived_message_id`] gives for those bytes.
+pub fn derived_id(hash: &[u8; 16]) -> String {
+    let mut id = String::with_capacity(32 + "@mailshelf.invalid".len());
+    for b in hash {
+        id.push_str(&format!("{b:02x}"));
+    }
+    id.push_str("@mailshelf.invalid");
+    id
 }
 
 /// The prefix of a part segment that addresses a part by its MIME section number (`~1.2`) rather

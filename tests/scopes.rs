@@ -769,3 +769,81 @@ async fn a_message_sharing_its_message_id_with_one_out_of_reach_reads_the_same()
         }
     }
 }
+
+/// A message without a Message-ID filed in two folders is two messages: the copy found second is
+/// keyed by its bytes and its folder. A reader who may read only that copy knows it by the id
+/// derived from its bytes alone, as they would were the other copy not there: its page, parts,
+/// source, thread, the list, searches and exports answer the same with the other copy found
+/// before it (`Attic`), after it (`Vault`), or nowhere.
+#[tokio::test]
+async fn a_copy_without_a_message_id_reads_the_same_whether_or_not_one_is_held_out_of_reach() {
+    let mine = format!(
+        "From: Ann <ann@example.org>\nTo: Bob <bob@example.org>\nSubject: Unnamed plans\n\
+         Date: Tue, 02 Jan 2024 10:00:00 +0000\nMIME-Version: 1.0\n\
+         Content-Type: multipart/related; boundary=\"R\"\n\n--R\nContent-Type: text/html\n\n\
+         <p>unnamedword <img src=\"cid:unnamed-dot@example.org\"></p>\n--R\nContent-Type: image/png\n\
+         Content-ID: <unnamed-dot@example.org>\nContent-Transfer-Encoding: base64\n\n{}\n--R--\n",
+        png()
+    );
+    let id = mailshelf::ids::derived_message_id(mine.replace('\n', "\r\n").as_bytes());
+    let urls: Vec<String> = [
+        "/message/{id}",
+        "/message/{id}?view=text",
+        "/message/{id}/print",
+        "/raw/{id}",
+        "/part/{id}/~1",
+        "/part/{id}/unnamed-dot@example.org",
+        "/thumb/{id}/~2",
+        "/api/messages/{id}",
+        "/thread/{id}",
+        "/api/messages",
+        "/api/messages?q=unnamedword",
+        "/api/messages?threads=1",
+        "/api/export?format=csv",
+        "/?q=unnamedword",
+        "/",
+    ]
+    .iter()
+    .map(|u| u.replace("{id}", &id))
+    .collect();
+    let mut seen: Vec<(String, Vec<String>)> = Vec::new();
+    for hidden in [None, Some("Attic"), Some("Vault")] {
+        let dir = tempfile::tempdir().unwrap();
+        let mail = dir.path().join("mail");
+        write(&mail, "Open/mine.eml", &mine);
+        if let Some(folder) = hidden {
+            write(&mail, &format!("{folder}/mine.eml"), &mine);
+        }
+        let users = users_file(dir.path());
+        let app = TestApp::with_config(&[mail], |c| {
+            c.accounts.users = Some(users);
+            c.chromium = None;
+        });
+        let (scoped, boss) = (basic("scoped", "scoped-pw"), basic("boss", "boss-pw"));
+        let mut ids: Vec<String> = Vec::new();
+        let all = as_user(&app, "GET", "/api/messages", &boss).await;
+        let all: serde_json::Value = serde_json::from_slice(&all.body).unwrap();
+        for m in all["messages"].as_array().unwrap() {
+            ids.push(m["id"].as_str().unwrap().to_string());
+        }
+        assert_eq!(ids.len(), if hidden.is_some() { 2 } else { 1 }, "{ids:?}");
+        // The copy's own key, which whoever may read both copies knows it by, never shows.
+        let own = ids.iter().find(|k| **k != id).cloned();
+        let mut answers = Vec::new();
+        for url in &urls {
+            let answer = whole_answer(&as_user(&app, "GET", url, &scoped).await);
+            for word in ["Attic", "Vault"].into_iter().chain(own.as_deref()) {
+                assert!(!answer.contains(word), "{hidden:?}: {word} shows in {url}: {answer}");
+            }
+            answers.push(format!("{url}\n{answer}"));
+        }
+        seen.push((format!("{hidden:?}"), answers));
+    }
+    let (_, without) = &seen[0];
+    assert!(without[0].starts_with(&format!("/message/{id}\n200 OK")), "{}", without[0]);
+    for (hidden, answers) in &seen[1..] {
+        for (want, got) in without.iter().zip(answers) {
+            assert_eq!(got, want, "with a copy in {hidden}");
+        }
+    }
+}

@@ -141,11 +141,12 @@ impl Access {
         way(index, table, id, 0, &mut budget)
     }
 
-    /// The entry a URL id names for this reader: the one keyed so, else the first one carrying it
-    /// as its Message-ID, that they may read.
+    /// The entry a URL id names for this reader: the one keyed so, else the first one answering
+    /// to it ([`Entry::answers_to`]: carrying it as its Message-ID, or a copy of the bytes it is
+    /// derived from), that they may read.
     pub fn find_with(&self, index: &Index, table: &FolderTable, key: &str) -> Option<EntryId> {
         let by_key = index.by_key(key);
-        by_key.into_iter().chain(index.by_message_id(key)).find(|&id| self.permits_with(index, table, id))
+        by_key.into_iter().chain(index.answering_to(key)).find(|&id| self.permits_with(index, table, id))
     }
 
     /// The message a reply naming `message_id` answers, for this reader: the first carrying it
@@ -164,14 +165,17 @@ impl Access {
     /// may be one this reader cannot read: the message they can read is then shown by its
     /// Message-ID when that names it for them ([`Access::find_with`]), so that its id is the one
     /// it would have were the messages out of their reach not there, and tells nothing of them.
+    /// So too a copy without a Message-ID, filed in another folder than the same bytes found
+    /// first: it is shown by the id derived from its bytes, as it would be keyed alone.
     pub fn shown_key<'e>(&self, index: &Index, entry: &'e Entry) -> Cow<'e, str> {
         let key = Cow::Borrowed(entry.key.as_str());
-        let Some(mid) = entry.message_id().filter(|&mid| mid != entry.key && !self.is_everything()) else {
+        if self.is_everything() {
             return key;
-        };
-        let named = self.find_with(index, &self.table(index), mid).and_then(|id| index.get(id));
+        }
+        let Some(name) = entry.answers_to().filter(|name| *name != entry.key) else { return key };
+        let named = self.find_with(index, &self.table(index), &name).and_then(|id| index.get(id));
         match named {
-            Some(found) if found.key == entry.key => Cow::Owned(mid.to_string()),
+            Some(found) if found.key == entry.key => Cow::Owned(name.into_owned()),
             _ => key,
         }
     }

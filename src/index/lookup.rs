@@ -104,6 +104,12 @@ impl Index {
         self.named(Link::Name, message_id, |e| e.message_id() == Some(message_id))
     }
 
+    /// Every entry answering to `name` besides its key ([`Entry::answers_to`]): those carrying
+    /// it as their Message-ID, or copies without one whose bytes it is derived from.
+    pub fn answering_to(&self, name: &str) -> Vec<EntryId> {
+        self.named(Link::Name, name, |e| e.answers_to().is_some_and(|n| n == name))
+    }
+
     /// The first entry carrying this Message-ID.
     pub fn first_by_message_id(&self, message_id: &str) -> Option<EntryId> {
         self.by_message_id(message_id).first().copied()

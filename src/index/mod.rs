@@ -309,6 +309,7 @@ impl Index {
         entry.labels = msg.labels;
         entry.list = msg.list;
         entry.attachments = msg.attachments;
+        entry.plain = (hash != msg.hash).then_some(msg.hash);
         if listed {
             entry.folder = self.file(&entry)?;
             self.list(id, &entry);

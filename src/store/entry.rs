@@ -4,6 +4,8 @@
 //! re-exports them), so that the store never imports the index. Their serialized form is what the
 //! store holds: fields keep their order.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::ingest::Source;
@@ -47,14 +49,21 @@ pub struct Entry {
     /// that an entry stored before it was kept reads with none (see [`none_when_absent`]).
     #[serde(default, deserialize_with = "none_when_absent")]
     pub enclosed_in: Vec<(EntryId, PartIdx)>,
+    /// The hash of its bytes, when it is kept under another: a copy filed in another folder than
+    /// the same bytes found first (see [`crate::index::in_folder`]). A copy without a Message-ID
+    /// answers to the id derived from its bytes ([`Entry::answers_to`]), the key the first copy
+    /// has. Kept after [`Entry::enclosed_in`], and read as none from an entry stored before it.
+    #[serde(default, deserialize_with = "none_when_absent")]
+    pub plain: Option<ContentHash>,
 }
 
-/// Reads [`Entry::enclosed_in`], or none from an entry stored before the field was kept: there
-/// its bytes end where the field would begin, and the stored form (postcard) has no way to say
-/// "absent" but running out. Entries in a shared database outlive a server's version, so they
-/// must read on both sides of it (a server of the version before ignores the bytes at the end).
-fn none_when_absent<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(EntryId, PartIdx)>, D::Error> {
-    Ok(Vec::deserialize(d).unwrap_or_default())
+/// Reads a field kept last, or its default ("none") from an entry stored before the field was
+/// kept: there its bytes end where the field would begin, and the stored form (postcard) has no
+/// way to say "absent" but running out. Entries in a shared database outlive a server's version,
+/// so they must read on both sides of it (a server of the version before ignores the bytes at
+/// the end).
+fn none_when_absent<'de, D: serde::Deserializer<'de>, T: Deserialize<'de> + Default>(d: D) -> Result<T, D::Error> {
+    Ok(T::deserialize(d).unwrap_or_default())
 }
 
 /// An attachment's type and size, as the overview counts them.
@@ -133,6 +142,7 @@ impl Entry {
             attachments: Vec::new(),
             folder: NO_FOLDER,
             enclosed_in: Vec::new(),
+            plain: None,
         }
     }
 
@@ -152,6 +162,18 @@ impl Entry {
             Some(&self.key)
         } else {
             self.other_message_id.as_deref()
+        }
+    }
+
+    /// The name the message is looked up by besides its key: its Message-ID, or, for a copy
+    /// without one kept under another key, the id derived from its bytes (the first copy's key).
+    /// A reader who may not read the message keyed so knows this one by it
+    /// ([`crate::index::Access::shown_key`]).
+    pub fn answers_to(&self) -> Option<Cow<'_, str>> {
+        match (self.message_id(), &self.plain) {
+            (Some(mid), _) => Some(Cow::Borrowed(mid)),
+            (None, Some(plain)) => Some(Cow::Owned(crate::ids::derived_id(&plain.0))),
+            (None, None) => None,
         }
     }
 }
@@ -209,8 +231,9 @@ mod tests {
     fn entries_stored_before_enclosures_were_kept_read_with_none() {
         let mut e = entry();
         let before = postcard::to_stdvec(&e).expect("encodes");
-        // The form stored before: the same bytes without the empty list at the end.
-        let old = &before[..before.len() - 1];
+        // The form stored before: the same bytes without the empty list and the absent hash of
+        // the bytes at the end.
+        let old = &before[..before.len() - 2];
         let read: Entry = postcard::from_bytes(old).expect("reads");
         assert!(read.enclosed_in.is_empty());
         assert_eq!((read.key.as_str(), read.folder, read.labels.clone()), ("a@x", 3, vec!["Work".to_string()]));
@@ -220,5 +243,33 @@ mod tests {
         assert_eq!(read.enclosed_in, [(7, 2), (9, 1)]);
         // A server of the version before reads the new form as it always did.
         assert!(now.starts_with(old));
+    }
+
+    #[test]
+    fn entries_stored_before_the_hash_of_a_copys_bytes_was_kept_read_with_none() {
+        let mut e = entry();
+        e.enclosed_in = vec![(7, 2)];
+        let before = postcard::to_stdvec(&e).expect("encodes");
+        let old = &before[..before.len() - 1];
+        let read: Entry = postcard::from_bytes(old).expect("reads");
+        assert_eq!((read.enclosed_in.as_slice(), read.plain), (&[(7, 2)][..], None));
+        e.plain = Some(content_hash(b"bytes"));
+        let now = postcard::to_stdvec(&e).expect("encodes");
+        assert!(now.starts_with(old), "a server of the version before reads the new form");
+        let read: Entry = postcard::from_bytes(&now).expect("reads");
+        assert_eq!(read.plain, Some(content_hash(b"bytes")));
+    }
+
+    /// A copy without a Message-ID answers to the id derived from its bytes; a message with one,
+    /// to its Message-ID; a message without either, to nothing but its key.
+    #[test]
+    fn what_an_entry_answers_to_besides_its_key() {
+        let location = || Location::Nested { parent: 0, part: 1 };
+        let mut copy = Entry::new("k@mailshelf.invalid".into(), None, location(), content_hash(b"x"));
+        assert_eq!(copy.answers_to(), None);
+        copy.plain = Some(content_hash(b"raw"));
+        assert_eq!(copy.answers_to().as_deref(), Some(crate::ids::derived_message_id(b"raw").as_str()));
+        let named = Entry::new("k@mailshelf.invalid".into(), Some("m@x".into()), location(), content_hash(b"x"));
+        assert_eq!(named.answers_to().as_deref(), Some("m@x"));
     }
 }

@@ -196,8 +196,8 @@ pub(crate) fn rank(timestamp: Option<i64>) -> u64 {
 /// The link rows of an entry (see [`Link`]).
 pub(crate) fn links_of(e: &Entry, hash: &NameHasher) -> Vec<(Link, u64)> {
     let mut out = vec![(Link::Name, hash.of(&e.key))];
-    if let Some(mid) = e.message_id().filter(|m| *m != e.key) {
-        out.push((Link::Name, hash.of(mid)));
+    if let Some(name) = e.answers_to().filter(|n| *n != e.key) {
+        out.push((Link::Name, hash.of(&name)));
     }
     out.extend(e.content_ids.iter().map(|c| (Link::ContentId, hash.of(c))));
     if let Some(p) = &e.parent {
