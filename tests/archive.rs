@@ -905,6 +905,81 @@ async fn maildir_files_dovecot_compressed_are_read() {
     assert_eq!(ledgers["total"], 4, "{ledgers}");
 }
 
+/// Dovecot's own stores, as Dovecot 2.3.19 wrote them (`tests/fixtures/dovecot-dbox`): sdbox,
+/// a file a message under `mailboxes/<mailbox>/dbox-Mails/`, and mdbox, many messages a file
+/// under `storage/`, each noting its mailbox. Every message is listed in its mailbox (IMAP's
+/// modified UTF-7 decoded: `Entw&APw-rfe` is `Entwürfe`), shown, searched, and given back by
+/// `/raw/` as the same bytes the Maildir fixture holds of it (Dovecot delivered both from one
+/// file), inflated where Dovecot compressed it inside the frame (gzip in sdbox, LZ4 in mdbox).
+#[tokio::test]
+async fn dovecot_dbox_stores_are_read() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let maildir = TestApp::new(&[fixtures.join("dovecot-zlib/Maildir")]);
+    for (store, folders, words) in [
+        (
+            "sdbox",
+            &[("Entwürfe/Alt", 1), ("INBOX", 3)][..],
+            &[("gz", "wordgzonly"), ("bz2", "wordbz2only"), ("zstd", "wordzstdonly"), ("xz", "wordxzonly")][..],
+        ),
+        (
+            "mdbox",
+            &[("Entwürfe/Alt", 1), ("INBOX", 2), ("Work", 1)][..],
+            &[("gz", "wordgzonly"), ("bz2", "wordbz2only"), ("xz", "wordxzonly"), ("lz4", "snowdrift")][..],
+        ),
+    ] {
+        let app = TestApp::new(&[fixtures.join("dovecot-dbox").join(store)]);
+        assert_eq!(app.json("/api/status").await["messages"], 4, "{store}");
+        let mut listed = Vec::new();
+        let mut walk_folders = app.json("/api/folders").await["folders"].as_array().cloned().unwrap_or_default();
+        while let Some(f) = walk_folders.pop() {
+            if f["messages"].as_u64().unwrap_or(0) > 0 {
+                listed.push((f["path"].as_str().unwrap_or_default().to_string(), f["messages"].as_u64().unwrap_or(0)));
+            }
+            walk_folders.extend(f["folders"].as_array().cloned().unwrap_or_default());
+        }
+        listed.sort();
+        assert_eq!(listed, folders.iter().map(|(f, n)| (f.to_string(), *n)).collect::<Vec<_>>(), "{store}");
+        for (kind, word) in words {
+            let id = format!("dovecot-{kind}-1@example.org");
+            let page = app.get(&format!("/message/{id}")).await;
+            assert_eq!(page.status, 200, "{store} {kind}");
+            assert!(page.text().contains(word), "{store} {kind}: the body is shown");
+            let raw = app.get(&format!("/raw/{id}")).await;
+            let delivered = maildir.get(&format!("/raw/{id}")).await;
+            assert_eq!(raw.status, 200, "{store} {kind}");
+            assert!(raw.body == delivered.body, "{store} {kind}: the bytes Dovecot was given");
+            let found = app.json(&format!("/api/messages?q={word}")).await;
+            assert_eq!(found["messages"][0]["id"], id.as_str(), "{store} {kind}: {found}");
+        }
+        let ledgers = app.json("/api/messages?q=attachment:55433").await;
+        let with_csv = words.iter().filter(|(kind, _)| *kind != "lz4").count();
+        assert_eq!(ledgers["total"], with_csv, "{store}: the CSV of each message that carries one: {ledgers}");
+    }
+
+    // Dovecot appends to an mdbox file as mail arrives: the file is read again, whole.
+    let mail = tempfile::tempdir().expect("dir");
+    let storage = mail.path().join("storage");
+    std::fs::create_dir_all(&storage).expect("mkdir");
+    let file = storage.join("m.1");
+    std::fs::copy(fixtures.join("dovecot-dbox/mdbox/storage/m.1"), &file).expect("copy");
+    let paths = [mail.path().to_path_buf()];
+    let app = TestApp::new(&paths);
+    assert_eq!(app.json("/api/status").await["messages"], 4);
+    let arrived = b"From: Ada <ada@example.org>\nSubject: Later\nMessage-ID: <later@example.org>\n\nfreshly arrived\n";
+    let mut frame = format!("\x01\x02N          {:016x}\n", arrived.len()).into_bytes();
+    frame.extend_from_slice(arrived);
+    frame.extend_from_slice(b"\n\x01\x03\nR6b16397b\nBINBOX\n\n");
+    let mut bytes = std::fs::read(&file).expect("read");
+    bytes.extend_from_slice(&frame);
+    std::fs::write(&file, &bytes).expect("append");
+    let app = app.restart(&paths);
+    assert_eq!(app.json("/api/status").await["messages"], 5);
+    let inbox = app.json("/api/messages?folder=INBOX").await;
+    assert_eq!(inbox["total"], 3, "{inbox}");
+    assert!(inbox.to_string().contains("later@example.org"), "{inbox}");
+    assert!(app.get("/raw/later@example.org").await.body == arrived);
+}
+
 /// Until the folder is read again, an mbox compacted under the server puts other messages where
 /// the index points: each message read back is checked against the bytes it was indexed from, and
 /// one that no longer matches is shown with a notice, never kept by the browser as the message's

@@ -55,6 +55,18 @@ fn mbox_findings_complete() {
     for input in made_up {
         drive::mbox(input.as_bytes());
     }
+    // The dbox files Dovecot wrote, whole, cut at every few bytes, and with a byte changed.
+    let mdbox =
+        fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dovecot-dbox/mdbox/storage/m.1"))
+            .expect("the mdbox fixture");
+    for cut in (0..mdbox.len()).step_by(97).chain([mdbox.len()]) {
+        drive::mbox(&mdbox[..cut]);
+    }
+    for at in (0..mdbox.len()).step_by(211) {
+        let mut changed = mdbox.clone();
+        changed[at] ^= 0x41;
+        drive::mbox(&changed);
+    }
     replay("mbox", drive::mbox);
 }
 

@@ -206,6 +206,13 @@ pub fn mbox(data: &[u8]) {
         assert_eq!(data.get(at..end), Some(&raw[..]), "a message that is not where it says");
         unescape_from_lines(raw);
     }
+    // As a Dovecot dbox file, through a small buffer: each message within the file and the limit.
+    let reader = std::io::BufReader::with_capacity(1 + data.len() % 53, data);
+    for m in mailshelf::ingest::DboxReader::new(reader, limit.max(1)).map_while(Result::ok) {
+        let end = m.offset.checked_add(m.len).expect("a dbox message's end overflows");
+        assert!(end <= data.len() as u64, "a dbox message past the file's end");
+        assert!(m.given.bytes.len() <= limit.max(1), "more kept of a dbox message than the limit");
+    }
 }
 
 /// Any bytes as a file kept compressed (gzip, zstd, bzip2, xz: the input is taken as each in

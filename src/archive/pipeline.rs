@@ -297,6 +297,35 @@ fn walk_one(
             }
             Ok(state)
         }
+        Kind::Dbox => {
+            jobs.send();
+            let f = reading.within.open(&found.path)?;
+            let rel = relative_start(&found.root, &found.path);
+            // sdbox's mailbox is in its path; mdbox notes each message's.
+            let dirs: Vec<String> = found
+                .path
+                .parent()
+                .map(|p| p.iter().map(|c| c.to_string_lossy().into_owned()).collect())
+                .unwrap_or_default();
+            let in_path = ingest::sdbox_mailbox(&dirs);
+            for m in ingest::DboxReader::new(std::io::BufReader::with_capacity(256 * 1024, f), limit) {
+                let m = match m {
+                    Ok(m) => m,
+                    Err(e) => {
+                        tracing::warn!(path = %found.path.display(), error = %e, "a damaged dbox file: read as far as the damage");
+                        break;
+                    }
+                };
+                let mailbox = m.mailbox.or_else(|| in_path.clone()).unwrap_or_default();
+                let source = Source::Dbox { path: found.path.clone(), offset: m.offset, len: m.len, mailbox };
+                let held = jobs.share(m.given.bytes.len() as u64);
+                if !jobs.push(Job::Mbox { src, source, rel, given: m.given, flags: None, held }) {
+                    break;
+                }
+                *count += 1;
+            }
+            Ok(state)
+        }
         Kind::Mbox => {
             jobs.send();
             let mut f = reading.within.open(&found.path)?;
@@ -527,7 +556,7 @@ fn read_message_file(
             tracing::warn!(path = %found.path.display(), "an Outlook data file in a Maildir folder is not read: name it .pst");
             return Ok(None);
         }
-        Kind::Mbox | Kind::Other => {
+        Kind::Mbox | Kind::Dbox | Kind::Other => {
             tracing::debug!(path = %found.path.display(), "not a message: left out");
             return Ok(None);
         }

@@ -203,7 +203,7 @@ impl Archive {
 }
 
 /// The messages of an upload, parsed, with their folders: one message, each message of an mbox
-/// (either kept compressed with gzip, bzip2, xz or zstd), or each item of an Outlook data file (as
+/// (either kept compressed with gzip, bzip2, xz, zstd or LZ4) or of a Dovecot dbox file, or each item of an Outlook data file (as
 /// the `.msg` Outlook would save it, in the folder it is filed in there, under the file's name). An upload with a message that cannot be read stores
 /// nothing.
 fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error> {
@@ -236,6 +236,17 @@ fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error>
                 (!status.expunged).then(|| (ingest::unescape_from_lines(m.raw), status.flags))
             })
             .collect(),
+        Kind::Dbox => {
+            let mut messages = Vec::new();
+            for m in ingest::DboxReader::new(bytes.as_slice(), crate::limits::MAX_UPLOAD_INFLATED) {
+                let Ok(m) = m else { break };
+                if m.given.cut_from.is_some() {
+                    return Err(Error::TooLarge);
+                }
+                messages.push((m.given.bytes, None));
+            }
+            messages
+        }
         Kind::Message => vec![(bytes, None)],
         Kind::Pst => return read_outlook_upload(&bytes, name),
         Kind::Other => return Err(Error::Unparseable),

@@ -2,7 +2,8 @@
 //! A folder comes from the message's path relative to the PATH it was found under — Maildir and
 //! Maildir++ (`.Sub.Folder` is `Sub/Folder`), Thunderbird (`X` beside `X.sbd/`), Apple Mail
 //! (`X.mbox/`, its inner UUID and `Messages` folders hidden), each mbox file a folder of its own,
-//! an Outlook data file a folder holding its own tree — and uploads are `Uploads`. The one place a
+//! an Outlook data file a folder holding its own tree, Dovecot's dbox stores by the mailbox each
+//! message was filed in — and uploads are `Uploads`. The one place a
 //! folder's name is decided ([`of_location`] for every listed message); also the terms `folder:`
 //! searches by, and the tree the pages show. Pure functions, no I/O.
 
@@ -36,10 +37,28 @@ pub(crate) fn of_location(location: &Location) -> Option<String> {
             let rel_path = Path::new(full.get(usize::from(*rel)..).unwrap_or(&full));
             match source {
                 Source::Pst { folder, .. } => pst_folder(rel_path, folder),
+                Source::Dbox { mailbox, .. } => dbox_folder(rel_path, mailbox),
                 _ => folder_of(rel_path, matches!(source, Source::Mbox { .. })),
             }
         }
     })
+}
+
+/// The folder of a message of a Dovecot dbox store (see [`crate::ingest::DboxReader`]): the
+/// folders above the store's own (`mailboxes/…/dbox-Mails`, `storage`) as [`folder_of`] names
+/// them, then the mailbox Dovecot filed it in, its names decoded from IMAP's modified UTF-7.
+fn dbox_folder(rel: &Path, mailbox: &str) -> String {
+    let dirs: Vec<&std::ffi::OsStr> = rel.parent().map(|p| p.iter().collect()).unwrap_or_default();
+    let store = dirs.iter().rposition(|d| *d == "mailboxes" || *d == "storage").unwrap_or(dirs.len());
+    let above: std::path::PathBuf = dirs[..store].iter().collect();
+    let mut out: Vec<String> = [folder_of(&above.join("m"), false)].into_iter().filter(|f| !f.is_empty()).collect();
+    out.extend(
+        mailbox.split('/').filter(|s| !s.is_empty()).map(|n| decode_imap_utf7(n).unwrap_or_else(|| n.to_string())),
+    );
+    if out.is_empty() {
+        return INBOX.to_string();
+    }
+    out.join("/")
 }
 
 /// The folder, below [`UPLOADS`], of an item of an uploaded Outlook data file named `file_name`,

@@ -1,11 +1,13 @@
-//! Where messages come from: files, folder trees (Maildir included), mbox files, Outlook data files.
+//! Where messages come from: files, folder trees (Maildir included), mbox files, Dovecot's dbox
+//! stores, Outlook data files.
 //! [`walk`](mod@walk) finds them, [`sniff`](mod@sniff) tells a message from other files by its first bytes, `mbox`
-//! splits mbox files into messages, `mh` reads MH folders' sequences as flags, `packed` reads
+//! splits mbox files into messages, `dbox` Dovecot's sdbox and mdbox files, `mh` reads MH folders' sequences as flags, `packed` reads
 //! message files kept compressed, [`pst`] lists the
 //! items of Outlook data files; [`Source`] says
 //! where one message's bytes live and reads them back. Sources are opened read-only; nothing here
 //! ever writes under a given path.
 
+mod dbox;
 mod mbox;
 mod mh;
 mod packed;
@@ -14,6 +16,7 @@ mod sniff;
 mod walk;
 mod within;
 
+pub use dbox::{is_dbox, sdbox_mailbox, DboxMessage, DboxReader};
 pub use mbox::{mbox_status, split_mbox, unescape_from_lines, MboxMessage, MboxReader, MboxStatus};
 pub use mh::{mh_number, MhSequences};
 pub use packed::{mbox_bound, name_beneath, packing, packing_of, read_unpacked, unpacked_head, unpacked_mbox, Packing};
@@ -56,6 +59,16 @@ pub enum Source {
     /// An upload kept in the store itself (a shared database: no replica's disk holds it), by
     /// its name there, with the folder it is shown in under Uploads (`""`: Uploads itself).
     Stored { name: String, folder: String },
+    // Kept last: entries store a variant by its number.
+    /// The bytes of one message of a Dovecot dbox file (sdbox or mdbox), as saved there (maybe
+    /// compressed), with the mailbox Dovecot filed it in (its name on disk, `/`-separated).
+    Dbox {
+        #[serde(with = "path_bytes")]
+        path: PathBuf,
+        offset: u64,
+        len: u64,
+        mailbox: String,
+    },
 }
 
 /// A path kept as its bytes, as the file system has them: a name that is not UTF-8 (`caf\xe9/`,
@@ -104,7 +117,10 @@ mod path_bytes {
 impl Source {
     pub fn path(&self) -> &Path {
         match self {
-            Source::File { path } | Source::Mbox { path, .. } | Source::Pst { path, .. } => path,
+            Source::File { path }
+            | Source::Mbox { path, .. }
+            | Source::Dbox { path, .. }
+            | Source::Pst { path, .. } => path,
             Source::Stored { name, .. } => Path::new(name),
         }
     }
@@ -114,7 +130,7 @@ impl Source {
     pub fn own_file(&self) -> Option<&Path> {
         match self {
             Source::File { path } => Some(path),
-            Source::Mbox { .. } | Source::Pst { .. } | Source::Stored { .. } => None,
+            Source::Mbox { .. } | Source::Dbox { .. } | Source::Pst { .. } | Source::Stored { .. } => None,
         }
     }
 
@@ -149,6 +165,19 @@ impl Source {
                     ));
                 }
                 Ok(Given { bytes: unescape_from_lines(buf), cut_from: (*len > want).then_some(*len) })
+            }
+            // As saved, maybe compressed: inflated within the limit, as a Maildir file is.
+            Source::Dbox { path, offset, len, .. } => {
+                let mut f = within.open(path)?;
+                f.seek(SeekFrom::Start(*offset))?;
+                let given = read_message((&mut f).take(*len), *len, limit)?;
+                if given.bytes.is_empty() && *len > 0 {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        "dbox file is shorter than indexed",
+                    ));
+                }
+                Ok(given)
             }
             // An Outlook data file is read in many places: where it leads is asked just before.
             Source::Pst { path, .. } if let Err(e) = within.refuse_outside(path) => Err(e),

@@ -14,6 +14,8 @@ use super::walk::Found;
 pub enum Kind {
     Message,
     Mbox,
+    /// A Dovecot dbox file: one message (sdbox) or many (mdbox), framed.
+    Dbox,
     /// An Outlook data file: a tree of folders and items.
     Pst,
     Other,
@@ -157,6 +159,9 @@ pub fn sniff_claimed(head: &[u8], claim: Claim) -> Kind {
     if crate::ingest::pst::is_data_file(head) {
         return Kind::Pst;
     }
+    if super::is_dbox(head) {
+        return Kind::Dbox;
+    }
     if claim == Claim::Given && head.starts_with(OLE_MAGIC) {
         return Kind::Message;
     }
@@ -261,6 +266,8 @@ pub fn sniff_found(found: &Found) -> std::io::Result<Kind> {
             tracing::warn!(path = %found.path.display(), "an Outlook data file kept compressed is not read: uncompress it first");
             Kind::Other
         }
+        // Dovecot compresses the messages inside a dbox file, never the file.
+        Kind::Dbox => Kind::Other,
         Kind::Other => Kind::Other,
     })
 }

@@ -86,6 +86,7 @@ fn corpus() -> &'static Corpus {
                 Ok(Kind::Message) => std::fs::read(path).map(|b| vec![(name, b)]).unwrap_or_default(),
                 Ok(Kind::Mbox) => mbox_messages(path, &name),
                 Ok(Kind::Pst) => pst_messages(path, &name),
+                Ok(Kind::Dbox) => dbox_messages(path, &name),
                 _ => continue,
             };
             corpus.files += usize::from(!messages.is_empty());
@@ -104,6 +105,14 @@ fn mbox_messages(path: &Path, name: &str) -> Vec<(String, Vec<u8>)> {
     MboxReader::new(file, 0)
         .filter_map(Result::ok)
         .map(|m| (format!("{name} at {}", m.offset), crate::ingest::unescape_from_lines(m.raw)))
+        .collect()
+}
+
+fn dbox_messages(path: &Path, name: &str) -> Vec<(String, Vec<u8>)> {
+    let Ok(file) = std::fs::File::open(path) else { return Vec::new() };
+    crate::ingest::DboxReader::new(std::io::BufReader::new(file), usize::MAX)
+        .map_while(Result::ok)
+        .map(|m| (format!("{name} at {}", m.offset), m.given.bytes))
         .collect()
 }
 
