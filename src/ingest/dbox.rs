@@ -8,9 +8,9 @@
 //! mailbox it was saved to (`B`). A damaged frame ends the file's reading there: the messages
 //! before it are read.
 //!
-//! What Dovecot keeps in its own index files (flags, a move to another mailbox, and in mdbox a
-//! message deleted but not yet purged from its file) is not read: an mdbox message shows in the
-//! mailbox it was saved to until `doveadm purge` (or `doveadm backup` to a Maildir) runs.
+//! What Dovecot keeps in its own index files is not read: flags, and in mdbox where a message is
+//! now (a move changes only the index) and whether it was deleted (its bytes stay in the file
+//! until `doveadm purge`). An mdbox message shows in the mailbox it was saved to.
 
 use std::io::{BufRead, Read};
 
