@@ -247,7 +247,8 @@ async fn uploads_are_created_deduplicated_and_kept() {
 }
 
 /// An upload compressed with gzip or zstd is what it inflates to: a mailing list's month of mail
-/// as `.txt.gz`, one message as `.eml.zst`; bounded as it inflates.
+/// as `.txt.gz`, one message as `.eml.zst`; bounded as it inflates. A file of Dovecot's (a Maildir
+/// file it compressed with LZ4, an mdbox file) is what it holds.
 #[tokio::test]
 async fn compressed_uploads_are_what_they_inflate_to() {
     use std::io::Read as _;
@@ -269,6 +270,19 @@ async fn compressed_uploads_are_what_they_inflate_to() {
     assert_eq!(post(&app, "application/zstd", bomb).await.status, StatusCode::PAYLOAD_TOO_LARGE);
     let broken = [&[0x1f, 0x8b, 0x08][..], b"not deflate at all"].concat();
     assert_eq!(post(&app, "application/gzip", broken).await.status, StatusCode::UNPROCESSABLE_ENTITY);
+
+    // What Dovecot wrote: a Maildir file in its LZ4 format, an mdbox file of four messages.
+    let fixtures = crate::common::repo_path("tests/fixtures");
+    let lz4 = std::fs::read(fixtures.join("dovecot-zlib/Maildir/new/1796617022.M897180P32414.vm,S=151093,W=153013"))
+        .expect("fixture");
+    let r = post(&app, "application/octet-stream", lz4).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    assert!(app.get("/raw/dovecot-lz4-1@example.org").await.text().contains("snowdrift"));
+    let mdbox = std::fs::read(fixtures.join("dovecot-dbox/mdbox/storage/m.1")).expect("fixture");
+    let r = post(&app, "application/octet-stream", mdbox).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    let created: serde_json::Value = serde_json::from_slice(&r.body).expect("json");
+    assert_eq!(created.as_array().map(Vec::len), Some(4), "every message of the mdbox file: {created}");
 }
 
 #[tokio::test]

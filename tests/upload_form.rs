@@ -51,7 +51,11 @@ async fn the_list_page_has_a_form_that_works_without_script() {
     assert!(form.contains("action=\"/api/messages\"") && form.contains("method=\"post\""), "{form}");
     assert!(form.contains("enctype=\"multipart/form-data\""), "{form}");
     assert!(form.contains("type=\"file\"") && form.contains(" multiple"), "{form}");
-    for ext in [".eml", ".mht", ".mhtml", ".mbox", ".msg", ".pst", ".ost", ".emlx", ".webarchive", "message/rfc822"] {
+    let compressed = [".gz", ".zst", ".bz2", ".xz", ".lz4"];
+    for ext in [".eml", ".mht", ".mhtml", ".mbox", ".msg", ".pst", ".ost", ".emlx", ".webarchive", "message/rfc822"]
+        .into_iter()
+        .chain(compressed)
+    {
         assert!(form.contains(ext), "accept lists {ext}: {form}");
     }
 }

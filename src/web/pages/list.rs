@@ -37,7 +37,7 @@ pub(crate) struct ListPage {
 /// and by type (mbox files often have no extension, and Maildir files none at all, so "all files"
 /// stays one click away in every browser's chooser).
 pub(crate) const UPLOAD_ACCEPT: &str = ".eml,.mht,.mhtml,.mbox,.mbx,.msg,.pst,.ost,.emlx,.webarchive,.txt,\
-    message/rfc822,application/mbox,multipart/related,application/vnd.ms-outlook,application/x-webarchive";
+    .gz,.zst,.bz2,.xz,.lz4,message/rfc822,application/mbox,multipart/related,application/vnd.ms-outlook,application/x-webarchive";
 
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct ListQuery {
