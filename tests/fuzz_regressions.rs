@@ -86,7 +86,18 @@ fn packed_findings_complete() {
         .output()
         .expect("the xz tool (scripts/test installs it)")
         .stdout;
-    let whole = [crate::common::gzip(mbox), zstd::encode_all(&mbox[..], 3).expect("zstd"), bzip2(mbox), xz];
+    let lz4 = std::process::Command::new("sh")
+        .args(["-c", "printf 'From a Mon Nov  2 10:00:00 2026\\nSubject: 1\\n\\none\\n' | lz4 -q -c"])
+        .output()
+        .expect("the lz4 tool (scripts/test installs it)")
+        .stdout;
+    // A Maildir file Dovecot wrote in its own LZ4 format.
+    let dovecot = std::fs::read(crate::common::repo_path(
+        "tests/fixtures/dovecot-zlib/Maildir/new/1796617022.M897180P32414.vm,S=151093,W=153013",
+    ))
+    .expect("fixture");
+    let whole =
+        [crate::common::gzip(mbox), zstd::encode_all(&mbox[..], 3).expect("zstd"), bzip2(mbox), xz, lz4, dovecot];
     let mut inputs: Vec<Vec<u8>> = Vec::new();
     for packed in whole {
         inputs.push(packed[..packed.len() / 2].to_vec());
