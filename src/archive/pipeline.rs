@@ -57,6 +57,9 @@ enum Job {
     Mbox { src: usize, source: Source, rel: u16, given: ingest::Given, flags: Option<String>, held: Share },
     /// One item of an Outlook data file, read by the worker (of a size not known before).
     Pst { src: usize, source: Source, rel: u16 },
+    /// An sdbox file (one message, framed), read by the worker as a Maildir's files are; its
+    /// mailbox from its path.
+    Sdbox { src: usize, root: Arc<Path>, path: PathBuf, held: Share, mailbox: String },
 }
 
 /// What comes back to the indexing thread.
@@ -259,6 +262,14 @@ fn walk_one(
 ) -> std::io::Result<SourceState> {
     let limit = reading.limit;
     let mut state = SourceState { size, mtime_ns, ..SourceState::default() };
+    // An sdbox store's files, one message each, are opened once, by the worker.
+    if let Some(mailbox) = ingest::sdbox_file(&found.path) {
+        let held = jobs.share(size.min(limit as u64));
+        if jobs.push(Job::Sdbox { src, root: found.root.clone(), path: found.path.clone(), held, mailbox }) {
+            *count += 1;
+        }
+        return Ok(state);
+    }
     // A Maildir's message files, most of a Maildir archive, are opened once, by the worker.
     let checked = !ingest::maildir_message(found);
     match if checked { ingest::sniff_found(found)? } else { Kind::Message } {
@@ -431,6 +442,20 @@ fn parse_worker(
         let seqs = folders.entry(folder.to_path_buf()).or_insert_with(|| ingest::MhSequences::of_folder(folder));
         seqs.as_ref().map(|s| s.flags(number))
     };
+    // A message read already (of an mbox, a dbox file), parsed at `source`.
+    let read_at = |src, source: Source, rel, given, flags, held| match read(parse_given(given, None)) {
+        Ok(msg) => Outcome::Parsed {
+            src,
+            doc: doc(&msg),
+            draft: draft(&msg),
+            location: Location::Top { source, rel, flags, uploaded: false },
+            held: Some(held),
+        },
+        Err(e) => {
+            tracing::warn!(path = %source.path().display(), error = %e, "skipped");
+            Outcome::Failed { src, held: Some(held) }
+        }
+    };
     let one = |job: Job| match job {
         Job::File { src, root, path, size, held, checked } => {
             let held = Some(held);
@@ -495,19 +520,31 @@ fn parse_worker(
                 }
             }
         }
-        Job::Mbox { src, source, rel, given, flags, held } => match read(parse_given(given, None)) {
-            Ok(msg) => Outcome::Parsed {
-                src,
-                doc: doc(&msg),
-                draft: draft(&msg),
-                location: Location::Top { source, rel, flags, uploaded: false },
-                held: Some(held),
-            },
-            Err(e) => {
-                tracing::warn!(path = %source.path().display(), error = %e, "skipped");
-                Outcome::Failed { src, held: Some(held) }
+        Job::Mbox { src, source, rel, given, flags, held } => read_at(src, source, rel, given, flags, held),
+        Job::Sdbox { src, root, path, held, mailbox } => {
+            let rel = relative_start(&root, &path);
+            let first = opener
+                .borrow_mut()
+                .open(&path)
+                .and_then(|f| ingest::DboxReader::new(std::io::BufReader::new(f), limit).next().transpose());
+            match first {
+                Ok(Some(m)) => {
+                    let mailbox = m.mailbox.unwrap_or(mailbox);
+                    let source = Source::Dbox { path, offset: m.offset, len: m.len, mailbox };
+                    read_at(src, source, rel, m.given, None, held)
+                }
+                // Named as sdbox names its files, but not one (or empty): as a Maildir's stray file.
+                Ok(None) => Outcome::NotMail { src, held: Some(held) },
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                    tracing::warn!(path = %path.display(), error = %e, "not read");
+                    Outcome::NotMail { src, held: Some(held) }
+                }
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "not read");
+                    Outcome::Unread { src, held: Some(held) }
+                }
             }
-        },
+        }
     };
     loop {
         let handed = {

@@ -169,6 +169,18 @@ fn message_size(header: &[u8]) -> Option<u64> {
     u64::from_str_radix(word, 16).ok()
 }
 
+/// The mailbox of a file laid out as sdbox keeps its messages (`…/mailboxes/<mailbox>/dbox-Mails/
+/// u.<uid>`), from its path; `None` for any other path.
+pub fn sdbox_file(path: &std::path::Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    let uid = name.strip_prefix("u.")?;
+    if uid.is_empty() || !uid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let dirs: Vec<String> = path.parent()?.iter().map(|c| c.to_string_lossy().into_owned()).collect();
+    sdbox_mailbox(&dirs)
+}
+
 /// The mailbox of an sdbox file, from its path: the folders between `mailboxes` and
 /// `dbox-Mails`, as Dovecot names them on disk; `None` for a path not laid out so.
 pub fn sdbox_mailbox(dirs: &[String]) -> Option<String> {
@@ -266,5 +278,14 @@ mod tests {
         assert_eq!(sdbox_mailbox(&dirs("x/mailboxes/Work/Sub/dbox-Mails")).as_deref(), Some("Work/Sub"));
         assert_eq!(sdbox_mailbox(&dirs("mdbox/storage")), None);
         assert_eq!(sdbox_mailbox(&dirs("mailboxes/dbox-Mails")), None);
+        let file = |p: &str| sdbox_file(std::path::Path::new(p));
+        assert_eq!(file("/m/sdbox/mailboxes/Work/dbox-Mails/u.12").as_deref(), Some("Work"));
+        for other in [
+            "/m/sdbox/mailboxes/Work/dbox-Mails/dovecot.index.log",
+            "/m/x/dbox-Mails/u.1",
+            "/m/mailboxes/W/dbox-Mails/u.",
+        ] {
+            assert_eq!(file(other), None, "{other}");
+        }
     }
 }

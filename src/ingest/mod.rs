@@ -16,7 +16,7 @@ mod sniff;
 mod walk;
 mod within;
 
-pub use dbox::{is_dbox, sdbox_mailbox, DboxMessage, DboxReader};
+pub use dbox::{is_dbox, sdbox_file, sdbox_mailbox, DboxMessage, DboxReader};
 pub use mbox::{mbox_status, split_mbox, unescape_from_lines, MboxMessage, MboxReader, MboxStatus};
 pub use mh::{mh_number, MhSequences};
 pub use packed::{mbox_bound, name_beneath, packing, packing_of, read_unpacked, unpacked_head, unpacked_mbox, Packing};

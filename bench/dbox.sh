@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Dovecot's own stores: a generated Maildir converted by Dovecot itself (`doveadm backup`) to
+# mdbox and to sdbox, and the three indexed cold by mailshelf in turn, in one run: the same
+# messages, listed and found alike, and what each layout costs against the Maildir.
+#
+#   bench/dbox.sh                 # 20,000 messages
+#   COUNT=5000 bench/dbox.sh
+#
+#   COUNT=20000        messages generated (bench/gen_archive.py, seed 1)
+#   WORKDIR=DIR        where the stores, a private Dovecot's files and data folders go
+#   MAILSHELF=PATH     the binary (built when it is the default and missing)
+#   REPEAT=3           rounds (each layout once a round); the median is reported
+#   DOVECOT_USER=dv    the account that owns the stores (Dovecot refuses root); created when missing
+#
+# Needs Dovecot (Debian's dovecot-core; installed with apt-get when missing and run as root).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+COUNT="${COUNT:-20000}"
+WORKDIR="${WORKDIR:-/tmp/mailshelf-dbox}"
+MAILSHELF="${MAILSHELF:-target/release/mailshelf}"
+REPEAT="${REPEAT:-3}"
+DOVECOT_USER="${DOVECOT_USER:-dv}"
+[[ -x "$MAILSHELF" ]] || cargo build --release
+if ! command -v doveadm >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dovecot-core >/dev/null
+fi
+id "$DOVECOT_USER" >/dev/null 2>&1 || useradd -M "$DOVECOT_USER"
+home="$WORKDIR/home"
+if [[ ! -d "$home/Maildir/cur" ]]; then
+  mkdir -p "$home"
+  python3 bench/gen_archive.py --count "$COUNT" --seed 1 --maildir "$home/Maildir" >&2
+fi
+chown -R "$DOVECOT_USER:" "$home"
+conf="$WORKDIR/dovecot.conf"
+cat >"$conf" <<EOF
+mail_location = maildir:$home/Maildir
+base_dir = $WORKDIR/run
+log_path = $WORKDIR/dovecot.log
+protocols =
+ssl = no
+first_valid_uid = 1
+default_internal_user = root
+default_login_user = root
+namespace inbox {
+  inbox = yes
+  prefix =
+  separator = /
+}
+userdb {
+  driver = static
+  args = uid=$DOVECOT_USER gid=$DOVECOT_USER home=$home
+}
+passdb {
+  driver = static
+  args = nopassword=y
+}
+EOF
+dovecot -c "$conf"
+trap 'dovecot -c "$conf" stop 2>/dev/null || true' EXIT
+for layout in mdbox sdbox; do
+  [[ -d "$home/$layout" ]] || doveadm -c "$conf" backup -u "$DOVECOT_USER" "$layout:$home/$layout"
+done
+chmod -R a+rX "$home"
+python3 - "$(realpath "$MAILSHELF")" "$home" "$WORKDIR" "$REPEAT" "$COUNT" <<'PY'
+import json, os, shutil, statistics, subprocess, sys, time, urllib.request
+binary, home, work, repeat, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+def cpu_of(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+runs = {}
+for _ in range(repeat):
+    for layout in ["Maildir", "mdbox", "sdbox"]:
+        data = os.path.join(work, "data-" + layout)
+        shutil.rmtree(data, ignore_errors=True)
+        t0 = time.monotonic()
+        p = subprocess.Popen([binary, "serve", os.path.join(home, layout), "--listen", "127.0.0.1:0",
+                              "--data-dir", data], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        url = None
+        while url is None:
+            line = p.stdout.readline()
+            if not line:
+                sys.exit(f"{layout}: the server stopped")
+            url = next((w.rstrip("/") for w in line.split() if w.startswith("http://")), None)
+        while not json.load(urllib.request.urlopen(url + "/api/status")).get("ready"):
+            time.sleep(0.05)
+        wall, cpu = time.monotonic() - t0, cpu_of(p.pid)
+        listed = json.load(urllib.request.urlopen(url + "/api/messages"))["total"]
+        found = json.load(urllib.request.urlopen(url + "/api/messages?q=invoice"))["total"]
+        p.terminate()
+        p.wait()
+        runs.setdefault(layout, []).append((wall, cpu, listed, found))
+print(f"{count} generated messages, in Maildir and as Dovecot converted them; medians of {repeat}\n")
+print("| layout | cold index s | CPU s | × Maildir | messages listed | found by `invoice` |")
+print("|---|---:|---:|---:|---:|---:|")
+base = statistics.median(r[0] for r in runs["Maildir"])
+for layout, rs in runs.items():
+    wall, cpu = statistics.median(r[0] for r in rs), statistics.median(r[1] for r in rs)
+    print(f"| {layout} | {wall:.2f} | {cpu:.1f} | {wall / base:.2f} | {rs[-1][2]:,} | {rs[-1][3]:,} |")
+PY
