@@ -312,13 +312,8 @@ fn walk_one(
             jobs.send();
             let f = reading.within.open(&found.path)?;
             let rel = relative_start(&found.root, &found.path);
-            // sdbox's mailbox is in its path; mdbox notes each message's.
-            let dirs: Vec<String> = found
-                .path
-                .parent()
-                .map(|p| p.iter().map(|c| c.to_string_lossy().into_owned()).collect())
-                .unwrap_or_default();
-            let in_path = ingest::sdbox_mailbox(&dirs);
+            // mdbox notes each message's mailbox; an sdbox file named otherwise has it in its path.
+            let in_path = found.path.parent().and_then(ingest::sdbox_mailbox);
             for m in ingest::DboxReader::new(std::io::BufReader::with_capacity(256 * 1024, f), limit) {
                 let m = match m {
                     Ok(m) => m,

@@ -13,8 +13,9 @@
 //! until `doveadm purge`). An mdbox message shows in the mailbox it was saved to.
 
 use std::io::{BufRead, Read};
+use std::path::Path;
 
-use super::{read_message, Given};
+use super::{read_message, read_up_to, Given};
 
 /// The largest message header a file may announce (Dovecot's is 30 bytes).
 const MAX_MESSAGE_HEADER: usize = 4096;
@@ -171,19 +172,20 @@ fn message_size(header: &[u8]) -> Option<u64> {
 
 /// The mailbox of a file laid out as sdbox keeps its messages (`…/mailboxes/<mailbox>/dbox-Mails/
 /// u.<uid>`), from its path; `None` for any other path.
-pub fn sdbox_file(path: &std::path::Path) -> Option<String> {
+pub fn sdbox_file(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_str()?;
     let uid = name.strip_prefix("u.")?;
     if uid.is_empty() || !uid.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let dirs: Vec<String> = path.parent()?.iter().map(|c| c.to_string_lossy().into_owned()).collect();
-    sdbox_mailbox(&dirs)
+    sdbox_mailbox(path.parent()?)
 }
 
-/// The mailbox of an sdbox file, from its path: the folders between `mailboxes` and
-/// `dbox-Mails`, as Dovecot names them on disk; `None` for a path not laid out so.
-pub fn sdbox_mailbox(dirs: &[String]) -> Option<String> {
+/// The mailbox of the sdbox folder `dir` (`…/mailboxes/<mailbox>/dbox-Mails`): the folders
+/// between `mailboxes` and `dbox-Mails`, as Dovecot names them on disk; `None` for a folder not
+/// laid out so.
+pub fn sdbox_mailbox(dir: &Path) -> Option<String> {
+    let dirs: Vec<String> = dir.iter().map(|c| c.to_string_lossy().into_owned()).collect();
     let (last, above) = dirs.split_last()?;
     if last != "dbox-Mails" {
         return None;
@@ -191,20 +193,6 @@ pub fn sdbox_mailbox(dirs: &[String]) -> Option<String> {
     let at = above.iter().rposition(|d| d == "mailboxes")?;
     let names = &above[at + 1..];
     (!names.is_empty()).then(|| names.join("/"))
-}
-
-/// Fills `buf` as far as `r` goes: how many bytes it holds.
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match r.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
 }
 
 fn invalid(what: &str) -> std::io::Error {
@@ -273,12 +261,12 @@ mod tests {
 
     #[test]
     fn sdbox_mailboxes_come_from_the_path() {
-        let dirs = |p: &str| p.split('/').map(String::from).collect::<Vec<_>>();
-        assert_eq!(sdbox_mailbox(&dirs("sdbox/mailboxes/INBOX/dbox-Mails")).as_deref(), Some("INBOX"));
-        assert_eq!(sdbox_mailbox(&dirs("x/mailboxes/Work/Sub/dbox-Mails")).as_deref(), Some("Work/Sub"));
-        assert_eq!(sdbox_mailbox(&dirs("mdbox/storage")), None);
-        assert_eq!(sdbox_mailbox(&dirs("mailboxes/dbox-Mails")), None);
-        let file = |p: &str| sdbox_file(std::path::Path::new(p));
+        let dir = |p: &str| sdbox_mailbox(Path::new(p));
+        assert_eq!(dir("sdbox/mailboxes/INBOX/dbox-Mails").as_deref(), Some("INBOX"));
+        assert_eq!(dir("x/mailboxes/Work/Sub/dbox-Mails").as_deref(), Some("Work/Sub"));
+        assert_eq!(dir("mdbox/storage"), None);
+        assert_eq!(dir("mailboxes/dbox-Mails"), None);
+        let file = |p: &str| sdbox_file(Path::new(p));
         assert_eq!(file("/m/sdbox/mailboxes/Work/dbox-Mails/u.12").as_deref(), Some("Work"));
         for other in [
             "/m/sdbox/mailboxes/Work/dbox-Mails/dovecot.index.log",

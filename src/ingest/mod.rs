@@ -240,6 +240,21 @@ pub fn read_message_on(
     Ok(Given { bytes, cut_from })
 }
 
+/// Fills `buf` from `r` as far as `r` goes: how many bytes it holds (fewer than `buf` only at
+/// the end of `r`).
+pub(crate) fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
 /// Room for `more` bytes in `bytes`, asked for and not taken: a size the machine cannot give is an
 /// error (as with `fs::read`), not an abort.
 pub fn reserve(bytes: &mut Vec<u8>, more: usize) -> std::io::Result<()> {

@@ -46,8 +46,10 @@ impl<R: Read> DovecotLz4<R> {
     /// Reads and inflates the next chunk; false at the end of the file.
     fn next_chunk(&mut self, max: usize) -> std::io::Result<bool> {
         let mut length = [0u8; 4];
-        if !read_all_or_none(&mut self.inner, &mut length)? {
-            return Ok(false);
+        match crate::ingest::read_up_to(&mut self.inner, &mut length)? {
+            0 => return Ok(false),
+            4 => {}
+            _ => return Err(std::io::Error::new(ErrorKind::UnexpectedEof, "a Dovecot LZ4 file cut short")),
         }
         let length = usize::try_from(u32::from_be_bytes(length)).unwrap_or(usize::MAX);
         if length == 0 || length > lz4_flex::block::get_maximum_output_size(max) {
@@ -84,22 +86,6 @@ impl<R: Read> Read for DovecotLz4<R> {
         self.at += n;
         Ok(n)
     }
-}
-
-/// Fills `buf` from `r`: true when filled, false when `r` ended before its first byte, an error
-/// when it ended within.
-fn read_all_or_none(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<bool> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match r.read(&mut buf[filled..]) {
-            Ok(0) if filled == 0 => return Ok(false),
-            Ok(0) => return Err(std::io::Error::new(ErrorKind::UnexpectedEof, "a Dovecot LZ4 file cut short")),
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(true)
 }
 
 fn invalid(what: &str) -> std::io::Error {
