@@ -109,6 +109,16 @@ fn hashed(pw: &str) -> String {
     mailshelf::auth::password::hash_with(pw.as_bytes(), mailshelf::auth::password::test_params()).unwrap()
 }
 
+/// The server over `mail` with the users of [`users_file`] (written in `dir`); the PDF route
+/// answers without rendering (a renderer adds nothing to what is read).
+fn scoped_app(dir: &Path, mail: PathBuf) -> TestApp {
+    let users = users_file(dir);
+    TestApp::with_config(&[mail], |c| {
+        c.accounts.users = Some(users);
+        c.chromium = None;
+    })
+}
+
 /// A users file: `scoped` reads `Open` only; `boss` reads everything and is an admin. Cheap hashes.
 pub fn users_file(dir: &Path) -> PathBuf {
     let path = dir.join("users.toml");
@@ -219,12 +229,7 @@ async fn as_user(app: &TestApp, method: &str, uri: &str, who: &str) -> Reply {
 #[tokio::test]
 async fn a_reader_of_some_folders_learns_nothing_of_the_others_by_any_route() {
     let (dir, mail) = archive();
-    let users = users_file(dir.path());
-    let app = TestApp::with_config(&[mail], |c| {
-        c.accounts.users = Some(users);
-        // The PDF route answers without rendering here (a renderer adds nothing to what is read).
-        c.chromium = None;
-    });
+    let app = scoped_app(dir.path(), mail);
     let scoped = basic("scoped", "scoped-pw");
     // The archive holds what the walk looks for.
     let boss = basic("boss", "boss-pw");
@@ -645,11 +650,7 @@ async fn an_enclosed_message_reads_the_same_whether_or_not_a_copy_is_filed_out_o
         if let Some(rel) = hidden {
             write(&mail, rel, &inner);
         }
-        let users = users_file(dir.path());
-        let app = TestApp::with_config(&[mail], |c| {
-            c.accounts.users = Some(users);
-            c.chromium = None;
-        });
+        let app = scoped_app(dir.path(), mail);
         let (scoped, boss) = (basic("scoped", "scoped-pw"), basic("boss", "boss-pw"));
         if let Some(rel) = hidden {
             // The copy is filed on its own, with its folder and flags, for whoever may read it.
@@ -739,11 +740,7 @@ async fn a_message_sharing_its_message_id_with_one_out_of_reach_reads_the_same()
                 write(&mail, &format!("{folder}/mine.eml"), &mine);
             }
         }
-        let users = users_file(dir.path());
-        let app = TestApp::with_config(&[mail], |c| {
-            c.accounts.users = Some(users);
-            c.chromium = None;
-        });
+        let app = scoped_app(dir.path(), mail);
         let (scoped, boss) = (basic("scoped", "scoped-pw"), basic("boss", "boss-pw"));
         if hidden == Some("Attic") && !copy {
             // The message found first is the one out of reach: everyone else knows it by the id.
@@ -814,11 +811,7 @@ async fn a_copy_without_a_message_id_reads_the_same_whether_or_not_one_is_held_o
         if let Some(folder) = hidden {
             write(&mail, &format!("{folder}/mine.eml"), &mine);
         }
-        let users = users_file(dir.path());
-        let app = TestApp::with_config(&[mail], |c| {
-            c.accounts.users = Some(users);
-            c.chromium = None;
-        });
+        let app = scoped_app(dir.path(), mail);
         let (scoped, boss) = (basic("scoped", "scoped-pw"), basic("boss", "boss-pw"));
         let mut ids: Vec<String> = Vec::new();
         let all = as_user(&app, "GET", "/api/messages", &boss).await;
