@@ -15,7 +15,7 @@
 use std::io::{BufRead, Read};
 use std::path::Path;
 
-use super::{read_message, read_up_to, Given};
+use super::{invalid, read_message, read_up_to, Given};
 
 /// The largest message header a file may announce (Dovecot's is 30 bytes).
 const MAX_MESSAGE_HEADER: usize = 4096;
@@ -193,10 +193,6 @@ pub fn sdbox_mailbox(dir: &Path) -> Option<String> {
     let at = above.iter().rposition(|d| d == "mailboxes")?;
     let names = &above[at + 1..];
     (!names.is_empty()).then(|| names.join("/"))
-}
-
-fn invalid(what: &str) -> std::io::Error {
-    std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string())
 }
 
 #[cfg(test)]

@@ -255,6 +255,11 @@ pub(crate) fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<u
     Ok(filled)
 }
 
+/// An error of kind `InvalidData` saying `what`: a file of a format read here that breaks it.
+pub(crate) fn invalid(what: &str) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string())
+}
+
 /// Room for `more` bytes in `bytes`, asked for and not taken: a size the machine cannot give is an
 /// error (as with `fs::read`), not an abort.
 pub fn reserve(bytes: &mut Vec<u8>, more: usize) -> std::io::Result<()> {

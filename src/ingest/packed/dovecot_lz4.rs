@@ -7,6 +7,8 @@
 
 use std::io::{ErrorKind, Read};
 
+use crate::ingest::{invalid, read_up_to};
+
 /// The first bytes of every such file.
 pub(super) const MAGIC: &[u8] = b"Dovecot-LZ4\x0d\x2a\x9b\xc5";
 
@@ -46,7 +48,7 @@ impl<R: Read> DovecotLz4<R> {
     /// Reads and inflates the next chunk; false at the end of the file.
     fn next_chunk(&mut self, max: usize) -> std::io::Result<bool> {
         let mut length = [0u8; 4];
-        match crate::ingest::read_up_to(&mut self.inner, &mut length)? {
+        match read_up_to(&mut self.inner, &mut length)? {
             0 => return Ok(false),
             4 => {}
             _ => return Err(std::io::Error::new(ErrorKind::UnexpectedEof, "a Dovecot LZ4 file cut short")),
@@ -86,10 +88,6 @@ impl<R: Read> Read for DovecotLz4<R> {
         self.at += n;
         Ok(n)
     }
-}
-
-fn invalid(what: &str) -> std::io::Error {
-    std::io::Error::new(ErrorKind::InvalidData, what.to_string())
 }
 
 #[cfg(test)]
