@@ -248,7 +248,7 @@ async fn uploads_are_created_deduplicated_and_kept() {
 
 /// An upload compressed with gzip or zstd is what it inflates to: a mailing list's month of mail
 /// as `.txt.gz`, one message as `.eml.zst`; bounded as it inflates. A file of Dovecot's (a Maildir
-/// file it compressed with LZ4, an mdbox file) is what it holds.
+/// file it compressed with LZ4, an mdbox file), an MMDF or a Babyl file is what it holds.
 #[tokio::test]
 async fn compressed_uploads_are_what_they_inflate_to() {
     use std::io::Read as _;
@@ -283,6 +283,17 @@ async fn compressed_uploads_are_what_they_inflate_to() {
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
     let created: serde_json::Value = serde_json::from_slice(&r.body).expect("json");
     assert_eq!(created.as_array().map(Vec::len), Some(4), "every message of the mdbox file: {created}");
+
+    // An MMDF file, and an Emacs Rmail (Babyl) file kept compressed, with its labels.
+    for (file, count) in [("mmdf-babyl/RMAIL.gz", 5), ("mmdf-babyl/archive.mmdf", 4)] {
+        let bytes = std::fs::read(fixtures.join(file)).expect("fixture");
+        let r = post(&app, "application/octet-stream", bytes).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{file}: {}", r.text());
+        let created: serde_json::Value = serde_json::from_slice(&r.body).expect("json");
+        assert_eq!(created.as_array().map(Vec::len), Some(count), "{file}: every message: {created}");
+    }
+    let labelled = app.json("/api/messages?label=Clients/Acme").await;
+    assert_eq!(labelled["total"], 1, "{labelled}");
 }
 
 #[tokio::test]

@@ -67,6 +67,19 @@ fn mbox_findings_complete() {
         changed[at] ^= 0x41;
         drive::mbox(&changed);
     }
+    // The MMDF and Babyl files Python wrote, cut at every few bytes, and with a byte changed.
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mmdf-babyl");
+    for file in ["archive.mmdf", "RMAIL"] {
+        let bytes = fs::read(dir.join(file)).expect("the fixture");
+        for cut in (0..bytes.len()).step_by(37).chain([bytes.len()]) {
+            drive::mbox(&bytes[..cut]);
+        }
+        for at in (0..bytes.len()).step_by(41) {
+            let mut changed = bytes.clone();
+            changed[at] ^= 0x41;
+            drive::mbox(&changed);
+        }
+    }
     replay("mbox", drive::mbox);
 }
 

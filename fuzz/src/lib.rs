@@ -213,6 +213,43 @@ pub fn mbox(data: &[u8]) {
         assert!(end <= data.len() as u64, "a dbox message past the file's end");
         assert!(m.given.bytes.len() <= limit.max(1), "more kept of a dbox message than the limit");
     }
+    // As an MMDF and as a Babyl file: the same messages through any buffer, each within the file
+    // and the limit, and read back from its place as the bytes the reader kept.
+    for framing in [mailshelf::ingest::Framing::Mmdf, mailshelf::ingest::Framing::Babyl] {
+        let read = |capacity: usize, limit: usize| -> Vec<mailshelf::ingest::SpanMessage> {
+            let reader = std::io::BufReader::with_capacity(capacity, data);
+            mailshelf::ingest::SpansReader::new(reader, framing, limit).map_while(Result::ok).collect()
+        };
+        let whole = read(256 * 1024, usize::MAX);
+        let small = read(1 + data.len() % 59, usize::MAX);
+        let places =
+            |ms: &[mailshelf::ingest::SpanMessage]| ms.iter().map(|m| (m.offset, m.len, m.skip)).collect::<Vec<_>>();
+        let bytes =
+            |ms: &[mailshelf::ingest::SpanMessage]| ms.iter().map(|m| m.given.bytes.clone()).collect::<Vec<_>>();
+        assert_eq!(places(&whole), places(&small), "{framing:?}: messages depend on the buffer");
+        assert_eq!(bytes(&whole), bytes(&small), "{framing:?}: messages depend on the buffer");
+        let cut = read(1 + data.len() % 71, limit);
+        assert_eq!(cut.len(), whole.len(), "{framing:?}: the limit changes the messages");
+        for (c, m) in cut.iter().zip(&whole) {
+            assert_eq!((c.offset, c.len, c.skip), (m.offset, m.len, m.skip), "{framing:?}: the limit moves a message");
+            assert_eq!(
+                c.given.bytes,
+                m.given.bytes[..m.given.bytes.len().min(limit)],
+                "{framing:?}: not its first bytes"
+            );
+            let end = m.offset.checked_add(m.len).expect("a message's end overflows");
+            assert!(end <= data.len() as u64, "{framing:?}: a message past the file's end");
+            if let Some((at, len)) = m.skip {
+                assert!(at >= m.offset && at + len <= end, "{framing:?}: a skip outside its message");
+            }
+            let again = mailshelf::ingest::splice(c.offset, c.len, c.skip, limit, |want| {
+                Ok(data[c.offset as usize..(c.offset + want) as usize].to_vec())
+            })
+            .expect("splices");
+            assert_eq!(again.bytes, c.given.bytes, "{framing:?}: read back otherwise than indexed");
+            assert_eq!(again.cut_from, c.given.cut_from, "{framing:?}: another size read back");
+        }
+    }
 }
 
 /// Any bytes as a file kept compressed (gzip, zstd, bzip2, xz: the input is taken as each in

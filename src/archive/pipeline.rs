@@ -51,10 +51,19 @@ enum Job {
     /// A file that is one message: `checked` when the walker read its first bytes to tell, else a
     /// Maildir's message file ([`ingest::maildir_message`]), which the worker tells from its bytes.
     File { src: usize, root: Arc<Path>, path: PathBuf, size: u64, held: Share, checked: bool },
-    /// One message of an mbox, already read (its first bytes, when it is longer than the limit).
-    /// A message of an mbox, with the flags its header keeps (read by the walker, which looks
-    /// at them anyway to leave out what Thunderbird deleted).
-    Mbox { src: usize, source: Source, rel: u16, given: ingest::Given, flags: Option<String>, held: Share },
+    /// One message of a file of many (an mbox, a dbox, MMDF or Babyl file), already read (its
+    /// first bytes, when it is longer than the limit), with the flags its header keeps (read by
+    /// the walker, which looks at them anyway to leave out what Thunderbird deleted) and the
+    /// labels the file gives it (Babyl's).
+    Mbox {
+        src: usize,
+        source: Source,
+        rel: u16,
+        given: ingest::Given,
+        flags: Option<String>,
+        labels: Vec<String>,
+        held: Share,
+    },
     /// One item of an Outlook data file, read by the worker (of a size not known before).
     Pst { src: usize, source: Source, rel: u16 },
     /// An sdbox file (one message, framed), read by the worker as a Maildir's files are; its
@@ -325,10 +334,27 @@ fn walk_one(
                 let mailbox = m.mailbox.or_else(|| in_path.clone()).unwrap_or_default();
                 let source = Source::Dbox { path: found.path.clone(), offset: m.offset, len: m.len, mailbox };
                 let held = jobs.share(m.given.bytes.len() as u64);
-                if !jobs.push(Job::Mbox { src, source, rel, given: m.given, flags: None, held }) {
+                if !jobs.push(Job::Mbox { src, source, rel, given: m.given, flags: None, labels: Vec::new(), held }) {
                     break;
                 }
                 *count += 1;
+            }
+            Ok(state)
+        }
+        Kind::Framed(framing) => {
+            jobs.send();
+            let mut f = reading.within.open(&found.path)?;
+            let packing = ingest::packing_of(&mut f)?;
+            let rel = relative_start(&found.root, &found.path);
+            match packing {
+                Some(p) => {
+                    let input = std::io::BufReader::with_capacity(256 * 1024, ingest::unpacked_mbox(f, p, size)?);
+                    hand_on_spans(ingest::SpansReader::new(input, framing, limit), found, src, rel, jobs, count)?;
+                }
+                None => {
+                    let input = std::io::BufReader::with_capacity(256 * 1024, f);
+                    hand_on_spans(ingest::SpansReader::new(input, framing, limit), found, src, rel, jobs, count)?;
+                }
             }
             Ok(state)
         }
@@ -395,12 +421,46 @@ fn hand_on_mbox<R: Read + Seek>(
         let held = jobs.share(m.raw.len() as u64);
         let cut_from = m.is_cut().then_some(m.len);
         let given = ingest::Given { bytes: ingest::unescape_from_lines(m.raw), cut_from };
-        if !jobs.push(Job::Mbox { src, source, rel, given, flags: status.flags, held }) {
+        if !jobs.push(Job::Mbox { src, source, rel, given, flags: status.flags, labels: Vec::new(), held }) {
             break;
         }
         *count += 1;
     }
     Ok(end)
+}
+
+/// Hands on each message an MMDF or Babyl file holds as a job, counting them in `count`; a file
+/// that cannot be read on is read as far as that, with a warning.
+fn hand_on_spans<R: std::io::BufRead>(
+    messages: ingest::SpansReader<R>,
+    found: &ingest::Found,
+    src: usize,
+    rel: u16,
+    jobs: &mut Jobs,
+    count: &mut usize,
+) -> std::io::Result<()> {
+    for m in messages {
+        let m = match m {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(path = %found.path.display(), error = %e, "read as far as an error");
+                break;
+            }
+        };
+        // MMDF keeps a message's state in its header, as an mbox does.
+        let status = ingest::mbox_status(&m.given.bytes);
+        if status.expunged {
+            continue;
+        }
+        let source = Source::Framed { path: found.path.clone(), offset: m.offset, len: m.len, skip: m.skip };
+        let held = jobs.share(m.given.bytes.len() as u64);
+        let flags = m.flags.or(status.flags);
+        if !jobs.push(Job::Mbox { src, source, rel, given: m.given, flags, labels: m.labels, held }) {
+            break;
+        }
+        *count += 1;
+    }
+    Ok(())
 }
 
 /// `search`: `None` when search is off, else whether documents' text goes into it. With
@@ -437,20 +497,28 @@ fn parse_worker(
         let seqs = folders.entry(folder.to_path_buf()).or_insert_with(|| ingest::MhSequences::of_folder(folder));
         seqs.as_ref().map(|s| s.flags(number))
     };
-    // A message read already (of an mbox, a dbox file), parsed at `source`.
-    let read_at = |src, source: Source, rel, given, flags, held| match read(parse_given(given, None)) {
-        Ok(msg) => Outcome::Parsed {
-            src,
-            doc: doc(&msg),
-            draft: draft(&msg),
-            location: Location::Top { source, rel, flags, uploaded: false },
-            held: Some(held),
-        },
-        Err(e) => {
-            tracing::warn!(path = %source.path().display(), error = %e, "skipped");
-            Outcome::Failed { src, held: Some(held) }
-        }
-    };
+    // A message read already (of an mbox, a dbox file), parsed at `source`, with the labels its
+    // file gives it.
+    let read_at =
+        |src, source: Source, rel, given, flags, labels: Vec<String>, held| match read(parse_given(given, None)) {
+            Ok(mut msg) => {
+                if !labels.is_empty() {
+                    msg.summary.labels.extend(labels);
+                    crate::parse::labels::tidy_labels(&mut msg.summary.labels);
+                }
+                Outcome::Parsed {
+                    src,
+                    doc: doc(&msg),
+                    draft: draft(&msg),
+                    location: Location::Top { source, rel, flags, uploaded: false },
+                    held: Some(held),
+                }
+            }
+            Err(e) => {
+                tracing::warn!(path = %source.path().display(), error = %e, "skipped");
+                Outcome::Failed { src, held: Some(held) }
+            }
+        };
     let one = |job: Job| match job {
         Job::File { src, root, path, size, held, checked } => {
             let held = Some(held);
@@ -515,7 +583,9 @@ fn parse_worker(
                 }
             }
         }
-        Job::Mbox { src, source, rel, given, flags, held } => read_at(src, source, rel, given, flags, held),
+        Job::Mbox { src, source, rel, given, flags, labels, held } => {
+            read_at(src, source, rel, given, flags, labels, held)
+        }
         Job::Sdbox { src, root, path, held, mailbox } => {
             let rel = relative_start(&root, &path);
             let first = opener
@@ -526,7 +596,7 @@ fn parse_worker(
                 Ok(Some(m)) => {
                     let mailbox = m.mailbox.unwrap_or(mailbox);
                     let source = Source::Dbox { path, offset: m.offset, len: m.len, mailbox };
-                    read_at(src, source, rel, m.given, None, held)
+                    read_at(src, source, rel, m.given, None, Vec::new(), held)
                 }
                 // Named as sdbox names its files, but not one (or empty): as a Maildir's stray file.
                 Ok(None) => Outcome::NotMail { src, held: Some(held) },
@@ -588,7 +658,7 @@ fn read_message_file(
             tracing::warn!(path = %found.path.display(), "an Outlook data file in a Maildir folder is not read: name it .pst");
             return Ok(None);
         }
-        Kind::Mbox | Kind::Dbox | Kind::Other => {
+        Kind::Mbox | Kind::Dbox | Kind::Framed(_) | Kind::Other => {
             tracing::debug!(path = %found.path.display(), "not a message: left out");
             return Ok(None);
         }

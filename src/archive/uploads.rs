@@ -203,7 +203,8 @@ impl Archive {
 }
 
 /// The messages of an upload, parsed, with their folders: one message, each message of an mbox
-/// (either kept compressed with gzip, bzip2, xz, zstd or LZ4) or of a Dovecot dbox file, or each item of an Outlook data file (as
+/// (either kept compressed with gzip, bzip2, xz, zstd or LZ4), of an MMDF or Babyl file or of a
+/// Dovecot dbox file, or each item of an Outlook data file (as
 /// the `.msg` Outlook would save it, in the folder it is filed in there, under the file's name). An upload with a message that cannot be read stores
 /// nothing.
 fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error> {
@@ -224,7 +225,7 @@ fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error>
         Kind::Mbox if name.map(ingest::name_beneath).is_some_and(ingest::named_message) => Kind::Message,
         kind => kind,
     };
-    let messages: Vec<(Vec<u8>, Option<String>)> = match kind {
+    let messages: Vec<(Vec<u8>, Option<String>, Vec<String>)> = match kind {
         // Kept whole (an upload is within `--max-upload`): what is stored is what was given.
         Kind::Mbox => MboxReader::new(std::io::Cursor::new(bytes.as_slice()), 0)
             .limit(usize::MAX)
@@ -233,7 +234,7 @@ fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error>
             .filter_map(|m| {
                 // Deleted in Thunderbird, left in the file until the folder is compacted.
                 let status = ingest::mbox_status(&m.raw);
-                (!status.expunged).then(|| (ingest::unescape_from_lines(m.raw), status.flags))
+                (!status.expunged).then(|| (ingest::unescape_from_lines(m.raw), status.flags, Vec::new()))
             })
             .collect(),
         Kind::Dbox => {
@@ -243,18 +244,34 @@ fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error>
                 if m.given.cut_from.is_some() {
                     return Err(Error::TooLarge);
                 }
-                messages.push((m.given.bytes, None));
+                messages.push((m.given.bytes, None, Vec::new()));
             }
             messages
         }
-        Kind::Message => vec![(bytes, None)],
+        Kind::Framed(framing) => {
+            let mut messages = Vec::new();
+            for m in ingest::SpansReader::new(bytes.as_slice(), framing, usize::MAX) {
+                let Ok(m) = m else { break };
+                let status = ingest::mbox_status(&m.given.bytes);
+                if !status.expunged {
+                    messages.push((m.given.bytes, m.flags.or(status.flags), m.labels));
+                }
+            }
+            messages
+        }
+        Kind::Message => vec![(bytes, None, Vec::new())],
         Kind::Pst => return read_outlook_upload(&bytes, name),
         Kind::Other => return Err(Error::Unparseable),
     };
     let uploads = messages
         .into_iter()
-        .map(|(m, flags)| {
-            Ok(Upload { msg: parse_message(Arc::from(m))?, folder: String::new(), extension: "eml", flags })
+        .map(|(m, flags, labels)| {
+            let mut msg = parse_message(Arc::from(m))?;
+            if !labels.is_empty() {
+                msg.summary.labels.extend(labels);
+                crate::parse::labels::tidy_labels(&mut msg.summary.labels);
+            }
+            Ok(Upload { msg, folder: String::new(), extension: "eml", flags })
         })
         .collect::<Result<Vec<_>, Error>>()?;
     if uploads.is_empty() {

@@ -38,7 +38,7 @@ pub(crate) fn of_location(location: &Location) -> Option<String> {
             match source {
                 Source::Pst { folder, .. } => pst_folder(rel_path, folder),
                 Source::Dbox { mailbox, .. } => dbox_folder(rel_path, mailbox),
-                _ => folder_of(rel_path, matches!(source, Source::Mbox { .. })),
+                _ => folder_of(rel_path, matches!(source, Source::Mbox { .. } | Source::Framed { .. })),
             }
         }
     })
@@ -134,7 +134,10 @@ pub(crate) fn folder_of(rel: &Path, mbox: bool) -> String {
     if mbox && !(in_apple && file == "mbox") {
         // `2024-May.txt.gz` is the folder `2024-May.txt`, `Archive.mbox.xz` the folder `Archive`.
         let file = crate::ingest::name_beneath(file);
-        let stem = [".mbox", ".mbx"].iter().find_map(|ext| file.strip_suffix(ext)).filter(|s| !s.is_empty());
+        let stem = [".mbox", ".mbx", ".mmdf", ".babyl", ".rmail"]
+            .iter()
+            .find_map(|ext| file.strip_suffix(ext))
+            .filter(|s| !s.is_empty());
         out.push(stem.unwrap_or(file).to_string());
     }
     if out.is_empty() && skipped_maildir_leaf {
@@ -351,6 +354,10 @@ mod tests {
                 Some("Archives/2017"),
             ),
             (top(pst("/mail/old/2019.pst", "Inbox"), false), Some("old/2019/Inbox")),
+            (
+                top(Source::Framed { path: "/mail/emacs/RMAIL".into(), offset: 0, len: 9, skip: None }, false),
+                Some("emacs/RMAIL"),
+            ),
             (top(Source::File { path: "/mail/loose.eml".into() }, false), Some("")),
             (top(stored(""), true), Some("Uploads")),
             (top(stored("backup/Inbox"), true), Some("Uploads/backup/Inbox")),
@@ -387,6 +394,8 @@ mod tests {
                 "Takeout/Mail/All mail Including Spam and Trash",
             ),
             ("lists/rust.mbx", true, "lists/rust"),
+            ("old/archive.mmdf", true, "old/archive"),
+            ("emacs/friends.babyl", true, "emacs/friends"),
             // KMail: the subfolders of `inbox` in `.inbox.directory/`, Maildir or mbox.
             ("inbox/cur/1:2,S", false, "inbox"),
             (".inbox.directory/Lists/new/1", false, "inbox/Lists"),

@@ -1,7 +1,7 @@
-//! Where messages come from: files, folder trees (Maildir included), mbox files, Dovecot's dbox
-//! stores, Outlook data files.
+//! Where messages come from: files, folder trees (Maildir included), mbox, MMDF and Babyl files,
+//! Dovecot's dbox stores, Outlook data files.
 //! [`walk`](mod@walk) finds them, [`sniff`](mod@sniff) tells a message from other files by its first bytes, `mbox`
-//! splits mbox files into messages, `dbox` Dovecot's sdbox and mdbox files, `mh` reads MH folders' sequences as flags, `packed` reads
+//! splits mbox files into messages, `spans` MMDF and Babyl files, `dbox` Dovecot's sdbox and mdbox files, `mh` reads MH folders' sequences as flags, `packed` reads
 //! message files kept compressed, [`pst`] lists the
 //! items of Outlook data files; [`Source`] says
 //! where one message's bytes live and reads them back. Sources are opened read-only; nothing here
@@ -13,6 +13,7 @@ mod mh;
 mod packed;
 pub mod pst;
 mod sniff;
+mod spans;
 mod walk;
 mod within;
 
@@ -24,6 +25,7 @@ pub use sniff::{
     after_emlx_count, emlx_count_line, kind_of, maildir_message, named_message, sniff, sniff_claimed, sniff_file,
     sniff_found, utf16_to_bytes, Claim, Kind, HEAD, OLE_MAGIC,
 };
+pub use spans::{framing, splice, Framing, SpanMessage, SpansReader};
 pub use walk::{apple_attachment, maildir_flags, standard_flags, walk, Found, StoredAttachment};
 pub use within::{Opener, Within};
 
@@ -68,6 +70,15 @@ pub enum Source {
         offset: u64,
         len: u64,
         mailbox: String,
+    },
+    /// One message of an MMDF or Babyl file: the bytes from `offset`, `len` of them, as they lie
+    /// (nothing un-escaped), less what `skip` covers (where, how long: Babyl's shown header).
+    Framed {
+        #[serde(with = "path_bytes")]
+        path: PathBuf,
+        offset: u64,
+        len: u64,
+        skip: Option<(u64, u64)>,
     },
 }
 
@@ -120,6 +131,7 @@ impl Source {
             Source::File { path }
             | Source::Mbox { path, .. }
             | Source::Dbox { path, .. }
+            | Source::Framed { path, .. }
             | Source::Pst { path, .. } => path,
             Source::Stored { name, .. } => Path::new(name),
         }
@@ -130,7 +142,11 @@ impl Source {
     pub fn own_file(&self) -> Option<&Path> {
         match self {
             Source::File { path } => Some(path),
-            Source::Mbox { .. } | Source::Dbox { .. } | Source::Pst { .. } | Source::Stored { .. } => None,
+            Source::Mbox { .. }
+            | Source::Dbox { .. }
+            | Source::Framed { .. }
+            | Source::Pst { .. }
+            | Source::Stored { .. } => None,
         }
     }
 
@@ -165,6 +181,20 @@ impl Source {
                     ));
                 }
                 Ok(Given { bytes: unescape_from_lines(buf), cut_from: (*len > want).then_some(*len) })
+            }
+            Source::Framed { path, offset, len, skip } => {
+                let mut f = within.open(path)?;
+                let packing = packing_of(&mut f)?;
+                spans::splice(*offset, *len, *skip, limit, |want| match packing {
+                    Some(p) => packed::read_unpacked_range(path, f, p, *offset, want),
+                    None => {
+                        f.seek(SeekFrom::Start(*offset))?;
+                        let mut buf = Vec::new();
+                        reserve(&mut buf, want as usize)?;
+                        f.take(want).read_to_end(&mut buf)?;
+                        Ok(buf)
+                    }
+                })
             }
             // As saved, maybe compressed: inflated within the limit, as a Maildir file is.
             Source::Dbox { path, offset, len, .. } => {

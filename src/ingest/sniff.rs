@@ -18,6 +18,8 @@ pub enum Kind {
     Dbox,
     /// An Outlook data file: a tree of folders and items.
     Pst,
+    /// An MMDF or Babyl file: messages between separators.
+    Framed(super::Framing),
     Other,
 }
 
@@ -162,6 +164,9 @@ pub fn sniff_claimed(head: &[u8], claim: Claim) -> Kind {
     if super::is_dbox(head) {
         return Kind::Dbox;
     }
+    if let Some(framing) = super::framing(head) {
+        return Kind::Framed(framing);
+    }
     if claim == Claim::Given && head.starts_with(OLE_MAGIC) {
         return Kind::Message;
     }
@@ -262,6 +267,7 @@ pub fn sniff_found(found: &Found) -> std::io::Result<Kind> {
     Ok(match kind_of(found, &inflated) {
         Kind::Message => Kind::Message,
         Kind::Mbox => Kind::Mbox,
+        Kind::Framed(f) => Kind::Framed(f),
         Kind::Pst => {
             tracing::warn!(path = %found.path.display(), "an Outlook data file kept compressed is not read: uncompress it first");
             Kind::Other

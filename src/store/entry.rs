@@ -186,7 +186,9 @@ impl Location {
         let path = source.path().to_string_lossy();
         let shown = path.get(usize::from(*rel)..).unwrap_or(&path).to_string();
         Some(match source {
-            Source::Mbox { offset, .. } | Source::Dbox { offset, .. } => format!("{shown}@{offset}"),
+            Source::Mbox { offset, .. } | Source::Dbox { offset, .. } | Source::Framed { offset, .. } => {
+                format!("{shown}@{offset}")
+            }
             Source::Pst { node, .. } => format!("{shown}#{node}"),
             Source::File { .. } | Source::Stored { .. } => shown,
         })

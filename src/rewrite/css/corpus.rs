@@ -87,6 +87,7 @@ fn corpus() -> &'static Corpus {
                 Ok(Kind::Mbox) => mbox_messages(path, &name),
                 Ok(Kind::Pst) => pst_messages(path, &name),
                 Ok(Kind::Dbox) => dbox_messages(path, &name),
+                Ok(Kind::Framed(framing)) => framed_messages(path, framing, &name),
                 _ => continue,
             };
             corpus.files += usize::from(!messages.is_empty());
@@ -111,6 +112,14 @@ fn mbox_messages(path: &Path, name: &str) -> Vec<(String, Vec<u8>)> {
 fn dbox_messages(path: &Path, name: &str) -> Vec<(String, Vec<u8>)> {
     let Ok(file) = std::fs::File::open(path) else { return Vec::new() };
     crate::ingest::DboxReader::new(std::io::BufReader::new(file), usize::MAX)
+        .map_while(Result::ok)
+        .map(|m| (format!("{name} at {}", m.offset), m.given.bytes))
+        .collect()
+}
+
+fn framed_messages(path: &Path, framing: crate::ingest::Framing, name: &str) -> Vec<(String, Vec<u8>)> {
+    let Ok(file) = std::fs::File::open(path) else { return Vec::new() };
+    crate::ingest::SpansReader::new(std::io::BufReader::new(file), framing, usize::MAX)
         .map_while(Result::ok)
         .map(|m| (format!("{name} at {}", m.offset), m.given.bytes))
         .collect()

@@ -36,7 +36,7 @@ pub(crate) struct ListPage {
 /// What the upload form's file chooser offers: every kind of file mailshelf reads, by extension
 /// and by type (mbox files often have no extension, and Maildir files none at all, so "all files"
 /// stays one click away in every browser's chooser).
-pub(crate) const UPLOAD_ACCEPT: &str = ".eml,.mht,.mhtml,.mbox,.mbx,.msg,.pst,.ost,.emlx,.webarchive,.txt,\
+pub(crate) const UPLOAD_ACCEPT: &str = ".eml,.mht,.mhtml,.mbox,.mbx,.mmdf,.babyl,.rmail,.msg,.pst,.ost,.emlx,.webarchive,.txt,\
     .gz,.zst,.bz2,.xz,.lz4,message/rfc822,application/mbox,multipart/related,application/vnd.ms-outlook,application/x-webarchive";
 
 #[derive(Debug, Default, Deserialize)]

@@ -1,0 +1,507 @@
+//! MMDF and Babyl files: many messages in one file, each kept between separators as it was
+//! given, nothing escaped inside it (where an mbox escapes body lines starting `From `).
+//!
+//! MMDF (the MMDF and SCO mail systems; Python's `mailbox.MMDF`) opens and closes each message
+//! with a line of four `\x01` bytes. Python writes an mbox `From ` line after the opening one: an
+//! envelope line, not part of the message, so left out.
+//!
+//! Babyl is Emacs Rmail's format (until Emacs 23 moved to mbox). A `BABYL OPTIONS:` section comes
+//! first; each message follows a `\x1f\x0c` line: a line of attributes (`1, unseen, answered,,
+//! Work, Travel,`: Rmail's own labels before the double comma, the user's after), the message's
+//! original header, a `*** EOOH ***` line, the header as Rmail shows it (pruned, or a copy), a
+//! blank line and the body, up to the next `\x1f`. The message is its original header and its
+//! body: the header as shown is left out (its place is [`SpanMessage::skip`]). When Rmail had not
+//! reformatted a message, nothing stands before `*** EOOH ***` and the header after it is the
+//! message's own. A shown header that is not one (Python's writer can leave it out, so the body
+//! follows at once) is kept as the body it is.
+//!
+//! A message cut short by the file's end is read as far as it goes. Lines are read a bounded
+//! piece at a time, so a file of one endless line holds no more memory than a message may.
+
+use std::io::{BufRead, Read};
+
+use super::Given;
+
+/// The line that opens and closes an MMDF message.
+const MMDF_SEPARATOR: &[u8] = b"\x01\x01\x01\x01";
+
+/// How a Babyl file starts.
+const BABYL_START: &[u8] = b"BABYL OPTIONS:";
+
+/// What ends a Babyl message's original header.
+const END_OF_ORIGINAL_HEADER: &[u8] = b"*** EOOH ***";
+
+/// The longest piece of a line read at once: a longer line is read in pieces.
+const MAX_PIECE: u64 = 64 * 1024;
+
+/// Which of the two formats a file is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    Mmdf,
+    Babyl,
+}
+
+/// The format a file's first bytes say it is in, if either.
+pub fn framing(head: &[u8]) -> Option<Framing> {
+    if head.strip_prefix(MMDF_SEPARATOR).is_some_and(|rest| rest.starts_with(b"\n") || rest.starts_with(b"\r\n")) {
+        Some(Framing::Mmdf)
+    } else if head.starts_with(BABYL_START) {
+        Some(Framing::Babyl)
+    } else {
+        None
+    }
+}
+
+/// One message of an MMDF or Babyl file.
+#[derive(Debug)]
+pub struct SpanMessage {
+    /// Where the message starts in the file, and how many bytes it spans there (`skip` included).
+    pub offset: u64,
+    pub len: u64,
+    /// What lies inside the span and is not the message (Babyl's shown header): where, how long.
+    pub skip: Option<(u64, u64)>,
+    /// The message's bytes, within the reader's limit.
+    pub given: Given,
+    /// Babyl: its state as Maildir letters (as Python's `mailbox` converts it: `S` when not
+    /// `unseen`, `R` answered, `P` forwarded, `T` deleted). `None` for MMDF, whose header says.
+    pub flags: Option<String>,
+    /// Babyl: the labels the user gave it.
+    pub labels: Vec<String>,
+}
+
+/// Where a Babyl message's reading is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// The original header, up to `*** EOOH ***` (an MMDF message is all of this part).
+    Original,
+    /// The first line after `*** EOOH ***`, which tells whether a shown header follows.
+    AfterEooh,
+    /// The shown header, left out, up to its blank line.
+    Shown,
+    Body,
+}
+
+/// A message being read.
+struct Reading {
+    offset: u64,
+    /// Bytes of the message seen so far (the skip left out), of which `bytes` keeps the first.
+    total: u64,
+    bytes: Vec<u8>,
+    part: Part,
+    original_is_empty: bool,
+    skip: Option<(u64, u64)>,
+    /// Whether the line being read (a piece of a long one) is left out.
+    skipping: bool,
+    /// Whether the last whole line kept was empty, and its length (`\n` or `\r\n`).
+    last_blank: Option<u64>,
+    flags: Option<String>,
+    labels: Vec<String>,
+}
+
+/// The messages of an MMDF or Babyl file, read forward from its start, each kept to `limit` bytes.
+pub struct SpansReader<R> {
+    input: R,
+    framing: Framing,
+    limit: usize,
+    at: u64,
+    line: Vec<u8>,
+    /// Whether the next piece read starts a line.
+    at_line_start: bool,
+    reading: Option<Reading>,
+    /// Babyl: a `\x1f\x0c` line was read, so the next line is a message's attributes.
+    attributes_next: bool,
+    done: bool,
+}
+
+impl<R: BufRead> SpansReader<R> {
+    pub fn new(input: R, framing: Framing, limit: usize) -> SpansReader<R> {
+        SpansReader {
+            input,
+            framing,
+            limit,
+            at: 0,
+            line: Vec::new(),
+            at_line_start: true,
+            reading: None,
+            attributes_next: false,
+            done: false,
+        }
+    }
+
+    /// Reads the next piece of a line into `self.line`: whether it starts a line, and where.
+    fn piece(&mut self) -> std::io::Result<Option<(u64, bool)>> {
+        self.line.clear();
+        let n = <&mut R as Read>::take(&mut self.input, MAX_PIECE).read_until(b'\n', &mut self.line)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let (start, starts_line) = (self.at, self.at_line_start);
+        self.at += n as u64;
+        self.at_line_start = self.line.ends_with(b"\n");
+        Ok(Some((start, starts_line)))
+    }
+
+    fn next_message(&mut self) -> std::io::Result<Option<SpanMessage>> {
+        while let Some((start, starts_line)) = self.piece()? {
+            if !starts_line {
+                if let Some(r) = &mut self.reading {
+                    keep_piece(r, &self.line, self.limit);
+                }
+                continue;
+            }
+            let ended = match self.framing {
+                Framing::Mmdf => self.mmdf_line(start),
+                Framing::Babyl => self.babyl_line(start),
+            };
+            if ended.is_some() {
+                return Ok(ended);
+            }
+        }
+        // The file's end ends a message it cut short.
+        Ok(self.reading.take().map(|r| finish(r, self.at)))
+    }
+
+    /// Takes a whole line of an MMDF file; the message it ends, if it ends one.
+    fn mmdf_line(&mut self, start: u64) -> Option<SpanMessage> {
+        let is_separator = trim_end(&self.line) == MMDF_SEPARATOR;
+        match &mut self.reading {
+            None if is_separator => {
+                self.reading = Some(Reading::at(self.at));
+                None
+            }
+            // Between messages: nothing of one.
+            None => None,
+            Some(_) if is_separator => self.reading.take().map(|r| finish(r, start)),
+            // Python's envelope line, before the header.
+            Some(r) if r.total == 0 && r.offset == start && self.line.starts_with(b"From ") => {
+                r.offset = self.at;
+                None
+            }
+            Some(r) => {
+                keep_line(r, &self.line, self.limit);
+                None
+            }
+        }
+    }
+
+    /// Takes a whole line of a Babyl file; the message it ends, if it ends one.
+    fn babyl_line(&mut self, start: u64) -> Option<SpanMessage> {
+        if let Some(rest) = self.line.strip_prefix(b"\x1f") {
+            // `\x1f` ends a message (or the options); `\x0c` after it starts the next.
+            self.attributes_next = trim_end(rest) == b"\x0c";
+            return self.reading.take().map(|r| finish(r, start));
+        }
+        if self.attributes_next {
+            self.attributes_next = false;
+            let (flags, labels) = attributes(trim_end(&self.line));
+            let mut r = Reading::at(self.at);
+            r.flags = Some(flags);
+            r.labels = labels;
+            self.reading = Some(r);
+            return None;
+        }
+        // A `\x0c` line alone starts a message too, as Rmail's older files have it.
+        if self.reading.is_none() {
+            self.attributes_next = trim_end(&self.line) == b"\x0c";
+            return None;
+        }
+        let (line, at) = (&self.line, self.at);
+        let limit = self.limit;
+        let r = self.reading.as_mut()?;
+        match r.part {
+            Part::Original if trim_end(line) == END_OF_ORIGINAL_HEADER => {
+                r.original_is_empty = r.total == 0;
+                // An original header must end with its blank line for the body to follow it.
+                let ends_blank = r.last_blank.take().is_some();
+                r.skip = Some((start, at - start));
+                r.part = if r.original_is_empty || !ends_blank { Part::Body } else { Part::AfterEooh };
+            }
+            Part::AfterEooh if is_blank(line) => {
+                // No shown header: its blank line goes with the skip.
+                extend_skip(r, at);
+                r.part = Part::Body;
+            }
+            Part::AfterEooh if starts_with_field(line) => {
+                extend_skip(r, at);
+                r.part = Part::Shown;
+            }
+            Part::AfterEooh => {
+                r.part = Part::Body;
+                keep_line(r, line, limit);
+            }
+            Part::Shown => {
+                extend_skip(r, at);
+                if is_blank(line) {
+                    r.part = Part::Body;
+                }
+                r.skipping = false;
+            }
+            Part::Original | Part::Body => keep_line(r, line, limit),
+        }
+        if r.part == Part::Shown {
+            r.skipping = !line.ends_with(b"\n");
+        }
+        None
+    }
+}
+
+impl Reading {
+    fn at(offset: u64) -> Reading {
+        Reading {
+            offset,
+            total: 0,
+            bytes: Vec::new(),
+            part: Part::Original,
+            original_is_empty: false,
+            skip: None,
+            skipping: false,
+            last_blank: None,
+            flags: None,
+            labels: Vec::new(),
+        }
+    }
+}
+
+/// Keeps a whole line of the message.
+fn keep_line(r: &mut Reading, line: &[u8], limit: usize) {
+    r.last_blank = is_blank(line).then_some(line.len() as u64);
+    keep_bytes(r, line, limit);
+}
+
+/// Keeps (or, within a skipped line, leaves out) a further piece of a long line.
+fn keep_piece(r: &mut Reading, piece: &[u8], limit: usize) {
+    if r.skipping {
+        if let Some((_, len)) = &mut r.skip {
+            *len += piece.len() as u64;
+        }
+        r.skipping = !piece.ends_with(b"\n");
+        return;
+    }
+    r.last_blank = None;
+    keep_bytes(r, piece, limit);
+}
+
+fn keep_bytes(r: &mut Reading, bytes: &[u8], limit: usize) {
+    r.total += bytes.len() as u64;
+    let room = limit.saturating_sub(r.bytes.len());
+    r.bytes.extend_from_slice(&bytes[..bytes.len().min(room)]);
+}
+
+/// Widens the skip to end at `end`: the last line kept is no longer the message's last.
+fn extend_skip(r: &mut Reading, end: u64) {
+    r.last_blank = None;
+    if let Some((at, len)) = &mut r.skip {
+        *len = end - *at;
+    }
+}
+
+/// The message `r` read, ended at `end`: the blank line its writer puts before the separator is
+/// not part of it (as Python's `mailbox` reads it).
+fn finish(mut r: Reading, mut end: u64) -> SpanMessage {
+    if let Some(blank) = r.last_blank.filter(|&b| b < r.total) {
+        end -= blank;
+        r.total -= blank;
+        let keep = usize::try_from(r.total).unwrap_or(usize::MAX);
+        r.bytes.truncate(keep);
+    }
+    let len = end.saturating_sub(r.offset);
+    let cut_from = (r.total > r.bytes.len() as u64).then_some(r.total);
+    let skip = r.skip.filter(|&(at, skip_len)| skip_len > 0 && at + skip_len <= end);
+    SpanMessage {
+        offset: r.offset,
+        len,
+        skip,
+        given: Given { bytes: r.bytes, cut_from },
+        flags: r.flags,
+        labels: r.labels,
+    }
+}
+
+/// A Babyl attribute line's state as Maildir letters, and the user's labels.
+fn attributes(line: &[u8]) -> (String, Vec<String>) {
+    let text = String::from_utf8_lossy(line);
+    let (own, users) = text.split_once(",,").unwrap_or((&text, ""));
+    // The first field is Rmail's reformatted mark (`0` or `1`).
+    let own: Vec<&str> = own.split(',').skip(1).map(str::trim).collect();
+    let mut flags = String::new();
+    for (label, letter) in [("answered", 'R'), ("forwarded", 'P'), ("deleted", 'T')] {
+        if own.contains(&label) {
+            flags.push(letter);
+        }
+    }
+    if !own.contains(&"unseen") {
+        flags.push('S');
+    }
+    let mut letters: Vec<char> = flags.chars().collect();
+    letters.sort_unstable();
+    let labels = users.split(',').map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect();
+    (letters.into_iter().collect(), labels)
+}
+
+/// A line without its line ending.
+fn trim_end(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    trim_end(line).is_empty() && line.ends_with(b"\n")
+}
+
+/// Whether a line is a header field's first line: a name of printable characters, then a colon.
+fn starts_with_field(line: &[u8]) -> bool {
+    match memchr::memchr(b':', line) {
+        Some(colon) if colon > 0 => line[..colon].iter().all(|&c| (33..=126).contains(&c)),
+        _ => false,
+    }
+}
+
+impl<R: BufRead> Iterator for SpansReader<R> {
+    type Item = std::io::Result<SpanMessage>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let next = self.next_message();
+        if !matches!(next, Ok(Some(_))) {
+            self.done = true;
+        }
+        next.transpose()
+    }
+}
+
+/// The bytes of a message at `offset`, `len` long in the file, of which `skip` is not the
+/// message: `read` the span's bytes from offset on, as many as it needs for `limit` bytes of the
+/// message.
+pub fn splice(
+    offset: u64,
+    len: u64,
+    skip: Option<(u64, u64)>,
+    limit: usize,
+    read: impl FnOnce(u64) -> std::io::Result<Vec<u8>>,
+) -> std::io::Result<Given> {
+    let skipped = skip.map_or(0, |(_, l)| l);
+    let want = len.min((limit as u64).saturating_add(skipped));
+    let mut bytes = read(want)?;
+    if bytes.len() as u64 != want {
+        return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the file is shorter than indexed"));
+    }
+    if let Some((at, l)) = skip {
+        let from = usize::try_from(at.saturating_sub(offset)).unwrap_or(usize::MAX).min(bytes.len());
+        let to = usize::try_from(at.saturating_sub(offset).saturating_add(l)).unwrap_or(usize::MAX).min(bytes.len());
+        bytes.drain(from..to);
+    }
+    let total = len.saturating_sub(skipped);
+    let cut_from = (total > limit as u64).then_some(total);
+    bytes.truncate(limit);
+    Ok(Given { bytes, cut_from })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(file: &[u8], limit: usize) -> Vec<SpanMessage> {
+        let framing = framing(file).expect("a known format");
+        SpansReader::new(file, framing, limit).collect::<std::io::Result<Vec<_>>>().expect("reads")
+    }
+
+    /// What each message's span in the file gives back, the skip left out, within `limit`.
+    fn spliced(file: &[u8], m: &SpanMessage, limit: usize) -> Given {
+        splice(m.offset, m.len, m.skip, limit, |want| {
+            let start = m.offset as usize;
+            Ok(file[start..start + want as usize].to_vec())
+        })
+        .expect("splices")
+    }
+
+    #[test]
+    fn formats_are_told_by_their_first_bytes() {
+        for (head, want) in [
+            (&b"\x01\x01\x01\x01\nFrom: a\n"[..], Some(Framing::Mmdf)),
+            (b"\x01\x01\x01\x01\r\nFrom: a\n", Some(Framing::Mmdf)),
+            (b"\x01\x01\x01\x01From: a\n", None),
+            (b"BABYL OPTIONS: -*- rmail -*-\n", Some(Framing::Babyl)),
+            (b"From a@x Mon Jan 1 00:00:00 2024\n", None),
+            (b"babyl options:\n", None),
+        ] {
+            assert_eq!(framing(head), want, "{head:?}");
+        }
+    }
+
+    #[test]
+    fn mmdf_messages_lie_between_separators() {
+        let file = b"\x01\x01\x01\x01\nFrom MAILER-DAEMON Mon Dec  7 07:32:05 2026\nFrom: a@x\nSubject: One\n\nBody\nFrom here\n>From there\n\n\x01\x01\x01\x01\n\
+            \x01\x01\x01\x01\nFrom: b@x\n\nTwo\n\x01\x01\x01\x01\n\
+            junk between\n\x01\x01\x01\x01\nFrom: c@x\n\ncut short";
+        let got = read(file, usize::MAX);
+        let bytes: Vec<&[u8]> = got.iter().map(|m| &m.given.bytes[..]).collect();
+        assert_eq!(
+            bytes,
+            [
+                &b"From: a@x\nSubject: One\n\nBody\nFrom here\n>From there\n"[..],
+                b"From: b@x\n\nTwo\n",
+                b"From: c@x\n\ncut short"
+            ]
+        );
+        for m in &got {
+            assert_eq!(spliced(file, m, usize::MAX).bytes, m.given.bytes);
+            assert_eq!((m.flags.as_deref(), m.labels.len()), (None, 0));
+        }
+    }
+
+    #[test]
+    fn babyl_messages_are_their_original_header_and_body() {
+        let file = b"BABYL OPTIONS:\nVersion: 5\nLabels: Work\n\x1f\x0c\n\
+            1, unseen, answered,, Work, Travel plans,\nFrom: a@x\nSubject: One\nX-Long: x\n\n*** EOOH ***\nFrom: a@x\nSubject: One\n\nBody one\n\n\x1f\x0c\n\
+            0,,\n*** EOOH ***\nFrom: b@x\nSubject: Two\n\nBody two\n\x1f\x0c\n\
+            1, deleted,,\nFrom: c@x\n\n*** EOOH ***\nBody three, no shown header\n\n\x1f\x0c\n\
+            1,,\nFrom: d@x\n\n*** EOOH ***\n\nBody four\n\x1f";
+        let got = read(file, usize::MAX);
+        let bytes: Vec<&[u8]> = got.iter().map(|m| &m.given.bytes[..]).collect();
+        assert_eq!(
+            bytes,
+            [
+                &b"From: a@x\nSubject: One\nX-Long: x\n\nBody one\n"[..],
+                b"From: b@x\nSubject: Two\n\nBody two\n",
+                b"From: c@x\n\nBody three, no shown header\n",
+                b"From: d@x\n\nBody four\n",
+            ]
+        );
+        let state: Vec<(&str, Vec<&str>)> = got
+            .iter()
+            .map(|m| (m.flags.as_deref().unwrap_or("-"), m.labels.iter().map(|l| &l[..]).collect()))
+            .collect();
+        assert_eq!(state, [("R", vec!["Work", "Travel plans"]), ("S", vec![]), ("ST", vec![]), ("S", vec![])]);
+        for m in &got {
+            assert_eq!(spliced(file, m, usize::MAX).bytes, m.given.bytes, "{m:?}");
+        }
+    }
+
+    /// A message longer than the limit keeps its first bytes and its whole size; lines longer
+    /// than a piece are read in pieces, a long shown header left out whole.
+    #[test]
+    fn long_messages_and_lines_are_read_within_bounds() {
+        let long = "v".repeat(200_000);
+        let file =
+            format!("BABYL OPTIONS:\n\x1f\x0c\n1,,\nFrom: a@x\n\n*** EOOH ***\nX-Shown: {long}\n\nBody {long}\n\x1f");
+        let whole = read(file.as_bytes(), usize::MAX);
+        let want = format!("From: a@x\n\nBody {long}\n");
+        assert_eq!(whole.len(), 1);
+        assert_eq!(whole[0].given.bytes, want.as_bytes());
+        let cut = read(file.as_bytes(), 100);
+        assert_eq!(cut[0].given.bytes, &want.as_bytes()[..100]);
+        assert_eq!(cut[0].given.cut_from, Some(want.len() as u64));
+        let again = spliced(file.as_bytes(), &cut[0], 100);
+        assert_eq!((again.bytes, again.cut_from), (cut[0].given.bytes.clone(), cut[0].given.cut_from));
+    }
+
+    /// CRLF files, as written on Windows, split the same way.
+    #[test]
+    fn crlf_files_split_alike() {
+        let file = b"\x01\x01\x01\x01\r\nFrom: a@x\r\n\r\nOne\r\n\r\n\x01\x01\x01\x01\r\n";
+        let got = read(file, usize::MAX);
+        assert_eq!(got[0].given.bytes, b"From: a@x\r\n\r\nOne\r\n");
+    }
+}
