@@ -55,26 +55,17 @@ fn mbox_findings_complete() {
     for input in made_up {
         drive::mbox(input.as_bytes());
     }
-    // The dbox files Dovecot wrote, whole, cut at every few bytes, and with a byte changed.
-    let mdbox =
-        fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dovecot-dbox/mdbox/storage/m.1"))
-            .expect("the mdbox fixture");
-    for cut in (0..mdbox.len()).step_by(97).chain([mdbox.len()]) {
-        drive::mbox(&mdbox[..cut]);
-    }
-    for at in (0..mdbox.len()).step_by(211) {
-        let mut changed = mdbox.clone();
-        changed[at] ^= 0x41;
-        drive::mbox(&changed);
-    }
-    // The MMDF and Babyl files Python wrote, cut at every few bytes, and with a byte changed.
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mmdf-babyl");
-    for file in ["archive.mmdf", "RMAIL"] {
-        let bytes = fs::read(dir.join(file)).expect("the fixture");
-        for cut in (0..bytes.len()).step_by(37).chain([bytes.len()]) {
+    // The files Dovecot (dbox) and Python (MMDF, Babyl) wrote, whole, cut at every few bytes,
+    // and with a byte changed.
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for (file, cut_every, change_every) in
+        [("dovecot-dbox/mdbox/storage/m.1", 97, 211), ("mmdf-babyl/archive.mmdf", 37, 41), ("mmdf-babyl/RMAIL", 37, 41)]
+    {
+        let bytes = fs::read(fixtures.join(file)).expect("the fixture");
+        for cut in (0..bytes.len()).step_by(cut_every).chain([bytes.len()]) {
             drive::mbox(&bytes[..cut]);
         }
-        for at in (0..bytes.len()).step_by(41) {
+        for at in (0..bytes.len()).step_by(change_every) {
             let mut changed = bytes.clone();
             changed[at] ^= 0x41;
             drive::mbox(&changed);
