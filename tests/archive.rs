@@ -981,16 +981,19 @@ async fn dovecot_dbox_stores_are_read() {
 }
 
 /// MMDF and Babyl (Emacs Rmail's format) files, written by Python's `mailbox`
-/// (`tests/fixtures/mmdf-babyl/make.py`): every message is listed in the file's folder, with the
+/// (`tests/fixtures/mmdf-babyl/make.py`) and by mutt (MMDF): every message is listed in the file's folder, with the
 /// flags MMDF's header and Babyl's attributes keep and the labels a Babyl file gives it, shown
 /// (its inline image too), found by its words and its attachment's, and given back by `/raw/` as
-/// the bytes Python reads of it (MMDF: nothing un-escaped) or wrote as it (Babyl: the original
-/// header and the body, the header Rmail shows left out, or a copy of it, as Python writes either).
+/// the bytes between its separators, as mutt and Emacs read them (MMDF: nothing un-escaped;
+/// Babyl: the original header and the body, the header Rmail shows left out, or a copy of it, as
+/// Python writes either).
 /// A Babyl file kept compressed reads alike.
 #[tokio::test]
 async fn mmdf_and_babyl_files_are_read() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mmdf-babyl");
-    for (file, kind, count) in [("archive.mmdf", "mmdf", 4), ("RMAIL", "babyl", 5), ("RMAIL.gz", "babyl", 5)] {
+    for (file, kind, count) in
+        [("archive.mmdf", "mmdf", 4), ("mutt.mmdf", "mutt", 4), ("RMAIL", "babyl", 5), ("RMAIL.gz", "babyl", 5)]
+    {
         let app = TestApp::new(&[dir.join(file)]);
         assert_eq!(app.json("/api/status").await["messages"], count, "{file}");
         for n in 1..=count {
@@ -1024,10 +1027,10 @@ async fn mmdf_and_babyl_files_are_read() {
             flags.push(m["flags"].as_str().map(str::to_string));
         }
         let want: &[Option<&str>] =
-            if kind == "mmdf" { &[Some("S"), None, None, None] } else { &[Some("RS"), None, Some("PST"), Some("S")] };
+            if kind == "babyl" { &[Some("RS"), None, Some("PST"), Some("S")] } else { &[Some("S"), None, None, None] };
         assert_eq!(flags, want.iter().map(|f| f.map(str::to_string)).collect::<Vec<_>>(), "{file}");
         let labelled = app.json("/api/messages?label=Clients/Acme").await;
-        let want = if kind == "mmdf" { 0 } else { 1 };
+        let want = if kind == "babyl" { 1 } else { 0 };
         assert_eq!(labelled["total"], want, "{file}: Babyl's labels: {labelled}");
         if kind == "babyl" {
             assert_eq!(labelled["messages"][0]["id"], "babyl-1@example.org", "{file}");

@@ -55,12 +55,15 @@ fn mbox_findings_complete() {
     for input in made_up {
         drive::mbox(input.as_bytes());
     }
-    // The files Dovecot (dbox) and Python (MMDF, Babyl) wrote, whole, cut at every few bytes,
+    // The files Dovecot (dbox), Python (MMDF, Babyl) and mutt (MMDF) wrote, whole, cut at every few bytes,
     // and with a byte changed.
     let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    for (file, cut_every, change_every) in
-        [("dovecot-dbox/mdbox/storage/m.1", 97, 211), ("mmdf-babyl/archive.mmdf", 37, 41), ("mmdf-babyl/RMAIL", 37, 41)]
-    {
+    for (file, cut_every, change_every) in [
+        ("dovecot-dbox/mdbox/storage/m.1", 97, 211),
+        ("mmdf-babyl/archive.mmdf", 37, 41),
+        ("mmdf-babyl/mutt.mmdf", 37, 41),
+        ("mmdf-babyl/RMAIL", 37, 41),
+    ] {
         let bytes = fs::read(fixtures.join(file)).expect("the fixture");
         for cut in (0..bytes.len()).step_by(cut_every).chain([bytes.len()]) {
             drive::mbox(&bytes[..cut]);

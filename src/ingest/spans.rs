@@ -1,9 +1,10 @@
 //! MMDF and Babyl files: many messages in one file, each kept between separators as it was
 //! given, nothing escaped inside it (where an mbox escapes body lines starting `From `).
 //!
-//! MMDF (the MMDF and SCO mail systems; Python's `mailbox.MMDF`) opens and closes each message
-//! with a line of four `\x01` bytes. Python writes an mbox `From ` line after the opening one: an
-//! envelope line, not part of the message, so left out.
+//! MMDF (the MMDF and SCO mail systems, mutt's `mbox_type=MMDF`, Python's `mailbox.MMDF`) opens
+//! and closes each message with a line of four `\x01` bytes. mutt and Python write an mbox `From `
+//! line after the opening one: an envelope line, not part of the message, so left out. A message
+//! is every byte up to its closing separator, as mutt reads it.
 //!
 //! Babyl is Emacs Rmail's format (until Emacs 23 moved to mbox). A `BABYL OPTIONS:` section comes
 //! first; each message follows a `\x1f\x0c` line: a line of attributes (`1, unseen, answered,,
@@ -92,8 +93,8 @@ struct Reading {
     skip: Option<(u64, u64)>,
     /// Whether the line being read (a piece of a long one) is left out.
     skipping: bool,
-    /// Whether the last whole line kept was empty, and its length (`\n` or `\r\n`).
-    last_blank: Option<u64>,
+    /// Whether the last whole line kept was empty (so an original header ended with its blank line).
+    last_blank: bool,
     flags: Option<String>,
     labels: Vec<String>,
 }
@@ -212,7 +213,7 @@ impl<R: BufRead> SpansReader<R> {
             Part::Original if trim_end(line) == END_OF_ORIGINAL_HEADER => {
                 r.original_is_empty = r.total == 0;
                 // An original header must end with its blank line for the body to follow it.
-                let ends_blank = r.last_blank.take().is_some();
+                let ends_blank = std::mem::take(&mut r.last_blank);
                 r.skip = Some((start, at - start));
                 r.part = if r.original_is_empty || !ends_blank { Part::Body } else { Part::AfterEooh };
             }
@@ -255,7 +256,7 @@ impl Reading {
             original_is_empty: false,
             skip: None,
             skipping: false,
-            last_blank: None,
+            last_blank: false,
             flags: None,
             labels: Vec::new(),
         }
@@ -264,7 +265,7 @@ impl Reading {
 
 /// Keeps a whole line of the message.
 fn keep_line(r: &mut Reading, line: &[u8], limit: usize) {
-    r.last_blank = is_blank(line).then_some(line.len() as u64);
+    r.last_blank = is_blank(line);
     keep_bytes(r, line, limit);
 }
 
@@ -277,7 +278,7 @@ fn keep_piece(r: &mut Reading, piece: &[u8], limit: usize) {
         r.skipping = !piece.ends_with(b"\n");
         return;
     }
-    r.last_blank = None;
+    r.last_blank = false;
     keep_bytes(r, piece, limit);
 }
 
@@ -287,23 +288,17 @@ fn keep_bytes(r: &mut Reading, bytes: &[u8], limit: usize) {
     r.bytes.extend_from_slice(&bytes[..bytes.len().min(room)]);
 }
 
-/// Widens the skip to end at `end`: the last line kept is no longer the message's last.
+/// Widens the skip to end at `end`.
 fn extend_skip(r: &mut Reading, end: u64) {
-    r.last_blank = None;
     if let Some((at, len)) = &mut r.skip {
         *len = end - *at;
     }
 }
 
-/// The message `r` read, ended at `end`: the blank line its writer puts before the separator is
-/// not part of it (as Python's `mailbox` reads it).
-fn finish(mut r: Reading, mut end: u64) -> SpanMessage {
-    if let Some(blank) = r.last_blank.filter(|&b| b < r.total) {
-        end -= blank;
-        r.total -= blank;
-        let keep = usize::try_from(r.total).unwrap_or(usize::MAX);
-        r.bytes.truncate(keep);
-    }
+/// The message `r` read, ended at `end`: every byte up to the separator, as mutt reads an MMDF
+/// file and Emacs a Babyl one (Python's `mailbox` writes a line break before each separator and
+/// takes it away again as it reads; here it stays, a blank line at the end of the body).
+fn finish(r: Reading, end: u64) -> SpanMessage {
     let len = end.saturating_sub(r.offset);
     let cut_from = (r.total > r.bytes.len() as u64).then_some(r.total);
     let skip = r.skip.filter(|&(at, skip_len)| skip_len > 0 && at + skip_len <= end);
@@ -440,7 +435,7 @@ mod tests {
         assert_eq!(
             bytes,
             [
-                &b"From: a@x\nSubject: One\n\nBody\nFrom here\n>From there\n"[..],
+                &b"From: a@x\nSubject: One\n\nBody\nFrom here\n>From there\n\n"[..],
                 b"From: b@x\n\nTwo\n",
                 b"From: c@x\n\ncut short"
             ]
@@ -463,9 +458,9 @@ mod tests {
         assert_eq!(
             bytes,
             [
-                &b"From: a@x\nSubject: One\nX-Long: x\n\nBody one\n"[..],
+                &b"From: a@x\nSubject: One\nX-Long: x\n\nBody one\n\n"[..],
                 b"From: b@x\nSubject: Two\n\nBody two\n",
-                b"From: c@x\n\nBody three, no shown header\n",
+                b"From: c@x\n\nBody three, no shown header\n\n",
                 b"From: d@x\n\nBody four\n",
             ]
         );
@@ -502,6 +497,6 @@ mod tests {
     fn crlf_files_split_alike() {
         let file = b"\x01\x01\x01\x01\r\nFrom: a@x\r\n\r\nOne\r\n\r\n\x01\x01\x01\x01\r\n";
         let got = read(file, usize::MAX);
-        assert_eq!(got[0].given.bytes, b"From: a@x\r\n\r\nOne\r\n");
+        assert_eq!(got[0].given.bytes, b"From: a@x\r\n\r\nOne\r\n\r\n");
     }
 }
