@@ -62,34 +62,19 @@ for layout in mdbox sdbox; do
 done
 chmod -R a+rX "$home"
 python3 - "$(realpath "$MAILSHELF")" "$home" "$WORKDIR" "$REPEAT" "$COUNT" <<'PY'
-import json, os, shutil, statistics, subprocess, sys, time, urllib.request
+import os, shutil, statistics, sys
+sys.path.insert(0, "bench")
+from measure import ColdIndex
 binary, home, work, repeat, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
-def cpu_of(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 runs = {}
 for _ in range(repeat):
     for layout in ["Maildir", "mdbox", "sdbox"]:
         data = os.path.join(work, "data-" + layout)
         shutil.rmtree(data, ignore_errors=True)
-        t0 = time.monotonic()
-        p = subprocess.Popen([binary, "serve", os.path.join(home, layout), "--listen", "127.0.0.1:0",
-                              "--data-dir", data], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        url = None
-        while url is None:
-            line = p.stdout.readline()
-            if not line:
-                sys.exit(f"{layout}: the server stopped")
-            url = next((w.rstrip("/") for w in line.split() if w.startswith("http://")), None)
-        while not json.load(urllib.request.urlopen(url + "/api/status")).get("ready"):
-            time.sleep(0.05)
-        wall, cpu = time.monotonic() - t0, cpu_of(p.pid)
-        listed = json.load(urllib.request.urlopen(url + "/api/messages"))["total"]
-        found = json.load(urllib.request.urlopen(url + "/api/messages?q=invoice"))["total"]
-        p.terminate()
-        p.wait()
-        runs.setdefault(layout, []).append((wall, cpu, listed, found))
+        with ColdIndex(binary, [os.path.join(home, layout)], data) as s:
+            listed = s.get_json("api/messages")["total"]
+            found = s.get_json("api/messages?q=invoice")["total"]
+        runs.setdefault(layout, []).append((s.seconds, s.cpu_seconds, listed, found))
 print(f"{count} generated messages, in Maildir and as Dovecot converted them; medians of {repeat}\n")
 print("| layout | cold index s | CPU s | × Maildir | messages listed | found by `invoice` |")
 print("|---|---:|---:|---:|---:|---:|")

@@ -12,6 +12,9 @@
 
     measure.py table RESULTS.json
         Prints the Markdown table for a results file written by index.sh.
+
+Other benchmarks' scripts import `ColdIndex` from here (bench/ on `sys.path`) to start a server
+cold, time it to ready and query it before it stops.
 """
 
 from __future__ import annotations
@@ -74,23 +77,37 @@ def get_status(url: str):
         return json.loads(r.read())
 
 
-def cmd_serve(args) -> int:
-    log = open(args.log, "ab") if args.log else subprocess.DEVNULL
-    cmd = [args.bin, "serve", *args.paths, "--listen", "127.0.0.1:0", "--data-dir", args.data_dir]
-    env = dict(os.environ)
-    env.setdefault("NO_COLOR", "1")
-    t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, env=env)
-    if args.pidfile:
-        with open(args.pidfile, "w") as f:
-            f.write(str(p.pid))
-    result = {"cmd": " ".join(cmd)}
-    try:
-        deadline = t0 + args.timeout
+class ColdIndex:
+    """A mailshelf server started on PATHs with an empty data folder, timed to its first "ready"
+    answer: `url`, `pid`, `seconds` (from spawn), `status`, `vmhwm_kb` and `cpu_seconds` (at
+    ready). Used as a context manager it is stopped (SIGTERM, then waited for) on leaving, so a
+    caller can query it while it runs. `log`: a file for its stderr; `pidfile`: a file its process
+    id is written to as it starts (for a script's clean-up if it is interrupted)."""
+
+    def __init__(self, binary, paths, data_dir, log=None, timeout=3600.0, pidfile=None):
+        self.cmd = [binary, "serve", *paths, "--listen", "127.0.0.1:0", "--data-dir", data_dir]
+        self.log = open(log, "ab") if log else subprocess.DEVNULL
+        self.pidfile = pidfile
+        self.timeout = timeout
+        self.proc = None
+        self.url = self.status = self.seconds = self.vmhwm_kb = self.cpu_seconds = None
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def start(self):
+        env = dict(os.environ)
+        env.setdefault("NO_COLOR", "1")
+        t0 = time.monotonic()
+        p = self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=self.log, env=env)
+        if self.pidfile:
+            with open(self.pidfile, "w") as f:
+                f.write(str(p.pid))
+        deadline = t0 + self.timeout
         # The first stdout line: "mailshelf serving on http://ADDR/".
-        url = None
         buf = b""
-        while url is None:
+        while self.url is None:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError("no URL printed")
@@ -102,40 +119,67 @@ def cmd_serve(args) -> int:
                 buf += chunk
                 m = re.search(rb"serving on (http://\S+?/)\s", buf)
                 if m:
-                    url = m.group(1).decode()
+                    self.url = m.group(1).decode()
             elif p.poll() is not None:
                 raise RuntimeError(f"mailshelf exited with {p.returncode} before printing its URL")
-        result["url"] = url
-        status = None
         while True:
             if p.poll() is not None:
                 raise RuntimeError(f"mailshelf exited with {p.returncode} while indexing")
             try:
-                status = get_status(url)
+                self.status = get_status(self.url)
             except OSError:
-                status = None
-            if status and status.get("ready"):
+                self.status = None
+            if self.status and self.status.get("ready"):
                 break
             if time.monotonic() > deadline:
-                raise TimeoutError(f"not ready after {args.timeout} s (last status {status})")
+                raise TimeoutError(f"not ready after {self.timeout} s (last status {self.status})")
             time.sleep(POLL)
-        result["seconds"] = round(time.monotonic() - t0, 3)
-        result["status"] = status
-        result["vmhwm_kb"] = vmhwm(p.pid)
-        result["cpu_seconds"] = cpu_seconds(p.pid)
-    except Exception as e:  # reported, and the process is still stopped below
-        result["error"] = f"{type(e).__name__}: {e}"
-    finally:
-        if p.poll() is None:
+        self.seconds = round(time.monotonic() - t0, 3)
+        self.vmhwm_kb = vmhwm(p.pid)
+        self.cpu_seconds = cpu_seconds(p.pid)
+        return self
+
+    def get_json(self, path: str):
+        """GET `path` (relative to the server's root, no leading slash) as JSON."""
+        with urllib.request.urlopen(self.url + path, timeout=60) as r:
+            return json.loads(r.read())
+
+    def stop(self):
+        p = self.proc
+        if p is not None and p.poll() is None:
             p.send_signal(signal.SIGTERM)
             try:
                 p.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-        result["exit"] = p.returncode
-        if args.log:
-            log.close()
+        if self.log is not subprocess.DEVNULL:
+            self.log.close()
+        return None if p is None else p.returncode
+
+    def __enter__(self):
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+
+def cmd_serve(args) -> int:
+    server = ColdIndex(args.bin, args.paths, args.data_dir, log=args.log, timeout=args.timeout, pidfile=args.pidfile)
+    result = {"cmd": " ".join(server.cmd)}
+    try:
+        server.start()
+        result.update(url=server.url, seconds=server.seconds, status=server.status, vmhwm_kb=server.vmhwm_kb,
+                      cpu_seconds=server.cpu_seconds)
+    except Exception as e:  # reported, and the process is still stopped below
+        result["error"] = f"{type(e).__name__}: {e}"
+    finally:
+        result["exit"] = server.stop()
     if args.log:
         text = open(args.log, "rb").read().decode("utf-8", "replace")
         text = re.sub(r"\x1b\[[0-9;]*m", "", text)

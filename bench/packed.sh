@@ -17,16 +17,14 @@ REPEAT="${REPEAT:-3}"
 [[ -x "$MAILSHELF" ]] || cargo build --release
 mkdir -p "$WORKDIR"
 python3 - "$MBOX" "$MAILSHELF" "$WORKDIR" "$REPEAT" <<'PY'
-import json, os, shutil, statistics, subprocess, sys, time, urllib.parse, urllib.request
+import os, shutil, statistics, subprocess, sys, time, urllib.parse, urllib.request
+sys.path.insert(0, "bench")
+from measure import ColdIndex
 mbox, binary, work, repeat = sys.argv[1], os.path.realpath(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 tools = [("plain", None, ""), ("gzip", ["gzip", "-c"], ".gz"), ("zstd", ["zstd", "-q", "-c"], ".zst"),
          ("xz", ["xz", "-T1", "-c"], ".xz"), ("bzip2", ["bzip2", "-c"], ".bz2"), ("lz4", ["lz4", "-q", "-c"], ".lz4")]
 decompress = {"gzip": ["gzip", "-dc"], "zstd": ["zstd", "-q", "-dc"], "xz": ["xz", "-dc"], "bzip2": ["bzip2", "-dc"],
               "lz4": ["lz4", "-q", "-dc"]}
-def cpu_of(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 rows = []
 for name, cmd, ext in tools:
     folder = os.path.join(work, name)
@@ -42,29 +40,17 @@ for name, cmd, ext in tools:
     for _ in range(repeat):
         data = os.path.join(work, "data-" + name)
         shutil.rmtree(data, ignore_errors=True)
-        t0 = time.monotonic()
-        p = subprocess.Popen([binary, "serve", folder, "--listen", "127.0.0.1:0", "--data-dir", data],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        url = None
-        while url is None:
-            line = p.stdout.readline()
-            if not line:
-                sys.exit(f"{name}: the server stopped")
-            url = next((w.rstrip("/") for w in line.split() if w.startswith("http://")), None)
-        while not json.load(urllib.request.urlopen(url + "/api/status")).get("ready"):
-            time.sleep(0.05)
-        walls.append(time.monotonic() - t0)
-        cpus.append(cpu_of(p.pid))
-        with open(f"/proc/{p.pid}/status") as f:
-            peaks.append(next(int(l.split()[1]) for l in f if l.startswith("VmHWM")) / 1024)
-        # The newest message of the file is its last: opened with no place kept, then the one
-        # before it (inflated from the start again), as a reader paging back would.
-        listed = json.load(urllib.request.urlopen(url + "/api/messages?limit=2"))["messages"]
-        for i, m in enumerate(listed):
-            t = time.monotonic()
-            urllib.request.urlopen(url + "/raw/" + urllib.parse.quote(m["id"], safe="@")).read()
-            (lasts if i == 0 else nexts).append(time.monotonic() - t)
-        p.terminate(); p.wait()
+        with ColdIndex(binary, [folder], data) as s:
+            walls.append(s.seconds)
+            cpus.append(s.cpu_seconds)
+            peaks.append(s.vmhwm_kb / 1024)
+            # The newest message of the file is its last: opened with no place kept, then the one
+            # before it (inflated from the start again), as a reader paging back would.
+            listed = s.get_json("api/messages?limit=2")["messages"]
+            for i, m in enumerate(listed):
+                t = time.monotonic()
+                urllib.request.urlopen(s.url + "raw/" + urllib.parse.quote(m["id"], safe="@")).read()
+                (lasts if i == 0 else nexts).append(time.monotonic() - t)
         if cmd is not None:
             t = time.monotonic()
             subprocess.run(decompress[name] + [path], stdout=subprocess.DEVNULL, check=True)
