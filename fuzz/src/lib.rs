@@ -242,8 +242,8 @@ pub fn mbox(data: &[u8]) {
             if let Some((at, len)) = m.skip {
                 assert!(at >= m.offset && at + len <= end, "{framing:?}: a skip outside its message");
             }
-            let again = mailshelf::ingest::splice(c.offset, c.len, c.skip, limit, |want| {
-                Ok(data[c.offset as usize..(c.offset + want) as usize].to_vec())
+            let again = mailshelf::ingest::splice(c.offset, c.len, c.skip, limit, |at, want| {
+                Ok(data[at as usize..(at + want) as usize].to_vec())
             })
             .expect("splices");
             assert_eq!(again.bytes, c.given.bytes, "{framing:?}: read back otherwise than indexed");

@@ -349,11 +349,15 @@ fn walk_one(
             match packing {
                 Some(p) => {
                     let input = std::io::BufReader::with_capacity(256 * 1024, ingest::unpacked_mbox(f, p, size)?);
-                    hand_on_spans(ingest::SpansReader::new(input, framing, limit), found, src, rel, jobs, count)?;
+                    let end =
+                        hand_on_spans(ingest::SpansReader::new(input, framing, limit), found, src, rel, jobs, count);
+                    if end >= ingest::mbox_bound(size) {
+                        tracing::warn!(path = %found.path.display(), "a compressed file inflates beyond 64 times its size: read as far as that");
+                    }
                 }
                 None => {
                     let input = std::io::BufReader::with_capacity(256 * 1024, f);
-                    hand_on_spans(ingest::SpansReader::new(input, framing, limit), found, src, rel, jobs, count)?;
+                    hand_on_spans(ingest::SpansReader::new(input, framing, limit), found, src, rel, jobs, count);
                 }
             }
             Ok(state)
@@ -429,8 +433,9 @@ fn hand_on_mbox<R: Read + Seek>(
     Ok(end)
 }
 
-/// Hands on each message an MMDF or Babyl file holds as a job, counting them in `count`; a file
-/// that cannot be read on is read as far as that, with a warning.
+/// Hands on each message an MMDF or Babyl file holds as a job, counting them in `count` (empty
+/// ones left out); a file that cannot be read on is read as far as that, with a warning. Where
+/// the last message read ends.
 fn hand_on_spans<R: std::io::BufRead>(
     messages: ingest::SpansReader<R>,
     found: &ingest::Found,
@@ -438,7 +443,8 @@ fn hand_on_spans<R: std::io::BufRead>(
     rel: u16,
     jobs: &mut Jobs,
     count: &mut usize,
-) -> std::io::Result<()> {
+) -> u64 {
+    let mut end = 0;
     for m in messages {
         let m = match m {
             Ok(m) => m,
@@ -447,9 +453,10 @@ fn hand_on_spans<R: std::io::BufRead>(
                 break;
             }
         };
+        end = m.offset + m.len;
         // MMDF keeps a message's state in its header, as an mbox does.
         let status = ingest::mbox_status(&m.given.bytes);
-        if status.expunged {
+        if m.is_empty() || status.expunged {
             continue;
         }
         let source = Source::Framed { path: found.path.clone(), offset: m.offset, len: m.len, skip: m.skip };
@@ -460,7 +467,7 @@ fn hand_on_spans<R: std::io::BufRead>(
         }
         *count += 1;
     }
-    Ok(())
+    end
 }
 
 /// `search`: `None` when search is off, else whether documents' text goes into it. With

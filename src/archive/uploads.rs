@@ -253,7 +253,7 @@ fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error>
             for m in ingest::SpansReader::new(bytes.as_slice(), framing, usize::MAX) {
                 let Ok(m) = m else { break };
                 let status = ingest::mbox_status(&m.given.bytes);
-                if !status.expunged {
+                if !m.is_empty() && !status.expunged {
                     messages.push((m.given.bytes, m.flags.or(status.flags), m.labels));
                 }
             }

@@ -183,16 +183,19 @@ impl Source {
                 Ok(Given { bytes: unescape_from_lines(buf), cut_from: (*len > want).then_some(*len) })
             }
             Source::Framed { path, offset, len, skip } => {
-                let mut f = within.open(path)?;
-                let packing = packing_of(&mut f)?;
-                spans::splice(*offset, *len, *skip, limit, |want| match packing {
-                    Some(p) => packed::read_unpacked_range(path, f, p, *offset, want),
-                    None => {
-                        f.seek(SeekFrom::Start(*offset))?;
-                        let mut buf = Vec::new();
-                        reserve(&mut buf, want as usize)?;
-                        f.take(want).read_to_end(&mut buf)?;
-                        Ok(buf)
+                let packing = packing_of(&mut within.open(path)?)?;
+                // Each side of the skip read on its own: a shown header of any length is read past.
+                spans::splice(*offset, *len, *skip, limit, |at, want| {
+                    let mut f = within.open(path)?;
+                    match packing {
+                        Some(p) => packed::read_unpacked_range(path, f, p, at, want),
+                        None => {
+                            f.seek(SeekFrom::Start(at))?;
+                            let mut buf = Vec::new();
+                            reserve(&mut buf, want as usize)?;
+                            f.take(want).read_to_end(&mut buf)?;
+                            Ok(buf)
+                        }
                     }
                 })
             }

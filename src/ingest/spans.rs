@@ -13,11 +13,14 @@
 //! blank line and the body, up to the next `\x1f`. The message is its original header and its
 //! body: the header as shown is left out (its place is [`SpanMessage::skip`]). When Rmail had not
 //! reformatted a message, nothing stands before `*** EOOH ***` and the header after it is the
-//! message's own. A shown header that is not one (Python's writer can leave it out, so the body
-//! follows at once) is kept as the body it is.
+//! message's own. A shown header is made of the original's fields (Rmail prunes them, Python
+//! copies them): when the line after `*** EOOH ***` is not one of them (Python's writer can leave
+//! the shown header out, so the body follows at once), it is kept as the body it is.
 //!
-//! A message cut short by the file's end is read as far as it goes. Lines are read a bounded
-//! piece at a time, so a file of one endless line holds no more memory than a message may.
+//! A message cut short by the file's end is read as far as it goes; an empty one (a stray
+//! separator) is none. Lines are read a bounded piece at a time, so a file of one endless line
+//! holds no more memory than a message may, and a message read back is read on each side of its
+//! skip only as far as the limit needs.
 
 use std::io::{BufRead, Read};
 
@@ -70,6 +73,13 @@ pub struct SpanMessage {
     pub labels: Vec<String>,
 }
 
+impl SpanMessage {
+    /// Whether the message has no bytes (a stray separator, a file cut short right after one).
+    pub fn is_empty(&self) -> bool {
+        self.len <= self.skip.map_or(0, |(_, l)| l)
+    }
+}
+
 /// Where a Babyl message's reading is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Part {
@@ -95,9 +105,17 @@ struct Reading {
     skipping: bool,
     /// Whether the last whole line kept was empty (so an original header ended with its blank line).
     last_blank: bool,
+    /// Whether no line of the message has been read yet (MMDF: an envelope line may come first).
+    first_line: bool,
+    /// Babyl: the names of the original header's fields, in lower case (a shown header is made of
+    /// some of them).
+    names: Vec<Vec<u8>>,
     flags: Option<String>,
     labels: Vec<String>,
 }
+
+/// The most field names kept of an original header, to tell its shown header by.
+const MAX_NAMES: usize = 256;
 
 /// The messages of an MMDF or Babyl file, read forward from its start, each kept to `limit` bytes.
 pub struct SpansReader<R> {
@@ -111,6 +129,11 @@ pub struct SpansReader<R> {
     reading: Option<Reading>,
     /// Babyl: a `\x1f\x0c` line was read, so the next line is a message's attributes.
     attributes_next: bool,
+    /// Babyl: still in the options, before the first `\x1f`.
+    in_options: bool,
+    /// The rest of a long line that is no message's (an attribute or envelope line) is dropped,
+    /// the message after it starting past it.
+    discarding: bool,
     done: bool,
 }
 
@@ -125,6 +148,8 @@ impl<R: BufRead> SpansReader<R> {
             at_line_start: true,
             reading: None,
             attributes_next: false,
+            in_options: true,
+            discarding: false,
             done: false,
         }
     }
@@ -145,7 +170,12 @@ impl<R: BufRead> SpansReader<R> {
     fn next_message(&mut self) -> std::io::Result<Option<SpanMessage>> {
         while let Some((start, starts_line)) = self.piece()? {
             if !starts_line {
-                if let Some(r) = &mut self.reading {
+                if self.discarding {
+                    self.discarding = !self.line.ends_with(b"\n");
+                    if let Some(r) = &mut self.reading {
+                        r.offset = self.at;
+                    }
+                } else if let Some(r) = &mut self.reading {
                     keep_piece(r, &self.line, self.limit);
                 }
                 continue;
@@ -165,24 +195,24 @@ impl<R: BufRead> SpansReader<R> {
     /// Takes a whole line of an MMDF file; the message it ends, if it ends one.
     fn mmdf_line(&mut self, start: u64) -> Option<SpanMessage> {
         let is_separator = trim_end(&self.line) == MMDF_SEPARATOR;
-        match &mut self.reading {
-            None if is_separator => {
+        let Some(r) = &mut self.reading else {
+            // Between messages nothing is a message's, until a separator opens one.
+            if is_separator {
                 self.reading = Some(Reading::at(self.at));
-                None
             }
-            // Between messages: nothing of one.
-            None => None,
-            Some(_) if is_separator => self.reading.take().map(|r| finish(r, start)),
-            // Python's envelope line, before the header.
-            Some(r) if r.total == 0 && r.offset == start && self.line.starts_with(b"From ") => {
-                r.offset = self.at;
-                None
-            }
-            Some(r) => {
-                keep_line(r, &self.line, self.limit);
-                None
-            }
+            return None;
+        };
+        if is_separator {
+            return self.reading.take().map(|r| finish(r, start));
         }
+        // mutt's and Python's envelope line, before the header.
+        if std::mem::take(&mut r.first_line) && self.line.starts_with(b"From ") {
+            r.offset = self.at;
+            self.discarding = !self.line.ends_with(b"\n");
+            return None;
+        }
+        keep_line(r, &self.line, self.limit);
+        None
     }
 
     /// Takes a whole line of a Babyl file; the message it ends, if it ends one.
@@ -190,6 +220,7 @@ impl<R: BufRead> SpansReader<R> {
         if let Some(rest) = self.line.strip_prefix(b"\x1f") {
             // `\x1f` ends a message (or the options); `\x0c` after it starts the next.
             self.attributes_next = trim_end(rest) == b"\x0c";
+            self.in_options = false;
             return self.reading.take().map(|r| finish(r, start));
         }
         if self.attributes_next {
@@ -199,17 +230,22 @@ impl<R: BufRead> SpansReader<R> {
             r.flags = Some(flags);
             r.labels = labels;
             self.reading = Some(r);
+            self.discarding = !self.line.ends_with(b"\n");
             return None;
         }
-        // A `\x0c` line alone starts a message too, as Rmail's older files have it.
+        // A `\x0c` line alone after the options starts a message too, as Rmail's older files have it.
         if self.reading.is_none() {
-            self.attributes_next = trim_end(&self.line) == b"\x0c";
+            self.attributes_next = !self.in_options && trim_end(&self.line) == b"\x0c";
             return None;
         }
         let (line, at) = (&self.line, self.at);
         let limit = self.limit;
         let r = self.reading.as_mut()?;
         match r.part {
+            Part::Original if r.names.len() < MAX_NAMES && starts_with_field(line) => {
+                r.names.push(field_name(line));
+                keep_line(r, line, limit);
+            }
             Part::Original if trim_end(line) == END_OF_ORIGINAL_HEADER => {
                 r.original_is_empty = r.total == 0;
                 // An original header must end with its blank line for the body to follow it.
@@ -217,12 +253,9 @@ impl<R: BufRead> SpansReader<R> {
                 r.skip = Some((start, at - start));
                 r.part = if r.original_is_empty || !ends_blank { Part::Body } else { Part::AfterEooh };
             }
-            Part::AfterEooh if is_blank(line) => {
-                // No shown header: its blank line goes with the skip.
-                extend_skip(r, at);
-                r.part = Part::Body;
-            }
-            Part::AfterEooh if starts_with_field(line) => {
+            // A shown header is made of the original's fields (Rmail prunes them; Python copies
+            // them): anything else is the body, Python having written no shown header.
+            Part::AfterEooh if starts_with_field(line) && r.names.contains(&field_name(line)) => {
                 extend_skip(r, at);
                 r.part = Part::Shown;
             }
@@ -257,6 +290,8 @@ impl Reading {
             skip: None,
             skipping: false,
             last_blank: false,
+            first_line: true,
+            names: Vec::new(),
             flags: None,
             labels: Vec::new(),
         }
@@ -301,7 +336,8 @@ fn extend_skip(r: &mut Reading, end: u64) {
 fn finish(r: Reading, end: u64) -> SpanMessage {
     let len = end.saturating_sub(r.offset);
     let cut_from = (r.total > r.bytes.len() as u64).then_some(r.total);
-    let skip = r.skip.filter(|&(at, skip_len)| skip_len > 0 && at + skip_len <= end);
+    let skip = r.skip.filter(|&(_, skip_len)| skip_len > 0);
+    debug_assert!(skip.is_none_or(|(at, skip_len)| at >= r.offset && at + skip_len <= end));
     SpanMessage {
         offset: r.offset,
         len,
@@ -319,7 +355,7 @@ fn attributes(line: &[u8]) -> (String, Vec<String>) {
     // The first field is Rmail's reformatted mark (`0` or `1`).
     let own: Vec<&str> = own.split(',').skip(1).map(str::trim).collect();
     let mut flags = String::new();
-    for (label, letter) in [("answered", 'R'), ("forwarded", 'P'), ("deleted", 'T')] {
+    for (label, letter) in [("answered", 'R'), ("forwarded", 'P'), ("resent", 'P'), ("deleted", 'T')] {
         if own.contains(&label) {
             flags.push(letter);
         }
@@ -329,8 +365,15 @@ fn attributes(line: &[u8]) -> (String, Vec<String>) {
     }
     let mut letters: Vec<char> = flags.chars().collect();
     letters.sort_unstable();
+    letters.dedup();
     let labels = users.split(',').map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect();
     (letters.into_iter().collect(), labels)
+}
+
+/// The name of the header field a line starts, in lower case.
+fn field_name(line: &[u8]) -> Vec<u8> {
+    let colon = memchr::memchr(b':', line).unwrap_or(line.len());
+    line[..colon].to_ascii_lowercase()
 }
 
 /// A line without its line ending.
@@ -367,29 +410,38 @@ impl<R: BufRead> Iterator for SpansReader<R> {
 }
 
 /// The bytes of a message at `offset`, `len` long in the file, of which `skip` is not the
-/// message: `read` the span's bytes from offset on, as many as it needs for `limit` bytes of the
-/// message.
+/// message: `read(at, count)` gives `count` bytes of the file from `at`, asked for on each side
+/// of the skip only as many as `limit` bytes of the message need.
 pub fn splice(
     offset: u64,
     len: u64,
     skip: Option<(u64, u64)>,
     limit: usize,
-    read: impl FnOnce(u64) -> std::io::Result<Vec<u8>>,
+    mut read: impl FnMut(u64, u64) -> std::io::Result<Vec<u8>>,
 ) -> std::io::Result<Given> {
-    let skipped = skip.map_or(0, |(_, l)| l);
-    let want = len.min((limit as u64).saturating_add(skipped));
-    let mut bytes = read(want)?;
-    if bytes.len() as u64 != want {
-        return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the file is shorter than indexed"));
+    let end = offset.saturating_add(len);
+    let parts = match skip {
+        Some((at, l)) => [(offset, at.clamp(offset, end)), (at.saturating_add(l).clamp(offset, end), end)],
+        None => [(offset, end), (end, end)],
+    };
+    let total: u64 = parts.iter().map(|(from, to)| to - from).sum();
+    let mut bytes = Vec::new();
+    for (from, to) in parts {
+        let want = (to - from).min(limit.saturating_sub(bytes.len()) as u64);
+        if want == 0 {
+            continue;
+        }
+        let got = read(from, want)?;
+        if got.len() as u64 != want {
+            return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the file is shorter than indexed"));
+        }
+        if bytes.is_empty() {
+            bytes = got;
+        } else {
+            bytes.extend_from_slice(&got);
+        }
     }
-    if let Some((at, l)) = skip {
-        let from = usize::try_from(at.saturating_sub(offset)).unwrap_or(usize::MAX).min(bytes.len());
-        let to = usize::try_from(at.saturating_sub(offset).saturating_add(l)).unwrap_or(usize::MAX).min(bytes.len());
-        bytes.drain(from..to);
-    }
-    let total = len.saturating_sub(skipped);
     let cut_from = (total > limit as u64).then_some(total);
-    bytes.truncate(limit);
     Ok(Given { bytes, cut_from })
 }
 
@@ -404,11 +456,8 @@ mod tests {
 
     /// What each message's span in the file gives back, the skip left out, within `limit`.
     fn spliced(file: &[u8], m: &SpanMessage, limit: usize) -> Given {
-        splice(m.offset, m.len, m.skip, limit, |want| {
-            let start = m.offset as usize;
-            Ok(file[start..start + want as usize].to_vec())
-        })
-        .expect("splices")
+        splice(m.offset, m.len, m.skip, limit, |at, want| Ok(file[at as usize..(at + want) as usize].to_vec()))
+            .expect("splices")
     }
 
     #[test]
@@ -461,7 +510,7 @@ mod tests {
                 &b"From: a@x\nSubject: One\nX-Long: x\n\nBody one\n\n"[..],
                 b"From: b@x\nSubject: Two\n\nBody two\n",
                 b"From: c@x\n\nBody three, no shown header\n\n",
-                b"From: d@x\n\nBody four\n",
+                b"From: d@x\n\n\nBody four\n",
             ]
         );
         let state: Vec<(&str, Vec<&str>)> = got
@@ -480,16 +529,73 @@ mod tests {
     fn long_messages_and_lines_are_read_within_bounds() {
         let long = "v".repeat(200_000);
         let file =
-            format!("BABYL OPTIONS:\n\x1f\x0c\n1,,\nFrom: a@x\n\n*** EOOH ***\nX-Shown: {long}\n\nBody {long}\n\x1f");
+            format!("BABYL OPTIONS:\n\x1f\x0c\n1,,\nFrom: a@x\nX-Shown: v\n\n*** EOOH ***\nX-Shown: {long}\n\nBody {long}\n\x1f");
         let whole = read(file.as_bytes(), usize::MAX);
-        let want = format!("From: a@x\n\nBody {long}\n");
+        let want = format!("From: a@x\nX-Shown: v\n\nBody {long}\n");
         assert_eq!(whole.len(), 1);
-        assert_eq!(whole[0].given.bytes, want.as_bytes());
+        assert!(whole[0].given.bytes == want.as_bytes(), "the shown header is left out whole");
         let cut = read(file.as_bytes(), 100);
         assert_eq!(cut[0].given.bytes, &want.as_bytes()[..100]);
         assert_eq!(cut[0].given.cut_from, Some(want.len() as u64));
         let again = spliced(file.as_bytes(), &cut[0], 100);
         assert_eq!((again.bytes, again.cut_from), (cut[0].given.bytes.clone(), cut[0].given.cut_from));
+    }
+
+    /// What a hostile or odd file holds: a stray separator (no empty message is a message), a
+    /// second `From ` line (only the first after a separator is an envelope), a body Python wrote
+    /// right after `*** EOOH ***` whose first line looks like a field (not a shown header: no
+    /// field of the original has that name) or is blank, a `\x0c` line in Babyl's options, and
+    /// attribute and envelope lines longer than a piece (left out whole).
+    #[test]
+    fn odd_files_keep_every_message_whole() {
+        let mmdf = b"\x01\x01\x01\x01\nFrom MAILER-DAEMON x\nFrom someone else\nFrom: a\n\nx\n\x01\x01\x01\x01\n\x01\x01\x01\x01\n";
+        let got = read(mmdf, usize::MAX);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].given.bytes, b"From someone else\nFrom: a\n\nx\n");
+        assert!(!got[0].is_empty() && got[1].is_empty());
+
+        let babyl = b"BABYL OPTIONS:\nNote: x\n\x0c\nVersion: 5\n\x1f\x0c\n\
+            1,,\nFrom: a\nSubject: s\n\n*** EOOH ***\nhttps://example.org/x\nNote: see\n\nrest\n\x1f\x0c\n\
+            1,,\nFrom: b\n\n*** EOOH ***\n\nafter a blank line\n\x1f\x0c\n\
+            1,,\nFrom: c\nSubject: t\n\n*** EOOH ***\nsubject: t\n\nshown header left out\n\x1f";
+        let got = read(babyl, usize::MAX);
+        let bytes: Vec<&[u8]> = got.iter().map(|m| &m.given.bytes[..]).collect();
+        assert_eq!(
+            bytes,
+            [
+                &b"From: a\nSubject: s\n\nhttps://example.org/x\nNote: see\n\nrest\n"[..],
+                b"From: b\n\n\nafter a blank line\n",
+                b"From: c\nSubject: t\n\nshown header left out\n",
+            ]
+        );
+
+        let long = "x".repeat(200_000);
+        let file = format!(
+            "BABYL OPTIONS:\n\x1f\x0c\n1, resent, answered,, Work, {long},\nFrom: a\n\n*** EOOH ***\nFrom: a\n\nbody\n\x1f"
+        );
+        let got = read(file.as_bytes(), usize::MAX);
+        assert_eq!(got[0].given.bytes, b"From: a\n\nbody\n");
+        assert_eq!(got[0].flags.as_deref(), Some("PRS"));
+        assert_eq!(got[0].labels[0], "Work");
+        let file = format!("\x01\x01\x01\x01\nFrom {long}\nFrom: a\n\nbody\n\x01\x01\x01\x01\n");
+        assert_eq!(read(file.as_bytes(), usize::MAX)[0].given.bytes, b"From: a\n\nbody\n");
+    }
+
+    /// Read back, a message is asked of the file only for what the limit keeps: a shown header of
+    /// any length is read past, not into memory.
+    #[test]
+    fn reading_back_asks_for_no_more_than_the_limit() {
+        let shown = "a".repeat(1_000_000);
+        let file = format!("BABYL OPTIONS:\n\x1f\x0c\n1,,\nFrom: a\n\n*** EOOH ***\nFrom: {shown}\n\nbody\n\x1f");
+        let m = &read(file.as_bytes(), 100)[0];
+        let mut asked = 0;
+        let given = splice(m.offset, m.len, m.skip, 100, |at, want| {
+            asked += want;
+            Ok(file.as_bytes()[at as usize..(at + want) as usize].to_vec())
+        })
+        .expect("splices");
+        assert_eq!(given.bytes, b"From: a\n\nbody\n");
+        assert_eq!(asked, given.bytes.len() as u64);
     }
 
     /// CRLF files, as written on Windows, split the same way.
