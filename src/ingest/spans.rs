@@ -192,9 +192,15 @@ impl<R: BufRead> SpansReader<R> {
         Ok(self.reading.take().map(|r| finish(r, self.at)))
     }
 
-    /// Takes a whole line of an MMDF file; the message it ends, if it ends one.
+    /// Whether the piece read is a whole line: it ends one, or the file (a piece of a long line
+    /// fills [`MAX_PIECE`]). Only a whole line is a separator or `*** EOOH ***`.
+    fn whole_line(&self) -> bool {
+        self.line.ends_with(b"\n") || (self.line.len() as u64) < MAX_PIECE
+    }
+
+    /// Takes the first piece of a line of an MMDF file; the message it ends, if it ends one.
     fn mmdf_line(&mut self, start: u64) -> Option<SpanMessage> {
-        let is_separator = trim_end(&self.line) == MMDF_SEPARATOR;
+        let is_separator = self.whole_line() && trim_end(&self.line) == MMDF_SEPARATOR;
         let Some(r) = &mut self.reading else {
             // Between messages nothing is a message's, until a separator opens one.
             if is_separator {
@@ -215,11 +221,12 @@ impl<R: BufRead> SpansReader<R> {
         None
     }
 
-    /// Takes a whole line of a Babyl file; the message it ends, if it ends one.
+    /// Takes the first piece of a line of a Babyl file; the message it ends, if it ends one.
     fn babyl_line(&mut self, start: u64) -> Option<SpanMessage> {
+        let whole = self.whole_line();
         if let Some(rest) = self.line.strip_prefix(b"\x1f") {
             // `\x1f` ends a message (or the options); `\x0c` after it starts the next.
-            self.attributes_next = trim_end(rest) == b"\x0c";
+            self.attributes_next = whole && trim_end(rest) == b"\x0c";
             self.in_options = false;
             return self.reading.take().map(|r| finish(r, start));
         }
@@ -235,7 +242,7 @@ impl<R: BufRead> SpansReader<R> {
         }
         // A `\x0c` line alone after the options starts a message too, as Rmail's older files have it.
         if self.reading.is_none() {
-            self.attributes_next = !self.in_options && trim_end(&self.line) == b"\x0c";
+            self.attributes_next = !self.in_options && whole && trim_end(&self.line) == b"\x0c";
             return None;
         }
         let (line, at) = (&self.line, self.at);
@@ -246,7 +253,7 @@ impl<R: BufRead> SpansReader<R> {
                 r.names.push(field_name(line));
                 keep_line(r, line, limit);
             }
-            Part::Original if trim_end(line) == END_OF_ORIGINAL_HEADER => {
+            Part::Original if whole && trim_end(line) == END_OF_ORIGINAL_HEADER => {
                 r.original_is_empty = r.total == 0;
                 // An original header must end with its blank line for the body to follow it.
                 let ends_blank = std::mem::take(&mut r.last_blank);
