@@ -238,12 +238,17 @@ fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error>
             })
             .collect(),
         Kind::Dbox => {
+            // What Dovecot compressed inside the file inflates within what an upload may hold, all
+            // of its messages together.
             let mut messages = Vec::new();
-            for m in ingest::DboxReader::new(bytes.as_slice(), crate::limits::MAX_UPLOAD_INFLATED) {
-                let Ok(m) = m else { break };
+            let mut room = crate::limits::MAX_UPLOAD_INFLATED;
+            let mut dbox = ingest::DboxReader::new(bytes.as_slice(), room);
+            while let Some(Ok(m)) = dbox.next() {
                 if m.given.cut_from.is_some() {
                     return Err(Error::TooLarge);
                 }
+                room -= m.given.bytes.len().min(room);
+                dbox.limit_to(room);
                 messages.push((m.given.bytes, None, Vec::new()));
             }
             messages
@@ -337,6 +342,22 @@ fn outlook_file_name(given: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What Dovecot compressed inside an uploaded dbox file inflates within what one upload may
+    /// hold, its messages together: three messages of 100 MiB each are too large, not 300 MiB
+    /// held in memory.
+    #[test]
+    fn a_dbox_upload_inflates_within_the_upload_bound_all_told() {
+        use std::io::Read as _;
+        let packed = zstd::encode_all(std::io::repeat(b'a').take(100 << 20), 19).expect("zstd");
+        let mut file = b"2 M1e C6b16396f\n".to_vec();
+        for _ in 0..3 {
+            file.extend_from_slice(format!("\x01\x02N          {:016x}\n", packed.len()).as_bytes());
+            file.extend_from_slice(&packed);
+            file.extend_from_slice(b"\n\x01\x03\nR6b16396f\n\n");
+        }
+        assert!(matches!(read_upload(file, Some("m.1")), Err(Error::TooLarge)));
+    }
 
     /// A data folder as an earlier version left it: uploads kept as files under `uploads/`, a
     /// message as `<hash>.eml` and an Outlook data file as `<hash>/<name>.pst` (when the corpus is

@@ -79,6 +79,11 @@ impl<R: BufRead + Send> DboxReader<R> {
         DboxReader { input, at: 0, header_size: None, limit, done: false }
     }
 
+    /// Keeps each message read from now on to `limit` bytes.
+    pub fn limit_to(&mut self, limit: usize) {
+        self.limit = limit;
+    }
+
     fn next_message(&mut self) -> std::io::Result<Option<DboxMessage>> {
         let header_size = match self.header_size {
             Some(size) => size,

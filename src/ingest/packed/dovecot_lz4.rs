@@ -22,13 +22,16 @@ pub(super) struct DovecotLz4<R> {
     max_chunk: Option<usize>,
     packed: Vec<u8>,
     chunk: Vec<u8>,
+    /// How much of `chunk` the last chunk inflated to (the buffer is kept at the largest chunk's
+    /// size, allocated once: a file of chunks that inflate to nothing costs no more than its bytes).
+    end: usize,
     /// How far into `chunk` has been read out.
     at: usize,
 }
 
 impl<R: Read> DovecotLz4<R> {
     pub(super) fn new(inner: R) -> DovecotLz4<R> {
-        DovecotLz4 { inner, max_chunk: None, packed: Vec::new(), chunk: Vec::new(), at: 0 }
+        DovecotLz4 { inner, max_chunk: None, packed: Vec::new(), chunk: Vec::new(), end: 0, at: 0 }
     }
 
     /// Reads the header: the magic and the largest chunk's size, which must be one Dovecot reads.
@@ -59,10 +62,11 @@ impl<R: Read> DovecotLz4<R> {
         }
         self.packed.resize(length, 0);
         self.inner.read_exact(&mut self.packed)?;
-        self.chunk.resize(max, 0);
-        let inflated = lz4_flex::block::decompress_into(&self.packed, &mut self.chunk)
+        if self.chunk.len() != max {
+            self.chunk.resize(max, 0);
+        }
+        self.end = lz4_flex::block::decompress_into(&self.packed, &mut self.chunk)
             .map_err(|e| invalid(&format!("a damaged Dovecot LZ4 chunk: {e}")))?;
-        self.chunk.truncate(inflated);
         self.at = 0;
         Ok(true)
     }
@@ -78,12 +82,12 @@ impl<R: Read> Read for DovecotLz4<R> {
                 max
             }
         };
-        while self.at >= self.chunk.len() {
+        while self.at >= self.end {
             if !self.next_chunk(max)? {
                 return Ok(0);
             }
         }
-        let n = buf.len().min(self.chunk.len() - self.at);
+        let n = buf.len().min(self.end - self.at);
         buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
         self.at += n;
         Ok(n)
@@ -118,6 +122,22 @@ pub(super) mod tests {
         assert_eq!(read(&packed(&text, 65_536)).expect("read"), text);
         assert_eq!(read(&packed(&text, 100)).expect("read"), text);
         assert_eq!(read(&packed(b"", 65_536)).expect("read"), b"", "no chunk at all");
+    }
+
+    /// A file of many chunks that each inflate to nothing is read in time proportional to its
+    /// bytes (the buffer is not filled again for each chunk).
+    #[test]
+    fn empty_chunks_cost_only_their_bytes() {
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&(8u32 << 20).to_be_bytes());
+        let empty = lz4_flex::block::compress(b"");
+        for _ in 0..200_000 {
+            bytes.extend_from_slice(&u32::try_from(empty.len()).expect("small").to_be_bytes());
+            bytes.extend_from_slice(&empty);
+        }
+        bytes.extend_from_slice(&u32::try_from(lz4_flex::block::compress(b"end").len()).expect("small").to_be_bytes());
+        bytes.extend_from_slice(&lz4_flex::block::compress(b"end"));
+        assert_eq!(read(&bytes).expect("read"), b"end");
     }
 
     #[test]

@@ -121,22 +121,61 @@ fn unpacking<'a>(packed: impl Read + Send + 'a, packing: Packing) -> std::io::Re
         Packing::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(packed)),
         Packing::Xz => Box::new(lzma_rust2::XzReader::new_mem_limit(packed, true, XZ_MEM_LIMIT_KB)),
         // Frames one after another, as `lz4 -d` reads them; a frame's blocks are at most 4 MiB.
-        Packing::Lz4 => Box::new(Lz4Frames(lz4_flex::frame::FrameDecoder::new(Ending { inner: packed, ended: false }))),
+        Packing::Lz4 => Box::new(Lz4Frames::new(packed)),
         Packing::DovecotLz4 => Box::new(dovecot_lz4::DovecotLz4::new(packed)),
     })
 }
 
-/// LZ4 frames one after another: the decoder ends at the end of each frame, and is read on
-/// while what it reads from has not ended.
-struct Lz4Frames<R: Read>(lz4_flex::frame::FrameDecoder<Ending<R>>);
+/// LZ4 frames one after another: the decoder ends at the end of each frame, and a new one reads
+/// on while what it reads from has not ended (one decoder reused across frames of different
+/// block sizes breaks its own assertions). Each frame costs its block size in zeroed memory
+/// however little it holds, so a run of [`MAX_SMALL_FRAMES`] frames that each inflate to less
+/// than [`SMALL_FRAME`] ends the stream as damaged.
+struct Lz4Frames<R: Read> {
+    decoder: Option<lz4_flex::frame::FrameDecoder<Ending<R>>>,
+    /// What the current frame has inflated to so far.
+    in_frame: usize,
+    small_frames: usize,
+}
+
+/// A frame that inflates to less than this is small.
+const SMALL_FRAME: usize = 64 * 1024;
+
+/// Small frames one after another that end an LZ4 stream (`cat` of that many whole files is
+/// not mail; 16 bytes each asking for 4 MiB of zeroed memory is an attack).
+const MAX_SMALL_FRAMES: usize = 1024;
+
+impl<R: Read> Lz4Frames<R> {
+    fn new(packed: R) -> Self {
+        let decoder = lz4_flex::frame::FrameDecoder::new(Ending { inner: packed, ended: false });
+        Lz4Frames { decoder: Some(decoder), in_frame: 0, small_frames: 0 }
+    }
+}
 
 impl<R: Read> Read for Lz4Frames<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         loop {
-            let n = self.0.read(buf)?;
-            if n > 0 || buf.is_empty() || self.0.get_ref().ended {
+            let Some(decoder) = self.decoder.as_mut() else { return Ok(0) };
+            let n = decoder.read(buf)?;
+            self.in_frame += n;
+            if n > 0 || buf.is_empty() {
                 return Ok(n);
             }
+            // The end of a frame; the end of the stream when what it reads from has ended.
+            let Some(decoder) = self.decoder.take() else { return Ok(0) };
+            let inner = decoder.into_inner();
+            if inner.ended {
+                return Ok(0);
+            }
+            self.small_frames = if self.in_frame < SMALL_FRAME { self.small_frames + 1 } else { 0 };
+            if self.small_frames > MAX_SMALL_FRAMES {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "an LZ4 stream of many frames that hold almost nothing",
+                ));
+            }
+            self.in_frame = 0;
+            self.decoder = Some(lz4_flex::frame::FrameDecoder::new(inner));
         }
     }
 }
@@ -454,6 +493,16 @@ mod tests {
             ("xz streams", [xz(&MESSAGE[..7]), xz(&MESSAGE[7..])].concat(), Packing::Xz),
             ("lz4", lz4(&[], MESSAGE), Packing::Lz4),
             ("lz4 frames", [lz4(&[], &MESSAGE[..7]), lz4(&["-9"], &MESSAGE[7..])].concat(), Packing::Lz4),
+            (
+                "lz4 frames of other block sizes",
+                [
+                    lz4(&["-B4"], &MESSAGE[..7]),
+                    lz4(&["-B7", "--no-frame-crc"], &MESSAGE[7..20]),
+                    lz4(&["-B5"], &MESSAGE[20..]),
+                ]
+                .concat(),
+                Packing::Lz4,
+            ),
             ("lz4 legacy", lz4(&["-l"], MESSAGE), Packing::Lz4),
             ("dovecot lz4", dovecot_lz4::tests::packed(MESSAGE, 16), Packing::DovecotLz4),
         ] {
@@ -467,6 +516,20 @@ mod tests {
         assert_eq!(packing(b"\x1f\x8b"), None, "too short to say");
         assert_eq!(packing(b"BZh5 is how this text starts"), None, "no bzip2 block follows");
         assert_eq!(packing(&bzip2(b"")), Some(Packing::Bzip2), "an empty stream is one still");
+    }
+
+    /// LZ4 frames that each hold nothing cost their block size in memory: a long run of them is
+    /// damage, read as far as it goes; a few are read through.
+    #[test]
+    fn a_run_of_empty_lz4_frames_is_refused() {
+        let empty = lz4(&["-B7"], b"");
+        let few = [empty.repeat(10), lz4(&[], MESSAGE)].concat();
+        assert_eq!(read_unpacked(&few[..], Packing::Lz4, 1 << 20).expect("few").bytes, MESSAGE);
+        let many = [lz4(&[], MESSAGE), empty.repeat(5000), lz4(&[], b"never reached")].concat();
+        let mut out = Vec::new();
+        let read = unpacking(&many[..], Packing::Lz4).expect("starts").read_to_end(&mut out);
+        assert!(read.is_err(), "a run of empty frames is damage");
+        assert_eq!(out, MESSAGE, "what came before it is read");
     }
 
     #[test]
