@@ -49,7 +49,14 @@ pub(crate) fn of_location(location: &Location) -> Option<String> {
 /// them, then the mailbox Dovecot filed it in, its names decoded from IMAP's modified UTF-7.
 fn dbox_folder(rel: &Path, mailbox: &str) -> String {
     let dirs: Vec<&std::ffi::OsStr> = rel.parent().map(|p| p.iter().collect()).unwrap_or_default();
-    let store = dirs.iter().rposition(|d| *d == "mailboxes" || *d == "storage").unwrap_or(dirs.len());
+    // sdbox: `mailboxes/<mailbox>/dbox-Mails/u.<uid>`; mdbox: `storage/m.<n>` (a mailbox may be
+    // named `storage` or `mailboxes`: only the name where the layout has it counts).
+    let store = match dirs.last() {
+        Some(d) if *d == "dbox-Mails" => dirs.iter().rposition(|d| *d == "mailboxes"),
+        Some(d) if *d == "storage" => Some(dirs.len() - 1),
+        _ => None,
+    }
+    .unwrap_or(dirs.len());
     let above: std::path::PathBuf = dirs[..store].iter().collect();
     let mut out: Vec<String> = [folder_of(&above.join("m"), false)].into_iter().filter(|f| !f.is_empty()).collect();
     out.extend(
@@ -369,6 +376,22 @@ mod tests {
             assert_eq!(of_location(&location).as_deref(), want, "{location:?}");
         }
         assert_eq!(uploaded_item("backup.pst", "Inbox"), "backup/Inbox");
+    }
+
+    /// Dovecot's stores, a mailbox named as the stores name their own folders among them.
+    #[test]
+    fn dbox_messages_are_filed_in_their_mailboxes() {
+        for (rel, mailbox, want) in [
+            ("sdbox/mailboxes/INBOX/dbox-Mails/u.1", "INBOX", "sdbox/INBOX"),
+            ("mailboxes/Entw&APw-rfe/Alt/dbox-Mails/u.1", "Entw&APw-rfe/Alt", "Entwürfe/Alt"),
+            ("mailboxes/storage/dbox-Mails/u.1", "storage", "storage"),
+            ("mailboxes/Work/storage/dbox-Mails/u.1", "Work/storage", "Work/storage"),
+            ("mdbox/storage/m.1", "Work", "mdbox/Work"),
+            ("storage/m.7", "mailboxes", "mailboxes"),
+            ("storage/m.7", "", INBOX),
+        ] {
+            assert_eq!(dbox_folder(Path::new(rel), mailbox), want, "{rel}");
+        }
     }
 
     #[test]
