@@ -191,12 +191,17 @@ fn decode_imap_utf7(name: &str) -> Option<String> {
                 }
             }
             // What is left over is padding: fewer than 6 bits, all zero. Printable ASCII stands
-            // for itself and is never encoded (so `&AC8-` is no way to put a `/` in a name).
+            // for itself and is never encoded (so `&AC8-` is no way to put a `/` in a name), and
+            // no mailbox name holds a control character (`&AAA-` would be NUL, which no database
+            // keeps in text).
             if bits >= 6 || held != 0 || units.is_empty() || units.iter().any(|u| (0x20..0x7f).contains(u)) {
                 return None;
             }
             for c in char::decode_utf16(units) {
-                out.push(c.ok()?);
+                match c {
+                    Ok(c) if !c.is_control() => out.push(c),
+                    _ => return None,
+                }
             }
         }
         rest = &after[end + 1..];
@@ -433,6 +438,8 @@ mod tests {
             (".Tom & Jerry/cur/1:2,S", false, "Tom & Jerry"),
             (".Bad&AB/cur/1:2,S", false, "Bad&AB"),
             ("&AC8-etc/cur/1:2,S", false, "&AC8-etc"),
+            ("&AAA-/cur/1:2,S", false, "&AAA-"),
+            (".&AB8-x/cur/1:2,S", false, "&AB8-x"),
             ("saved/R&-D/page.eml", false, "saved/R&-D"),
             ("saved/pages/page.mhtml", false, "saved/pages"),
         ];
