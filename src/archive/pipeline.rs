@@ -346,19 +346,15 @@ fn walk_one(
             let mut f = reading.within.open(&found.path)?;
             let packing = ingest::packing_of(&mut f)?;
             let rel = relative_start(&found.root, &found.path);
-            match packing {
-                Some(p) => {
-                    let input = std::io::BufReader::with_capacity(256 * 1024, ingest::unpacked_mbox(f, p, size)?);
-                    let end =
-                        hand_on_spans(ingest::SpansReader::new(input, framing, limit), found, src, rel, jobs, count);
-                    if end >= ingest::mbox_bound(size) {
-                        tracing::warn!(path = %found.path.display(), "a compressed file inflates beyond 64 times its size: read as far as that");
-                    }
-                }
-                None => {
-                    let input = std::io::BufReader::with_capacity(256 * 1024, f);
-                    hand_on_spans(ingest::SpansReader::new(input, framing, limit), found, src, rel, jobs, count);
-                }
+            let input: Box<dyn Read> = match packing {
+                Some(p) => Box::new(ingest::unpacked_mbox(f, p, size)?),
+                None => Box::new(f),
+            };
+            let messages =
+                ingest::SpansReader::new(std::io::BufReader::with_capacity(256 * 1024, input), framing, limit);
+            let end = hand_on_spans(messages, found, src, rel, jobs, count);
+            if packing.is_some() && end >= ingest::mbox_bound(size) {
+                tracing::warn!(path = %found.path.display(), "a compressed file inflates beyond 64 times its size: read as far as that");
             }
             Ok(state)
         }
@@ -454,14 +450,9 @@ fn hand_on_spans<R: std::io::BufRead>(
             }
         };
         end = m.offset + m.len;
-        // MMDF keeps a message's state in its header, as an mbox does.
-        let status = ingest::mbox_status(&m.given.bytes);
-        if m.is_empty() || status.expunged {
-            continue;
-        }
+        let Some(flags) = m.listed_flags() else { continue };
         let source = Source::Framed { path: found.path.clone(), offset: m.offset, len: m.len, skip: m.skip };
         let held = jobs.share(m.given.bytes.len() as u64);
-        let flags = m.flags.or(status.flags);
         if !jobs.push(Job::Mbox { src, source, rel, given: m.given, flags, labels: m.labels, held }) {
             break;
         }
@@ -509,10 +500,7 @@ fn parse_worker(
     let read_at =
         |src, source: Source, rel, given, flags, labels: Vec<String>, held| match read(parse_given(given, None)) {
             Ok(mut msg) => {
-                if !labels.is_empty() {
-                    msg.summary.labels.extend(labels);
-                    crate::parse::labels::tidy_labels(&mut msg.summary.labels);
-                }
+                crate::parse::labels::add_labels(&mut msg.summary.labels, labels);
                 Outcome::Parsed {
                     src,
                     doc: doc(&msg),
@@ -550,8 +538,8 @@ fn parse_worker(
             match parsed {
                 Ok(mut msg) => {
                     if let Some(f) = &flags {
-                        msg.summary.labels.extend(crate::parse::labels::maildir_keywords(source.path(), f, &names));
-                        crate::parse::labels::tidy_labels(&mut msg.summary.labels);
+                        let keywords = crate::parse::labels::maildir_keywords(source.path(), f, &names);
+                        crate::parse::labels::add_labels(&mut msg.summary.labels, keywords);
                     }
                     Outcome::Parsed {
                         src,

@@ -257,9 +257,8 @@ fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error>
             let mut messages = Vec::new();
             for m in ingest::SpansReader::new(bytes.as_slice(), framing, usize::MAX) {
                 let Ok(m) = m else { break };
-                let status = ingest::mbox_status(&m.given.bytes);
-                if !m.is_empty() && !status.expunged {
-                    messages.push((m.given.bytes, m.flags.or(status.flags), m.labels));
+                if let Some(flags) = m.listed_flags() {
+                    messages.push((m.given.bytes, flags, m.labels));
                 }
             }
             messages
@@ -272,10 +271,7 @@ fn read_upload(bytes: Vec<u8>, name: Option<&str>) -> Result<Vec<Upload>, Error>
         .into_iter()
         .map(|(m, flags, labels)| {
             let mut msg = parse_message(Arc::from(m))?;
-            if !labels.is_empty() {
-                msg.summary.labels.extend(labels);
-                crate::parse::labels::tidy_labels(&mut msg.summary.labels);
-            }
+            crate::parse::labels::add_labels(&mut msg.summary.labels, labels);
             Ok(Upload { msg, folder: String::new(), extension: "eml", flags })
         })
         .collect::<Result<Vec<_>, Error>>()?;

@@ -21,6 +21,7 @@ pub use dbox::{is_dbox, sdbox_file, sdbox_mailbox, DboxMessage, DboxReader};
 pub use mbox::{mbox_status, split_mbox, unescape_from_lines, MboxMessage, MboxReader, MboxStatus};
 pub use mh::{mh_number, MhSequences};
 pub use packed::{mbox_bound, name_beneath, packing, packing_of, read_unpacked, unpacked_head, unpacked_mbox, Packing};
+pub(crate) use sniff::starts_with_field;
 pub use sniff::{
     after_emlx_count, emlx_count_line, kind_of, maildir_message, named_message, sniff, sniff_claimed, sniff_file,
     sniff_found, utf16_to_bytes, Claim, Kind, HEAD, OLE_MAGIC,
@@ -163,17 +164,8 @@ impl Source {
             Source::Mbox { path, offset, len } => {
                 let mut f = within.open(path)?;
                 let want = (*len).min(limit as u64);
-                let buf = match packing_of(&mut f)? {
-                    // Offsets count what the file inflates to.
-                    Some(p) => packed::read_unpacked_range(path, f, p, *offset, want)?,
-                    None => {
-                        f.seek(SeekFrom::Start(*offset))?;
-                        let mut buf = Vec::new();
-                        reserve(&mut buf, want as usize)?;
-                        f.take(want).read_to_end(&mut buf)?;
-                        buf
-                    }
-                };
+                let packing = packing_of(&mut f)?;
+                let buf = read_range(path, f, packing, *offset, want)?;
                 if buf.len() as u64 != want {
                     return Err(std::io::Error::new(
                         std::io::ErrorKind::UnexpectedEof,
@@ -183,20 +175,16 @@ impl Source {
                 Ok(Given { bytes: unescape_from_lines(buf), cut_from: (*len > want).then_some(*len) })
             }
             Source::Framed { path, offset, len, skip } => {
-                let packing = packing_of(&mut within.open(path)?)?;
+                let mut f = within.open(path)?;
+                let packing = packing_of(&mut f)?;
                 // Each side of the skip read on its own: a shown header of any length is read past.
+                let mut opened = Some(f);
                 spans::splice(*offset, *len, *skip, limit, |at, want| {
-                    let mut f = within.open(path)?;
-                    match packing {
-                        Some(p) => packed::read_unpacked_range(path, f, p, at, want),
-                        None => {
-                            f.seek(SeekFrom::Start(at))?;
-                            let mut buf = Vec::new();
-                            reserve(&mut buf, want as usize)?;
-                            f.take(want).read_to_end(&mut buf)?;
-                            Ok(buf)
-                        }
-                    }
+                    let f = match opened.take() {
+                        Some(f) => f,
+                        None => within.open(path)?,
+                    };
+                    read_range(path, f, packing, at, want)
                 })
             }
             // As saved, maybe compressed: inflated within the limit, as a Maildir file is.
@@ -271,6 +259,27 @@ pub fn read_message_on(
     }
     let cut_from = read_within(&mut file, &mut bytes, size, limit)?;
     Ok(Given { bytes, cut_from })
+}
+
+/// `want` bytes (fewer at its end) at `at` of what the file `f` at `path` holds, inflated when it
+/// is kept compressed with `packing` (offsets count what the file inflates to).
+fn read_range(
+    path: &Path,
+    mut f: std::fs::File,
+    packing: Option<Packing>,
+    at: u64,
+    want: u64,
+) -> std::io::Result<Vec<u8>> {
+    match packing {
+        Some(p) => packed::read_unpacked_range(path, f, p, at, want),
+        None => {
+            f.seek(SeekFrom::Start(at))?;
+            let mut buf = Vec::new();
+            reserve(&mut buf, want as usize)?;
+            f.take(want).read_to_end(&mut buf)?;
+            Ok(buf)
+        }
+    }
 }
 
 /// Fills `buf` from `r` as far as `r` goes: how many bytes it holds (fewer than `buf` only at

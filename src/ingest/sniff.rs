@@ -242,8 +242,9 @@ pub fn emlx_count_line(bytes: &[u8]) -> Option<(&str, &[u8])> {
         .then_some((line, &bytes[end + 1..]))
 }
 
-/// Whether the first line is a header field: a name of printable characters, then a colon.
-fn starts_with_field(text: &[u8]) -> bool {
+/// Whether the first line is a header field: a name of printable characters, then a colon (the
+/// one test of that shape, for every reader that tells a header from other text).
+pub(crate) fn starts_with_field(text: &[u8]) -> bool {
     let line = text.split(|&c| c == b'\n').next().unwrap_or(text);
     match line.iter().position(|&c| c == b':') {
         Some(colon) if colon > 0 => line[..colon].iter().all(|&c| (33..=126).contains(&c)),

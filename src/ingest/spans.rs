@@ -24,7 +24,7 @@
 
 use std::io::{BufRead, Read};
 
-use super::Given;
+use super::{starts_with_field, Given};
 
 /// The line that opens and closes an MMDF message.
 const MMDF_SEPARATOR: &[u8] = b"\x01\x01\x01\x01";
@@ -77,6 +77,14 @@ impl SpanMessage {
     /// Whether the message has no bytes (a stray separator, a file cut short right after one).
     pub fn is_empty(&self) -> bool {
         self.len <= self.skip.map_or(0, |(_, l)| l)
+    }
+
+    /// The flags the message is listed with (Babyl's attributes, else the status fields an MMDF
+    /// header keeps, as an mbox's); `None` when it is no message of the file: empty, or deleted
+    /// in Thunderbird.
+    pub fn listed_flags(&self) -> Option<Option<String>> {
+        let status = super::mbox_status(&self.given.bytes);
+        (!self.is_empty() && !status.expunged).then(|| self.flags.clone().or(status.flags))
     }
 }
 
@@ -391,14 +399,6 @@ fn trim_end(line: &[u8]) -> &[u8] {
 
 fn is_blank(line: &[u8]) -> bool {
     trim_end(line).is_empty() && line.ends_with(b"\n")
-}
-
-/// Whether a line is a header field's first line: a name of printable characters, then a colon.
-fn starts_with_field(line: &[u8]) -> bool {
-    match memchr::memchr(b':', line) {
-        Some(colon) if colon > 0 => line[..colon].iter().all(|&c| (33..=126).contains(&c)),
-        _ => false,
-    }
 }
 
 impl<R: BufRead> Iterator for SpansReader<R> {

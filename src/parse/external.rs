@@ -6,6 +6,7 @@
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 
+use crate::ingest::starts_with_field;
 use crate::limits::{MAX_MAIL_SERVER_REQUEST, MAX_PHANTOM_HEADER};
 use crate::model::External;
 use crate::uri;
@@ -65,15 +66,6 @@ pub(super) fn split_phantom(body: &[u8]) -> (&[u8], &[u8]) {
     } else {
         // No end in sight: the whole lines that fit are the header, the rest is not read as one.
         (&body[..line_start], &body[line_start..])
-    }
-}
-
-/// `name:` at the start, with a name of printable characters.
-fn starts_with_field(body: &[u8]) -> bool {
-    let line = body.split(|&b| b == b'\n').next().unwrap_or(&[]);
-    match line.iter().position(|&b| b == b':') {
-        Some(colon) if colon > 0 => line[..colon].iter().all(|&b| b.is_ascii_graphic()),
-        _ => false,
     }
 }
 

@@ -93,6 +93,14 @@ pub(crate) fn terms(label: &str) -> Vec<String> {
     out
 }
 
+/// Adds `more` to a message's `labels` (those its file or folder gives it), tidied as any are.
+pub(crate) fn add_labels(labels: &mut Vec<String>, more: Vec<String>) {
+    if !more.is_empty() {
+        labels.extend(more);
+        tidy_labels(labels);
+    }
+}
+
 /// Tidies a message's labels: control characters out, at most [`crate::limits::MAX_LABELS`] of
 /// them, each at most 100 characters, no two with one [`key`], none whose key is empty (`/`), in
 /// the order given.

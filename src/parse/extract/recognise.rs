@@ -3,6 +3,7 @@
 //! claim a format the bytes are not.
 
 use super::{odf, zip, Format, Input, Recognised};
+use crate::ingest::starts_with_field;
 use crate::model::Part;
 
 /// What `part` is as a document, from its bytes first and its name and type after; `None` when it
@@ -99,7 +100,7 @@ pub(super) fn recognise_bytes(bytes: &[u8], declared: &str, name: Option<&str>, 
     if declared == "text/html" || declared == "application/xhtml+xml" || looks_like_html(start) {
         return Some(Readable(Format::Html));
     }
-    if ext.as_deref() == Some("eml") && looks_like_header(start) {
+    if ext.as_deref() == Some("eml") && starts_with_field(start) {
         return Some(Readable(Format::Message));
     }
     let untyped = declared.is_empty() || declared == "application/octet-stream";
@@ -125,13 +126,6 @@ fn starts_with_ignore_case(b: &[u8], prefix: &[u8]) -> bool {
 
 fn looks_like_html(start: &[u8]) -> bool {
     starts_with_ignore_case(start, b"<!doctype html") || starts_with_ignore_case(start, b"<html")
-}
-
-/// A first line like a header field (`Name: value`).
-fn looks_like_header(start: &[u8]) -> bool {
-    let line = start.split(|&b| b == b'\n').next().unwrap_or(&[]);
-    let colon = line.iter().position(|&b| b == b':');
-    colon.is_some_and(|c| c > 0 && line[..c].iter().all(|b| b.is_ascii_graphic()))
 }
 
 /// No NUL and few control characters: text in some charset, not binary data.
