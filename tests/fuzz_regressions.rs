@@ -470,3 +470,16 @@ fn fuzz_dictionaries_load() {
         }
     }
 }
+
+/// Every input the Dovecot index fuzzer found, with the fixtures' index files as Dovecot wrote them
+/// (an index and its log, joined as the target splits them), whole and cut at every few bytes.
+#[test]
+fn dovecot_index_findings_complete() {
+    for f in fixtures("dovecot_index") {
+        let bytes = fs::read(&f).expect("read fixture");
+        for cut in (0..bytes.len()).step_by(61) {
+            drive::dovecot_index(&bytes[..cut]);
+        }
+    }
+    replay("dovecot_index", drive::dovecot_index);
+}

@@ -319,3 +319,42 @@ fn check_model(m: &Message) {
         assert!(body < n && m.parts[body].is_text(), "the chosen body is a text part");
     }
 }
+
+/// What separates the files of one `dovecot_index` input.
+const DOVECOT_FILE_SEPARATOR: &[u8] = b"--8<--";
+
+/// Bytes as Dovecot's index files of one mailbox, and of mdbox's map: split at `--8<--`, the first
+/// piece is `dovecot.index` (none when empty), the others its logs. Whatever is read must stay
+/// within what the bytes could hold, and the map's places must find their own messages.
+pub fn dovecot_index(data: &[u8]) {
+    use mailshelf::ingest::{MailboxIndex, MapIndex};
+    let mut pieces = Vec::new();
+    let mut rest = data;
+    while let Some(at) = rest.windows(DOVECOT_FILE_SEPARATOR.len()).position(|w| w == DOVECOT_FILE_SEPARATOR) {
+        pieces.push(&rest[..at]);
+        rest = &rest[at + DOVECOT_FILE_SEPARATOR.len()..];
+    }
+    pieces.push(rest);
+    let index = pieces.first().copied().filter(|p| !p.is_empty());
+    let logs = &pieces[1..];
+    // Each message takes at least 8 bytes of a record or an append.
+    let most = data.len() / 8;
+    if let Ok(mailbox) = MailboxIndex::from_bytes(index, logs) {
+        assert!(mailbox.messages.len() <= most, "more messages than the files could hold");
+        for message in mailbox.messages.values() {
+            let letters: Vec<char> = message.flags.chars().collect();
+            assert!(letters.windows(2).all(|w| w[0] < w[1]), "flag letters unsorted or repeated");
+            assert!(letters.iter().all(|c| "DFRST".contains(*c)), "a flag letter that is none");
+        }
+    }
+    if let Ok(map) = MapIndex::from_bytes(index, logs) {
+        assert!(map.mails.len() <= most, "more map messages than the files could hold");
+        for mail in map.mails.values() {
+            let (_, found) = map.at(mail.file_id, u64::from(mail.offset)).expect("a map message not at its place");
+            assert_eq!((found.file_id, found.offset), (mail.file_id, mail.offset));
+            if let Some((_, holding)) = map.holding(mail.file_id, u64::from(mail.offset)) {
+                assert_eq!(holding.file_id, mail.file_id, "a place in another file");
+            }
+        }
+    }
+}

@@ -1,13 +1,14 @@
 //! Where messages come from: files, folder trees (Maildir included), mbox, MMDF and Babyl files,
 //! Dovecot's dbox stores, Outlook data files.
 //! [`walk`](mod@walk) finds them, [`sniff`](mod@sniff) tells a message from other files by its first bytes, `mbox`
-//! splits mbox files into messages, `spans` MMDF and Babyl files, `dbox` Dovecot's sdbox and mdbox files, `mh` reads MH folders' sequences as flags, `packed` reads
+//! splits mbox files into messages, `spans` MMDF and Babyl files, `dbox` Dovecot's sdbox and mdbox files, `dovecot_index` Dovecot's index files (flags, and where an mdbox message is now), `mh` reads MH folders' sequences as flags, `packed` reads
 //! message files kept compressed, [`pst`] lists the
 //! items of Outlook data files; [`Source`] says
 //! where one message's bytes live and reads them back. Sources are opened read-only; nothing here
 //! ever writes under a given path.
 
 mod dbox;
+mod dovecot_index;
 mod mbox;
 mod mh;
 mod packed;
@@ -18,6 +19,9 @@ mod walk;
 mod within;
 
 pub use dbox::{is_dbox, sdbox_file, sdbox_mailbox, DboxMessage, DboxReader};
+pub use dovecot_index::{
+    read_mailbox_index, read_map_index, Held, IndexedMessage, Indexes, MailboxIndex, MapIndex, MapMail, Mdbox, Placed,
+};
 pub use mbox::{mbox_status, split_mbox, unescape_from_lines, MboxMessage, MboxReader, MboxStatus};
 pub use mh::{mh_number, MhSequences};
 pub use packed::{mbox_bound, name_beneath, packing, packing_of, read_unpacked, unpacked_head, unpacked_mbox, Packing};
@@ -219,7 +223,7 @@ impl Source {
 
 /// A message's bytes as read from its source: all of them, or the first ones of a longer message
 /// than the reader keeps.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Given {
     pub bytes: Vec<u8>,
     /// The message's whole size in its source, when `bytes` is only its start.

@@ -1,0 +1,164 @@
+//! Where Dovecot's indexes put the messages of a dbox store, for the walker: in an mdbox store,
+//! which mailboxes hold each message of its `storage/m.<n>` files now (two for a copy, the one it
+//! was moved to, none once it was expunged) and with which flags and keywords; in an sdbox
+//! mailbox, each `u.<uid>` file's flags and keywords. Each store's indexes are read once, as the
+//! walker comes to its files (a store's files are walked one after another). When an index cannot
+//! be read, or does not know a message (saved after the index was last written), nothing is known
+//! of it: it shows in the mailbox its file names, without flags, and nothing is left out.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::{read_mailbox_index, read_map_index, IndexedMessage, MailboxIndex, MapIndex};
+
+/// The most mailboxes of one mdbox store whose indexes are read (beyond, none is: the store's
+/// messages show as their files name them).
+const MAX_MAILBOXES: usize = 10_000;
+/// How deep mailboxes may nest below `mailboxes/`.
+const MAX_DEPTH: usize = 64;
+
+/// What Dovecot's indexes say of one message of an mdbox storage file.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Placed<'a> {
+    /// Nothing: shown in the mailbox its file names, without flags.
+    Unknown,
+    /// No mailbox holds it any more: expunged, its bytes waiting for `doveadm purge`.
+    Expunged,
+    /// The mailboxes that hold it now, each with the message's flags and keywords there.
+    In(&'a [Held]),
+}
+
+/// A message as one mailbox holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    /// The mailbox, in Dovecot's own name for it (as an mdbox file's `B` line has it).
+    pub mailbox: String,
+    pub flags: String,
+    pub keywords: Vec<String>,
+}
+
+/// An mdbox store's map and the indexes of all its mailboxes.
+pub struct Mdbox {
+    map: MapIndex,
+    /// The mailboxes holding each map uid.
+    holders: HashMap<u32, Vec<Held>>,
+}
+
+impl Mdbox {
+    /// The store whose `storage` folder is given: its map, and the index of every mailbox under
+    /// `mailboxes/` beside it. `None` when the map or one of the mailboxes' indexes cannot be read
+    /// (a message whose mailbox is not known must not be taken for expunged).
+    pub fn read(storage: &Path) -> Option<Mdbox> {
+        let map = match read_map_index(storage) {
+            Ok(Some(map)) => map,
+            Ok(None) => return None,
+            Err(e) => {
+                tracing::warn!(path = %storage.display(), error = %e, "Dovecot's map index not read: messages shown as their files name them");
+                return None;
+            }
+        };
+        let mailboxes = storage.parent()?.join("mailboxes");
+        let mut holders: HashMap<u32, Vec<Held>> = HashMap::new();
+        for (name, dir) in mailbox_dirs(&mailboxes)? {
+            let index = match read_mailbox_index(&dir) {
+                Ok(Some(index)) => index,
+                Ok(None) => continue,
+                Err(e) => {
+                    tracing::warn!(path = %dir.display(), error = %e, "a Dovecot mailbox index not read: messages shown as their files name them");
+                    return None;
+                }
+            };
+            for message in index.messages.into_values() {
+                let Some(map_uid) = message.map_uid else { continue };
+                let IndexedMessage { flags, keywords, .. } = message;
+                holders.entry(map_uid).or_default().push(Held { mailbox: name.clone(), flags, keywords });
+            }
+        }
+        Some(Mdbox { map, holders })
+    }
+
+    /// What the indexes say of the message of `m.<file_id>` whose bytes start at `at`
+    /// (`DboxMessage::offset`).
+    pub fn place(&self, file_id: u32, at: u64) -> Placed<'_> {
+        let Some((map_uid, mail)) = self.map.holding(file_id, at) else { return Placed::Unknown };
+        match self.holders.get(&map_uid) {
+            Some(held) if !held.is_empty() => Placed::In(held),
+            _ if mail.refcount == 0 => Placed::Expunged,
+            // The map says a mailbox holds it, and none of those read does: a mailbox whose
+            // index is elsewhere, or behind the map.
+            _ => Placed::Unknown,
+        }
+    }
+}
+
+/// The mailboxes of an mdbox store, below its `mailboxes` folder: each folder holding a
+/// `dbox-Mails` folder is one, named by its path below `mailboxes` (`Entw&APw-rfe/Alt`). `None`
+/// when they cannot all be listed.
+fn mailbox_dirs(mailboxes: &Path) -> Option<Vec<(String, PathBuf)>> {
+    let mut out = Vec::new();
+    let mut stack = vec![(mailboxes.to_path_buf(), Vec::<String>::new())];
+    while let Some((dir, names)) = stack.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && names.is_empty() => return Some(out),
+            Err(_) => return None,
+        };
+        for entry in entries {
+            let entry = entry.ok()?;
+            if !entry.file_type().ok()?.is_dir() {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name == "dbox-Mails" {
+                if !names.is_empty() {
+                    out.push((names.join("/"), entry.path()));
+                }
+            } else if names.len() < MAX_DEPTH {
+                let mut below = names.clone();
+                below.push(name);
+                stack.push((entry.path(), below));
+            }
+            if out.len() + stack.len() > MAX_MAILBOXES {
+                return None;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// The walker's indexes of the store it is in: the last mdbox store's and the last sdbox
+/// mailbox's, read when it first comes to one of their files.
+#[derive(Default)]
+pub struct Indexes {
+    mdbox: Option<(PathBuf, Option<Mdbox>)>,
+    sdbox: Option<(PathBuf, Option<MailboxIndex>)>,
+}
+
+impl Indexes {
+    /// The indexes of the mdbox store whose storage file is `file` (`storage/m.<n>`), with `n`;
+    /// `None` when the file is not named so or its store's indexes are unread.
+    pub fn mdbox(&mut self, file: &Path) -> Option<(&Mdbox, u32)> {
+        let file_id = file.file_name()?.to_str()?.strip_prefix("m.")?.parse::<u32>().ok()?;
+        let storage = file.parent()?;
+        if self.mdbox.as_ref().is_none_or(|(at, _)| at != storage) {
+            self.mdbox = Some((storage.to_path_buf(), Mdbox::read(storage)));
+        }
+        let (_, store) = self.mdbox.as_ref()?;
+        Some((store.as_ref()?, file_id))
+    }
+
+    /// What the index of its mailbox says of the sdbox file `file` (`dbox-Mails/u.<uid>`).
+    pub fn sdbox(&mut self, file: &Path) -> Option<&IndexedMessage> {
+        let uid = file.file_name()?.to_str()?.strip_prefix("u.")?.parse::<u32>().ok()?;
+        let dir = file.parent()?;
+        if self.sdbox.as_ref().is_none_or(|(at, _)| at != dir) {
+            let index = read_mailbox_index(dir).unwrap_or_else(|e| {
+                tracing::warn!(path = %dir.display(), error = %e, "a Dovecot mailbox index not read: its messages shown without flags");
+                None
+            });
+            self.sdbox = Some((dir.to_path_buf(), index));
+        }
+        let (_, index) = self.sdbox.as_ref()?;
+        index.as_ref()?.messages.get(&uid)
+    }
+}
