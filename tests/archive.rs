@@ -905,6 +905,75 @@ async fn maildir_files_dovecot_compressed_are_read() {
     assert_eq!(ledgers["total"], 4, "{ledgers}");
 }
 
+/// Dovecot's index files say what its message files do not, and what Dovecot itself shows is
+/// what mailshelf shows (`doveadm fetch`, kept beside the stores Dovecot wrote): each message's
+/// flags and keywords, the mailbox a message was moved to, both mailboxes of a copy, and no
+/// message that was expunged (in mdbox its bytes stay in the storage file until a purge).
+#[tokio::test]
+async fn dovecot_indexes_give_flags_mailboxes_and_deletions() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dovecot-index");
+    for store in ["mdbox", "sdbox"] {
+        let expected = std::fs::read_to_string(fixtures.join(format!("expected-{store}.txt"))).expect("expected");
+        // Dovecot's view: (mailbox, Message-ID) → flags as Maildir letters, and keywords.
+        let mut want: Vec<(String, String, String, Vec<String>)> = Vec::new();
+        for record in expected.split('\x0c').filter(|r| r.contains("hdr.message-id:")) {
+            let field = |name: &str| {
+                record.lines().find_map(|l| l.strip_prefix(name)).map(str::trim).unwrap_or_default().to_string()
+            };
+            let mut letters = String::new();
+            let mut keywords = Vec::new();
+            for flag in field("flags:").split_whitespace() {
+                match flag {
+                    "\\Draft" => letters.push('D'),
+                    "\\Flagged" => letters.push('F'),
+                    "\\Answered" => letters.push('R'),
+                    "\\Seen" => letters.push('S'),
+                    "\\Deleted" => letters.push('T'),
+                    "\\Recent" => {}
+                    keyword => keywords.push(keyword.to_string()),
+                }
+            }
+            let mut letters: Vec<char> = letters.chars().collect();
+            letters.sort_unstable();
+            let id = field("hdr.message-id:").trim_matches(['<', '>']).to_string();
+            want.push((field("mailbox:"), id, letters.into_iter().collect(), keywords));
+        }
+        assert_eq!(want.len(), 8, "{store}: Dovecot lists eight messages");
+        let app = TestApp::new(&[fixtures.join(store)]);
+        for mailbox in ["INBOX", "Work"] {
+            let listed = app.json(&format!("/api/messages?q=folder:{mailbox}&limit=50")).await;
+            // A copy in a second folder is listed under a key of its own: matched by Message-ID.
+            let mut ids: Vec<&str> = listed["messages"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m["message_id"].as_str())
+                .map(|m| m.trim_matches(['<', '>']))
+                .collect();
+            ids.sort_unstable();
+            let mut dovecot: Vec<&str> =
+                want.iter().filter(|(m, ..)| m == mailbox).map(|(_, id, ..)| id.as_str()).collect();
+            dovecot.sort_unstable();
+            assert_eq!(ids, dovecot, "{store}: {mailbox} holds what Dovecot shows in it");
+        }
+        // Expunged (mdbox: still in `m.1`); moved from INBOX to Work.
+        assert_eq!(app.get("/message/index-6@example.org").await.status, 404, "{store}: expunged");
+        for (_, id, flags, keywords) in &want {
+            let m = app.json(&format!("/api/messages/{id}")).await;
+            assert_eq!(m["flags"].as_str().unwrap_or_default(), flags, "{store} {id}: {m}");
+            for keyword in keywords {
+                let q = format!("/api/messages?q=label:%22{}%22", keyword.replace('$', "%24"));
+                let found = app.json(&q).await;
+                let ids: Vec<&str> =
+                    found["messages"].as_array().into_iter().flatten().filter_map(|m| m["id"].as_str()).collect();
+                assert!(ids.contains(&id.as_str()), "{store} {id}: keyword {keyword} is a label: {found}");
+            }
+        }
+        let custom = app.json("/api/messages?q=label:custom").await;
+        assert_eq!(custom["total"], 2, "{store}: Custom on two messages: {custom}");
+    }
+}
+
 /// Dovecot's own stores, as Dovecot 2.3.19 wrote them (`tests/fixtures/dovecot-dbox`): sdbox,
 /// a file a message under `mailboxes/<mailbox>/dbox-Mails/`, and mdbox, many messages a file
 /// under `storage/`, each noting its mailbox. Every message is listed in its mailbox (IMAP's

@@ -67,8 +67,16 @@ enum Job {
     /// One item of an Outlook data file, read by the worker (of a size not known before).
     Pst { src: usize, source: Source, rel: u16 },
     /// An sdbox file (one message, framed), read by the worker as a Maildir's files are; its
-    /// mailbox from its path.
-    Sdbox { src: usize, root: Arc<Path>, path: PathBuf, held: Share, mailbox: String },
+    /// mailbox from its path, its flags and keywords from the mailbox's index when it has one.
+    Sdbox {
+        src: usize,
+        root: Arc<Path>,
+        path: PathBuf,
+        held: Share,
+        mailbox: String,
+        flags: Option<String>,
+        keywords: Vec<String>,
+    },
 }
 
 /// What comes back to the indexing thread.
@@ -181,14 +189,15 @@ struct Reading {
 /// within the limit), and reports each source done with its job count.
 fn walk_sources(
     files: Vec<(ingest::Found, u64, (u64, i64))>,
-    mut jobs: Jobs,
+    jobs: Jobs,
     out: SyncSender<Numbered<Outcome>>,
     reading: &Reading,
 ) {
+    let mut walker = Walker { jobs, dovecot: ingest::Indexes::default() };
     for (src, (found, start, stat)) in files.into_iter().enumerate() {
         // The jobs handed on count even when reading stops part way: their outcomes are on their way.
         let mut count = 0;
-        let (state, whole) = match walk_one(&found, src, start, stat, &mut jobs, reading, &mut count) {
+        let (state, whole) = match walk_one(&found, src, start, stat, &mut walker, reading, &mut count) {
             Ok(state) => (state, true),
             Err(e) => {
                 tracing::warn!(path = %found.path.display(), error = %e, "not read to its end");
@@ -201,7 +210,14 @@ fn walk_sources(
             return;
         }
     }
-    jobs.send();
+    walker.jobs.send();
+}
+
+/// What the walker holds as it goes: the jobs not handed on yet, and Dovecot's indexes of the
+/// dbox store it is in.
+struct Walker {
+    jobs: Jobs,
+    dovecot: ingest::Indexes,
 }
 
 /// The jobs the walker has not handed on yet: sent [`HANDED_AT_ONCE`] (or [`HANDED_BYTES`]) at a
@@ -265,16 +281,22 @@ fn walk_one(
     src: usize,
     start: u64,
     (size, mtime_ns): (u64, i64),
-    jobs: &mut Jobs,
+    walker: &mut Walker,
     reading: &Reading,
     count: &mut usize,
 ) -> std::io::Result<SourceState> {
+    let Walker { jobs, dovecot } = walker;
     let limit = reading.limit;
     let mut state = SourceState { size, mtime_ns, ..SourceState::default() };
-    // An sdbox store's files, one message each, are opened once, by the worker.
+    // An sdbox store's files, one message each, are opened once, by the worker; the flags and
+    // keywords its mailbox's index gives them go with them.
     if let Some(mailbox) = ingest::sdbox_file(&found.path) {
+        let (flags, keywords) =
+            dovecot.sdbox(&found.path).map(|m| (Some(m.flags.clone()), m.keywords.clone())).unwrap_or_default();
         let held = jobs.share(size.min(limit as u64));
-        if jobs.push(Job::Sdbox { src, root: found.root.clone(), path: found.path.clone(), held, mailbox }) {
+        let job =
+            Job::Sdbox { src, root: found.root.clone(), path: found.path.clone(), held, mailbox, flags, keywords };
+        if jobs.push(job) {
             *count += 1;
         }
         return Ok(state);
@@ -323,6 +345,7 @@ fn walk_one(
             let rel = relative_start(&found.root, &found.path);
             // mdbox notes each message's mailbox; an sdbox file named otherwise has it in its path.
             let in_path = found.path.parent().and_then(ingest::sdbox_mailbox);
+            let store = dovecot.mdbox(&found.path);
             for m in ingest::DboxReader::new(std::io::BufReader::with_capacity(256 * 1024, f), limit) {
                 let m = match m {
                     Ok(m) => m,
@@ -331,13 +354,30 @@ fn walk_one(
                         break;
                     }
                 };
-                let mailbox = m.mailbox.or_else(|| in_path.clone()).unwrap_or_default();
-                let source = Source::Dbox { path: found.path.clone(), offset: m.offset, len: m.len, mailbox };
-                let held = jobs.share(m.given.bytes.len() as u64);
-                if !jobs.push(Job::Mbox { src, source, rel, given: m.given, flags: None, labels: Vec::new(), held }) {
-                    break;
+                // Where Dovecot's indexes put it now: in each mailbox holding it (a copy in two,
+                // a moved one where it went), none once expunged; else where its file says.
+                let noted = |m: &ingest::DboxMessage| {
+                    let mailbox = m.mailbox.clone().or_else(|| in_path.clone()).unwrap_or_default();
+                    vec![ingest::Held { mailbox, flags: String::new(), keywords: Vec::new() }]
+                };
+                let (places, known) = match store.as_ref().map(|(s, file_id)| s.place(*file_id, m.offset)) {
+                    Some(ingest::Placed::In(held)) => (held.to_vec(), true),
+                    Some(ingest::Placed::Expunged) => continue,
+                    Some(ingest::Placed::Unknown) | None => (noted(&m), false),
+                };
+                let last = places.len().saturating_sub(1);
+                let mut given = Some(m.given);
+                for (i, place) in places.into_iter().enumerate() {
+                    let source =
+                        Source::Dbox { path: found.path.clone(), offset: m.offset, len: m.len, mailbox: place.mailbox };
+                    let Some(given) = (if i < last { given.clone() } else { given.take() }) else { break };
+                    let held = jobs.share(given.bytes.len() as u64);
+                    let flags = known.then_some(place.flags);
+                    if !jobs.push(Job::Mbox { src, source, rel, given, flags, labels: place.keywords, held }) {
+                        return Ok(state);
+                    }
+                    *count += 1;
                 }
-                *count += 1;
             }
             Ok(state)
         }
@@ -581,7 +621,7 @@ fn parse_worker(
         Job::Mbox { src, source, rel, given, flags, labels, held } => {
             read_at(src, source, rel, given, flags, labels, held)
         }
-        Job::Sdbox { src, root, path, held, mailbox } => {
+        Job::Sdbox { src, root, path, held, mailbox, flags, keywords } => {
             let rel = relative_start(&root, &path);
             let first = opener
                 .borrow_mut()
@@ -591,7 +631,7 @@ fn parse_worker(
                 Ok(Some(m)) => {
                     let mailbox = m.mailbox.unwrap_or(mailbox);
                     let source = Source::Dbox { path, offset: m.offset, len: m.len, mailbox };
-                    read_at(src, source, rel, m.given, None, Vec::new(), held)
+                    read_at(src, source, rel, m.given, flags, keywords, held)
                 }
                 // Named as sdbox names its files, but not one (or empty): as a Maildir's stray file.
                 Ok(None) => Outcome::NotMail { src, held: Some(held) },

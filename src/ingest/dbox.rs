@@ -8,9 +8,10 @@
 //! mailbox it was saved to (`B`). A damaged frame ends the file's reading there: the messages
 //! before it are read.
 //!
-//! What Dovecot keeps in its own index files is not read: flags, and in mdbox where a message is
-//! now (a move changes only the index) and whether it was deleted (its bytes stay in the file
-//! until `doveadm purge`). An mdbox message shows in the mailbox it was saved to.
+//! What Dovecot keeps in its own index files — flags, and in mdbox where a message is now (a move
+//! changes only the index) and whether it was deleted (its bytes stay in the file until `doveadm
+//! purge`) — is read by [`super::dovecot_index`]; without it an mdbox message shows in the
+//! mailbox it was saved to.
 
 use std::io::{BufRead, Read};
 use std::path::Path;

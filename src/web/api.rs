@@ -446,8 +446,9 @@ pub(crate) struct MessageDetail {
     pub more_urls: Vec<String>,
     pub raw_url: String,
     /// The flags kept for the message, as Maildir letters: from a Maildir file name, the property
-    /// list of an Apple Mail `.emlx`, or an mbox message's status fields (`X-Mozilla-Status`,
-    /// `Status`, `X-Status`) (null for enclosed messages and where none are kept).
+    /// list of an Apple Mail `.emlx`, an mbox message's status fields (`X-Mozilla-Status`,
+    /// `Status`, `X-Status`), MH's sequences, Babyl's attributes or Dovecot's index of a dbox
+    /// store (null for enclosed messages and where none are kept).
     pub flags: Option<String>,
     /// What could not be read of a damaged file in another format (an `.emlx`, a `.webarchive`).
     pub notices: Vec<String>,
