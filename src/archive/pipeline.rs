@@ -361,7 +361,7 @@ fn walk_one(
                     vec![ingest::Held { mailbox, flags: String::new(), keywords: Vec::new() }]
                 };
                 let (places, known) = match store.as_ref().map(|(s, file_id)| s.place(*file_id, m.offset)) {
-                    Some(ingest::Placed::In(held)) => (held.to_vec(), true),
+                    Some(ingest::Placed::In(held)) => (held, true),
                     Some(ingest::Placed::Expunged) => continue,
                     Some(ingest::Placed::Unknown) | None => (noted(&m), false),
                 };

@@ -99,8 +99,27 @@ impl MailboxIndex {
     }
 }
 
+/// Each message of the mailbox whose index files lie in `dir`, as [`read_mailbox_index`] reads
+/// them, handed to `each` in turn rather than kept all at once: its uid, its flags (Dovecot's
+/// bits: see [`flag_letters`]), its keywords' names and its map uid. `Ok(false)` when there are
+/// no index files at all.
+pub(super) fn each_message(dir: &Path, mut each: impl FnMut(u32, u8, &[&str], Option<u32>)) -> std::io::Result<bool> {
+    let state = {
+        let Some((index, logs)) = read_files(dir, "dovecot.index")? else { return Ok(false) };
+        let logs: Vec<&[u8]> = logs.iter().map(Vec::as_slice).collect();
+        State::replayed(index.as_deref(), &logs)?
+    };
+    let mut names: Vec<&str> = Vec::new();
+    for (&uid, record) in &state.records {
+        names.clear();
+        names.extend(record.keywords.iter().filter_map(|&k| state.keywords.get(k as usize)).map(String::as_str));
+        each(uid, record.flags, &names, state.map_uid(record));
+    }
+    Ok(true)
+}
+
 /// Maildir's letters for Dovecot's flag bits (`enum mail_flags`), sorted.
-fn flag_letters(flags: u8) -> String {
+pub(super) fn flag_letters(flags: u8) -> String {
     // Bits: answered 0x01, flagged 0x02, deleted 0x04, seen 0x08, draft 0x10.
     [(0x10, 'D'), (0x02, 'F'), (0x01, 'R'), (0x08, 'S'), (0x04, 'T')]
         .iter()

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::{read_mailbox_index, read_map_index, IndexedMessage, MailboxIndex, MapIndex};
+use super::{each_message, flag_letters, read_mailbox_index, read_map_index, IndexedMessage, MailboxIndex, MapIndex};
 
 /// The most mailboxes of one mdbox store whose indexes are read (beyond, none is: the store's
 /// messages show as their files name them).
@@ -19,13 +19,13 @@ const MAX_DEPTH: usize = 64;
 
 /// What Dovecot's indexes say of one message of an mdbox storage file.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Placed<'a> {
+pub enum Placed {
     /// Nothing: shown in the mailbox its file names, without flags.
     Unknown,
     /// No mailbox holds it any more: expunged, its bytes waiting for `doveadm purge`.
     Expunged,
     /// The mailboxes that hold it now, each with the message's flags and keywords there.
-    In(&'a [Held]),
+    In(Vec<Held>),
 }
 
 /// A message as one mailbox holds it.
@@ -37,11 +37,46 @@ pub struct Held {
     pub keywords: Vec<String>,
 }
 
-/// An mdbox store's map and the indexes of all its mailboxes.
+/// An mdbox store's map and what the indexes of all its mailboxes say of each map uid, kept small
+/// (a store may hold a million messages): about 100 bytes a message, map included.
 pub struct Mdbox {
     map: MapIndex,
-    /// The mailboxes holding each map uid.
-    holders: HashMap<u32, Vec<Held>>,
+    /// The store's mailboxes' names, and the keywords' names of all of them.
+    mailboxes: Vec<String>,
+    keywords: Names,
+    /// Each mailbox's message, by the map uid it names (sorted by it: a copy's two are side by
+    /// side).
+    holders: Vec<Holder>,
+}
+
+/// One mailbox message of an mdbox store, by its map uid.
+struct Holder {
+    map_uid: u32,
+    /// Into [`Mdbox::mailboxes`].
+    mailbox: u32,
+    /// Dovecot's flag bits.
+    flags: u8,
+    /// Into [`Mdbox::keywords`].
+    keywords: Box<[u32]>,
+}
+
+/// Names, each kept once and known by its number.
+#[derive(Default)]
+struct Names {
+    names: Vec<String>,
+    ids: HashMap<String, u32>,
+}
+
+impl Names {
+    fn id(&mut self, name: &str) -> Option<u32> {
+        if let Some(&id) = self.ids.get(name) {
+            return Some(id);
+        }
+        let id = u32::try_from(self.names.len()).ok()?;
+        self.names.push(name.to_string());
+        self.ids.insert(name.to_string(), id);
+        Some(id)
+    }
 }
 
 impl Mdbox {
@@ -57,32 +92,46 @@ impl Mdbox {
                 return None;
             }
         };
-        let mailboxes = storage.parent()?.join("mailboxes");
-        let mut holders: HashMap<u32, Vec<Held>> = HashMap::new();
-        for (name, dir) in mailbox_dirs(&mailboxes)? {
-            let index = match read_mailbox_index(&dir) {
-                Ok(Some(index)) => index,
-                Ok(None) => continue,
-                Err(e) => {
-                    tracing::warn!(path = %dir.display(), error = %e, "a Dovecot mailbox index not read: messages shown as their files name them");
-                    return None;
-                }
-            };
-            for message in index.messages.into_values() {
-                let Some(map_uid) = message.map_uid else { continue };
-                let IndexedMessage { flags, keywords, .. } = message;
-                holders.entry(map_uid).or_default().push(Held { mailbox: name.clone(), flags, keywords });
+        let mut store = Mdbox { map, mailboxes: Vec::new(), keywords: Names::default(), holders: Vec::new() };
+        for (name, dir) in mailbox_dirs(&storage.parent()?.join("mailboxes"))? {
+            let mailbox = u32::try_from(store.mailboxes.len()).ok()?;
+            store.mailboxes.push(name);
+            let keywords = &mut store.keywords;
+            let holders = &mut store.holders;
+            let read = each_message(&dir, |_, flags, names, map_uid| {
+                let Some(map_uid) = map_uid else { return };
+                let keywords = names.iter().filter_map(|n| keywords.id(n)).collect();
+                holders.push(Holder { map_uid, mailbox, flags, keywords });
+            });
+            if let Err(e) = read {
+                tracing::warn!(path = %dir.display(), error = %e, "a Dovecot mailbox index not read: messages shown as their files name them");
+                return None;
             }
         }
-        Some(Mdbox { map, holders })
+        store.holders.sort_by_key(|h| h.map_uid);
+        store.holders.shrink_to_fit();
+        Some(store)
     }
 
     /// What the indexes say of the message of `m.<file_id>` whose bytes start at `at`
     /// (`DboxMessage::offset`).
-    pub fn place(&self, file_id: u32, at: u64) -> Placed<'_> {
+    pub fn place(&self, file_id: u32, at: u64) -> Placed {
         let Some((map_uid, mail)) = self.map.holding(file_id, at) else { return Placed::Unknown };
-        match self.holders.get(&map_uid) {
-            Some(held) if !held.is_empty() => Placed::In(held),
+        let from = self.holders.partition_point(|h| h.map_uid < map_uid);
+        let held: Vec<Held> = self
+            .holders
+            .get(from..)
+            .unwrap_or(&[])
+            .iter()
+            .take_while(|h| h.map_uid == map_uid)
+            .map(|h| Held {
+                mailbox: self.mailboxes.get(h.mailbox as usize).cloned().unwrap_or_default(),
+                flags: flag_letters(h.flags),
+                keywords: h.keywords.iter().filter_map(|&k| self.keywords.names.get(k as usize).cloned()).collect(),
+            })
+            .collect();
+        match held {
+            held if !held.is_empty() => Placed::In(held),
             _ if mail.refcount == 0 => Placed::Expunged,
             // The map says a mailbox holds it, and none of those read does: a mailbox whose
             // index is elsewhere, or behind the map.
