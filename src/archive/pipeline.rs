@@ -292,7 +292,7 @@ fn walk_one(
     // keywords its mailbox's index gives them go with them.
     if let Some(mailbox) = ingest::sdbox_file(&found.path) {
         let (flags, keywords) =
-            dovecot.sdbox(&found.path).map(|m| (Some(m.flags.clone()), m.keywords.clone())).unwrap_or_default();
+            dovecot.sdbox(&found.path).map(|(flags, keywords)| (Some(flags), keywords)).unwrap_or_default();
         let held = jobs.share(size.min(limit as u64));
         let job =
             Job::Sdbox { src, root: found.root.clone(), path: found.path.clone(), held, mailbox, flags, keywords };

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::{each_message, flag_letters, read_mailbox_index, read_map_index, IndexedMessage, MailboxIndex, MapIndex};
+use super::{each_message, flag_letters, read_map_index, MapIndex};
 
 /// The most mailboxes of one mdbox store whose indexes are read (beyond, none is: the store's
 /// messages show as their files name them).
@@ -175,12 +175,40 @@ fn mailbox_dirs(mailboxes: &Path) -> Option<Vec<(String, PathBuf)>> {
     Some(out)
 }
 
+/// An sdbox mailbox's index, kept small as [`Mdbox`]'s: each message's flags and keywords by its
+/// uid.
+struct Sdbox {
+    keywords: Names,
+    /// Dovecot's flag bits and the keywords (into `keywords`) of each uid.
+    messages: HashMap<u32, (u8, Box<[u32]>)>,
+}
+
+impl Sdbox {
+    /// The index of the sdbox mailbox whose files are in `dir`, if it has a readable one.
+    fn read(dir: &Path) -> Option<Sdbox> {
+        let mut mailbox = Sdbox { keywords: Names::default(), messages: HashMap::new() };
+        let keywords = &mut mailbox.keywords;
+        let messages = &mut mailbox.messages;
+        let read = each_message(dir, |uid, flags, names, _| {
+            messages.insert(uid, (flags, names.iter().filter_map(|n| keywords.id(n)).collect()));
+        });
+        match read {
+            Ok(true) => Some(mailbox),
+            Ok(false) => None,
+            Err(e) => {
+                tracing::warn!(path = %dir.display(), error = %e, "a Dovecot mailbox index not read: its messages shown without flags");
+                None
+            }
+        }
+    }
+}
+
 /// The walker's indexes of the store it is in: the last mdbox store's and the last sdbox
 /// mailbox's, read when it first comes to one of their files.
 #[derive(Default)]
 pub struct Indexes {
     mdbox: Option<(PathBuf, Option<Mdbox>)>,
-    sdbox: Option<(PathBuf, Option<MailboxIndex>)>,
+    sdbox: Option<(PathBuf, Option<Sdbox>)>,
 }
 
 impl Indexes {
@@ -196,18 +224,18 @@ impl Indexes {
         Some((store.as_ref()?, file_id))
     }
 
-    /// What the index of its mailbox says of the sdbox file `file` (`dbox-Mails/u.<uid>`).
-    pub fn sdbox(&mut self, file: &Path) -> Option<&IndexedMessage> {
+    /// The flags (Maildir's letters) and keywords the index of its mailbox gives the sdbox file
+    /// `file` (`dbox-Mails/u.<uid>`).
+    pub fn sdbox(&mut self, file: &Path) -> Option<(String, Vec<String>)> {
         let uid = file.file_name()?.to_str()?.strip_prefix("u.")?.parse::<u32>().ok()?;
         let dir = file.parent()?;
         if self.sdbox.as_ref().is_none_or(|(at, _)| at != dir) {
-            let index = read_mailbox_index(dir).unwrap_or_else(|e| {
-                tracing::warn!(path = %dir.display(), error = %e, "a Dovecot mailbox index not read: its messages shown without flags");
-                None
-            });
-            self.sdbox = Some((dir.to_path_buf(), index));
+            self.sdbox = Some((dir.to_path_buf(), Sdbox::read(dir)));
         }
-        let (_, index) = self.sdbox.as_ref()?;
-        index.as_ref()?.messages.get(&uid)
+        let (_, mailbox) = self.sdbox.as_ref()?;
+        let mailbox = mailbox.as_ref()?;
+        let (flags, keywords) = mailbox.messages.get(&uid)?;
+        let names = keywords.iter().filter_map(|&k| mailbox.keywords.names.get(k as usize).cloned()).collect();
+        Some((flag_letters(*flags), names))
     }
 }
