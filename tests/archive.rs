@@ -1049,6 +1049,98 @@ async fn dovecot_dbox_stores_are_read() {
     assert!(app.get("/raw/later@example.org").await.body == arrived);
 }
 
+/// Dovecot's stores keeping large attachments outside the messages (`mail_attachment_dir`), as
+/// Dovecot 2.3.19 wrote them (`tests/fixtures/dovecot-sis`): each message is given back by `/raw/`
+/// as Dovecot gives it (the bytes it was given; the CRLF message with LF line ends, as Dovecot
+/// saved it), each attachment served as its original bytes, and each found by its word. Without
+/// the attachments folder, each message is still listed and shown, as stored.
+#[tokio::test]
+async fn dovecot_external_attachments_are_put_back() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dovecot-sis");
+    let words = ["quokka", "narwhal", "axolotl"];
+    for store in ["sdbox", "mdbox"] {
+        let app = TestApp::new(&[fixtures.join(store)]);
+        assert_eq!(app.json("/api/status").await["messages"], 3, "{store}");
+        for (i, word) in words.iter().enumerate() {
+            let n = i + 1;
+            let id = format!("sis-{n}@example.org");
+            let given = std::fs::read(fixtures.join(format!("messages/{n}.eml"))).expect("original");
+            let original = String::from_utf8_lossy(&given).replace("\r\n", "\n");
+            let raw = app.get(&format!("/raw/{id}")).await;
+            assert_eq!(raw.status, 200, "{store} {n}");
+            assert!(raw.body == original.as_bytes(), "{store} {n}: the message as Dovecot gives it back");
+            // Each attachment, as the original carries it, decoded.
+            let m = app.json(&format!("/api/messages/{id}")).await;
+            let mut stack = vec![m["parts"][0].clone()];
+            let mut served = Vec::new();
+            while let Some(p) = stack.pop() {
+                if let Some(name) = p["filename"].as_str() {
+                    served.push((name.to_string(), p["url"].as_str().unwrap_or_default().to_string()));
+                }
+                stack.extend(p["parts"].as_array().cloned().unwrap_or_default());
+            }
+            let attached: Vec<(String, Vec<u8>)> = original
+                .split("--=b=")
+                .filter_map(|part| {
+                    let name = part.split("filename=\"").nth(1)?.split('"').next()?.to_string();
+                    let (head, body) = part.split_once("\n\n")?;
+                    let bytes = if head.contains("base64") {
+                        use base64::Engine;
+                        let text: String = body.chars().filter(|c| !c.is_whitespace()).collect();
+                        base64::engine::general_purpose::STANDARD.decode(text).ok()?
+                    } else {
+                        body.strip_suffix('\n')?.as_bytes().to_vec()
+                    };
+                    Some((name, bytes))
+                })
+                .collect();
+            assert_eq!(attached.len(), if n == 3 { 2 } else { 1 }, "{store} {n}");
+            for (name, bytes) in attached {
+                let url = served.iter().find(|(s, _)| *s == name).map(|(_, u)| u.clone());
+                let url = url.unwrap_or_else(|| panic!("{store} {n}: {name} among the parts: {m}"));
+                let part = app.get(&url).await;
+                assert_eq!(part.status, 200, "{store} {n} {name}");
+                assert!(part.body == bytes, "{store} {n} {name}: the attachment's own bytes");
+            }
+            let found = app.json(&format!("/api/messages?q={word}")).await;
+            assert_eq!(found["messages"][0]["id"], id.as_str(), "{store} {word}: {found}");
+        }
+        // Indexed whole: the text of the attachment kept outside the message is found.
+        let ledger = app.json("/api/messages?q=attachment:ledgerrow42").await;
+        assert_eq!(ledger["messages"][0]["id"], "sis-3@example.org", "{store}: {ledger}");
+        // The same store without its attachments folder: each message listed and shown as stored.
+        let copy = tempfile::tempdir().expect("dir");
+        let mut dirs = vec![fixtures.join(store)];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).expect("list") {
+                let path = entry.expect("entry").path();
+                let rel = path.strip_prefix(fixtures.join(store)).expect("inside");
+                if rel.starts_with("attachments") {
+                    continue;
+                }
+                if path.is_dir() {
+                    std::fs::create_dir_all(copy.path().join(rel)).expect("mkdir");
+                    dirs.push(path);
+                } else {
+                    std::fs::copy(&path, copy.path().join(rel)).expect("copy");
+                }
+            }
+        }
+        let bare = TestApp::new(&[copy.path().to_path_buf()]);
+        assert_eq!(bare.json("/api/status").await["messages"], 3, "{store} without attachments");
+        for (i, word) in words.iter().enumerate() {
+            let id = format!("sis-{}@example.org", i + 1);
+            let page = bare.get(&format!("/message/{id}")).await;
+            assert_eq!(page.status, 200, "{store} {id} without attachments");
+            assert!(page.text().contains(word), "{store} {id} without attachments");
+            let raw = bare.get(&format!("/raw/{id}")).await;
+            assert_eq!(raw.status, 200, "{store} {id} without attachments");
+            let given = std::fs::read(fixtures.join(format!("messages/{}.eml", i + 1))).expect("original");
+            assert!(raw.body.len() + 1000 < given.len(), "{store} {id}: as stored, without its attachments");
+        }
+    }
+}
+
 /// MMDF and Babyl (Emacs Rmail's format) files, written by Python's `mailbox`
 /// (`tests/fixtures/mmdf-babyl/make.py`) and by mutt (MMDF): every message is listed in the file's folder, with the
 /// flags MMDF's header and Babyl's attributes keep and the labels a Babyl file gives it, shown

@@ -366,7 +366,15 @@ fn walk_one(
                     Some(ingest::Placed::Unknown) | None => (noted(&m), false),
                 };
                 let last = places.len().saturating_sub(1);
-                let mut given = Some(m.given);
+                let whole = ingest::put_back_dbox_attachments(
+                    &found.path,
+                    m.offset,
+                    m.given,
+                    &m.external_refs,
+                    &reading.within,
+                    limit,
+                );
+                let mut given = Some(whole);
                 for (i, place) in places.into_iter().enumerate() {
                     let source =
                         Source::Dbox { path: found.path.clone(), offset: m.offset, len: m.len, mailbox: place.mailbox };
@@ -630,8 +638,16 @@ fn parse_worker(
             match first {
                 Ok(Some(m)) => {
                     let mailbox = m.mailbox.unwrap_or(mailbox);
+                    let given = ingest::put_back_dbox_attachments(
+                        &path,
+                        m.offset,
+                        m.given,
+                        &m.external_refs,
+                        &reading.within,
+                        limit,
+                    );
                     let source = Source::Dbox { path, offset: m.offset, len: m.len, mailbox };
-                    read_at(src, source, rel, m.given, flags, keywords, held)
+                    read_at(src, source, rel, given, flags, keywords, held)
                 }
                 // Named as sdbox names its files, but not one (or empty): as a Maildir's stray file.
                 Ok(None) => Outcome::NotMail { src, held: Some(held) },

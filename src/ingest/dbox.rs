@@ -6,7 +6,8 @@
 //! `\n\x01\x03\n` up to an empty line. sdbox keeps one message a file
 //! (`mailboxes/<mailbox>/dbox-Mails/u.<uid>`), mdbox many (`storage/m.<n>`), each noting the
 //! mailbox it was saved to (`B`). A damaged frame ends the file's reading there: the messages
-//! before it are read.
+//! before it are read. A message whose large attachments Dovecot keeps outside it (`X` metadata)
+//! is put back together by [`super::dbox_attachments`].
 //!
 //! What Dovecot keeps in its own index files — flags, and in mdbox where a message is now (a move
 //! changes only the index) and whether it was deleted (its bytes stay in the file until `doveadm
@@ -16,6 +17,7 @@
 use std::io::{BufRead, Read};
 use std::path::Path;
 
+use super::dbox_attachments::{parse_external_refs, ExternalRef};
 use super::{invalid, read_message, read_up_to, Given};
 
 /// The largest message header a file may announce (Dovecot's is 30 bytes).
@@ -64,6 +66,16 @@ pub struct DboxMessage {
     pub given: Given,
     /// The mailbox it was saved to (mdbox's `B` line), in Dovecot's own name for it.
     pub mailbox: Option<String>,
+    /// The attachments Dovecot keeps outside it (its `X` line), in their order in the message.
+    pub external_refs: Vec<ExternalRef>,
+}
+
+/// What a message's metadata says, and how many bytes it took.
+#[derive(Debug, Default)]
+pub(super) struct Metadata {
+    pub(super) mailbox: Option<String>,
+    pub(super) external_refs: Vec<ExternalRef>,
+    pub(super) len: u64,
 }
 
 /// The messages of a dbox file, read forward from its start, each kept to `limit` bytes.
@@ -114,35 +126,50 @@ impl<R: BufRead + Send> DboxReader<R> {
         if body.limit() > 0 {
             return Err(invalid("a dbox file cut short in a message"));
         }
-        let (mailbox, metadata_len) = self.metadata()?;
-        self.at = offset + len + metadata_len;
-        Ok(Some(DboxMessage { offset, len, given, mailbox }))
+        let metadata = read_metadata(&mut self.input, offset + len)?;
+        self.at = offset + len + metadata.len;
+        Ok(Some(DboxMessage { offset, len, given, mailbox: metadata.mailbox, external_refs: metadata.external_refs }))
     }
+}
 
-    /// Reads a message's metadata: the mailbox it names, and how many bytes it took.
-    fn metadata(&mut self) -> std::io::Result<(Option<String>, u64)> {
-        let mut start = [0u8; METADATA_START.len()];
-        if read_up_to(&mut self.input, &mut start)? < start.len() || start != METADATA_START {
-            return Err(invalid("a dbox message without its metadata"));
+/// Reads a message's metadata from where its bytes end (`at`, in the file, for a warning): the
+/// mailbox it names, the attachments kept outside it, and how many bytes it took. A broken `X`
+/// line gives no attachments, with a warning.
+pub(super) fn read_metadata(input: &mut impl BufRead, at: u64) -> std::io::Result<Metadata> {
+    let mut start = [0u8; METADATA_START.len()];
+    if read_up_to(input, &mut start)? < start.len() || start != METADATA_START {
+        return Err(invalid("a dbox message without its metadata"));
+    }
+    let mut metadata = Metadata { len: start.len() as u64, ..Metadata::default() };
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let room = (MAX_METADATA as u64).saturating_sub(metadata.len);
+        input.take(room).read_until(b'\n', &mut line)?;
+        if !line.ends_with(b"\n") {
+            return Err(invalid("a dbox message's metadata does not end"));
         }
-        let mut used = start.len() as u64;
-        let mut mailbox = None;
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            let room = (MAX_METADATA as u64).saturating_sub(used);
-            (&mut self.input).take(room).read_until(b'\n', &mut line)?;
-            if !line.ends_with(b"\n") {
-                return Err(invalid("a dbox message's metadata does not end"));
+        metadata.len += line.len() as u64;
+        if line == b"\n" {
+            return Ok(metadata);
+        }
+        let value = &line[1..line.len() - 1];
+        match line[0] {
+            b'B' => {
+                let name = String::from_utf8_lossy(value).into_owned();
+                metadata.mailbox = Some(name).filter(|n| !n.is_empty());
             }
-            used += line.len() as u64;
-            if line == b"\n" {
-                return Ok((mailbox, used));
-            }
-            if let Some(name) = line.strip_prefix(b"B") {
-                let name = String::from_utf8_lossy(&name[..name.len() - 1]).into_owned();
-                mailbox = Some(name).filter(|n| !n.is_empty());
-            }
+            b'X' => match std::str::from_utf8(value).ok().and_then(parse_external_refs) {
+                Some(refs) => metadata.external_refs = refs,
+                None => {
+                    tracing::warn!(
+                        at,
+                        "a dbox message's list of attachments kept outside it does not read: given as stored"
+                    );
+                    metadata.external_refs.clear();
+                }
+            },
+            _ => {}
         }
     }
 }

@@ -8,6 +8,7 @@
 //! ever writes under a given path.
 
 mod dbox;
+mod dbox_attachments;
 mod dovecot_index;
 mod mbox;
 mod mh;
@@ -19,6 +20,7 @@ mod walk;
 mod within;
 
 pub use dbox::{is_dbox, sdbox_file, sdbox_mailbox, DboxMessage, DboxReader};
+pub use dbox_attachments::{put_back as put_back_dbox_attachments, ExternalRef};
 pub use dovecot_index::{
     read_mailbox_index, read_map_index, Held, IndexedMessage, Indexes, MailboxIndex, MapIndex, MapMail, Mdbox, Placed,
 };
@@ -192,6 +194,7 @@ impl Source {
                 })
             }
             // As saved, maybe compressed: inflated within the limit, as a Maildir file is.
+            // Its attachments kept outside it (its metadata, after its bytes, says) put back.
             Source::Dbox { path, offset, len, .. } => {
                 let mut f = within.open(path)?;
                 f.seek(SeekFrom::Start(*offset))?;
@@ -202,7 +205,16 @@ impl Source {
                         "dbox file is shorter than indexed",
                     ));
                 }
-                Ok(given)
+                let end = offset.saturating_add(*len);
+                f.seek(SeekFrom::Start(end))?;
+                let refs = match dbox::read_metadata(&mut std::io::BufReader::new(f), end) {
+                    Ok(metadata) => metadata.external_refs,
+                    Err(e) => {
+                        tracing::warn!(path = %path.display(), offset, error = %e, "a dbox message's metadata does not read");
+                        Vec::new()
+                    }
+                };
+                Ok(dbox_attachments::put_back(path, *offset, given, &refs, within, limit))
             }
             // An Outlook data file is read in many places: where it leads is asked just before.
             Source::Pst { path, .. } if let Err(e) = within.refuse_outside(path) => Err(e),
