@@ -89,7 +89,7 @@ impl MailboxIndex {
             .iter()
             .map(|(&uid, record)| {
                 let keywords =
-                    record.keywords.iter().filter_map(|&k| state.keywords.get(k as usize).cloned()).collect();
+                    record.keywords.iter().filter_map(|&k| state.keywords.name(k).map(str::to_string)).collect();
                 let message =
                     IndexedMessage { flags: flag_letters(record.flags), keywords, map_uid: state.map_uid(record) };
                 (uid, message)
@@ -112,10 +112,34 @@ pub(super) fn each_message(dir: &Path, mut each: impl FnMut(u32, u8, &[&str], Op
     let mut names: Vec<&str> = Vec::new();
     for (&uid, record) in &state.records {
         names.clear();
-        names.extend(record.keywords.iter().filter_map(|&k| state.keywords.get(k as usize)).map(String::as_str));
+        names.extend(record.keywords.iter().filter_map(|&k| state.keywords.name(k)));
         each(uid, record.flags, &names, state.map_uid(record));
     }
     Ok(true)
+}
+
+/// Names (keywords, mailboxes), each kept once and known by its number.
+#[derive(Debug, Default)]
+pub(super) struct Names {
+    names: Vec<String>,
+    ids: HashMap<String, u32>,
+}
+
+impl Names {
+    /// The number of `name`, known from now on if it was not; `None` once there are `u32::MAX`.
+    pub(super) fn id(&mut self, name: &str) -> Option<u32> {
+        if let Some(&id) = self.ids.get(name) {
+            return Some(id);
+        }
+        let id = u32::try_from(self.names.len()).ok()?;
+        self.names.push(name.to_string());
+        self.ids.insert(name.to_string(), id);
+        Some(id)
+    }
+
+    pub(super) fn name(&self, id: u32) -> Option<&str> {
+        self.names.get(id as usize).map(String::as_str)
+    }
 }
 
 /// Maildir's letters for Dovecot's flag bits (`enum mail_flags`), sorted.
@@ -236,8 +260,7 @@ struct State {
     base: [u8; BASE_HEADER_SIZE],
     indexid: u32,
     extensions: Vec<Extension>,
-    keywords: Vec<String>,
-    keyword_ids: HashMap<String, u32>,
+    keywords: Names,
     records: BTreeMap<u32, Record>,
     /// Each [`Field`]'s generation, raised when its extension is reset.
     generations: [u32; 3],
@@ -250,8 +273,7 @@ impl State {
             base: [0; BASE_HEADER_SIZE],
             indexid: 0,
             extensions: Vec::new(),
-            keywords: Vec::new(),
-            keyword_ids: HashMap::new(),
+            keywords: Names::default(),
             records: BTreeMap::new(),
             generations: [0; 3],
             work_left: MAX_WORK,
@@ -310,13 +332,7 @@ impl State {
 
     /// The index of keyword `name`, known from now on if it was not.
     fn keyword_id(&mut self, name: &str) -> Option<u32> {
-        if let Some(&id) = self.keyword_ids.get(name) {
-            return Some(id);
-        }
-        let id = u32::try_from(self.keywords.len()).ok()?;
-        self.keywords.push(name.to_string());
-        self.keyword_ids.insert(name.to_string(), id);
-        Some(id)
+        self.keywords.id(name)
     }
 
     /// Applies `change` to every message whose uid lies in `first..=last`.

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::{each_message, flag_letters, read_map_index, MapIndex};
+use super::{each_message, flag_letters, read_map_index, MapIndex, Names};
 
 /// The most mailboxes of one mdbox store whose indexes are read (beyond, none is: the store's
 /// messages show as their files name them).
@@ -60,25 +60,6 @@ struct Holder {
     keywords: Box<[u32]>,
 }
 
-/// Names, each kept once and known by its number.
-#[derive(Default)]
-struct Names {
-    names: Vec<String>,
-    ids: HashMap<String, u32>,
-}
-
-impl Names {
-    fn id(&mut self, name: &str) -> Option<u32> {
-        if let Some(&id) = self.ids.get(name) {
-            return Some(id);
-        }
-        let id = u32::try_from(self.names.len()).ok()?;
-        self.names.push(name.to_string());
-        self.ids.insert(name.to_string(), id);
-        Some(id)
-    }
-}
-
 impl Mdbox {
     /// The store whose `storage` folder is given: its map, and the index of every mailbox under
     /// `mailboxes/` beside it. `None` when the map or one of the mailboxes' indexes cannot be read
@@ -127,7 +108,7 @@ impl Mdbox {
             .map(|h| Held {
                 mailbox: self.mailboxes.get(h.mailbox as usize).cloned().unwrap_or_default(),
                 flags: flag_letters(h.flags),
-                keywords: h.keywords.iter().filter_map(|&k| self.keywords.names.get(k as usize).cloned()).collect(),
+                keywords: h.keywords.iter().filter_map(|&k| self.keywords.name(k).map(str::to_string)).collect(),
             })
             .collect();
         match held {
@@ -235,7 +216,7 @@ impl Indexes {
         let (_, mailbox) = self.sdbox.as_ref()?;
         let mailbox = mailbox.as_ref()?;
         let (flags, keywords) = mailbox.messages.get(&uid)?;
-        let names = keywords.iter().filter_map(|&k| mailbox.keywords.names.get(k as usize).cloned()).collect();
+        let names = keywords.iter().filter_map(|&k| mailbox.keywords.name(k).map(str::to_string)).collect();
         Some((flag_letters(*flags), names))
     }
 }
