@@ -1071,6 +1071,7 @@ async fn dovecot_external_attachments_are_put_back() {
             assert!(raw.body == original.as_bytes(), "{store} {n}: the message as Dovecot gives it back");
             // Each attachment, as the original carries it, decoded.
             let m = app.json(&format!("/api/messages/{id}")).await;
+            assert_eq!(m["notices"].as_array().map(Vec::len), Some(0), "{store} {id}: whole, nothing to say: {m}");
             let mut stack = vec![m["parts"][0].clone()];
             let mut served = Vec::new();
             while let Some(p) = stack.pop() {
@@ -1137,6 +1138,10 @@ async fn dovecot_external_attachments_are_put_back() {
             assert_eq!(raw.status, 200, "{store} {id} without attachments");
             let given = std::fs::read(fixtures.join(format!("messages/{}.eml", i + 1))).expect("original");
             assert!(raw.body.len() + 1000 < given.len(), "{store} {id}: as stored, without its attachments");
+            let detail = bare.json(&format!("/api/messages/{id}")).await;
+            let notices = detail["notices"].to_string();
+            assert!(notices.contains("Dovecot keeps") && notices.contains("not all found"), "{store} {id}: {notices}");
+            assert!(page.text().contains("Dovecot keeps"), "{store} {id}: the page says so");
         }
     }
 }

@@ -468,7 +468,7 @@ fn hand_on_mbox<R: Read + Seek>(
         let source = Source::Mbox { path: found.path.clone(), offset: m.offset, len: m.len };
         let held = jobs.share(m.raw.len() as u64);
         let cut_from = m.is_cut().then_some(m.len);
-        let given = ingest::Given { bytes: ingest::unescape_from_lines(m.raw), cut_from };
+        let given = ingest::Given { bytes: ingest::unescape_from_lines(m.raw), cut_from, notices: Vec::new() };
         if !jobs.push(Job::Mbox { src, source, rel, given, flags: status.flags, labels: Vec::new(), held }) {
             break;
         }

@@ -174,7 +174,13 @@ pub(super) fn rebuild(
     }
     take_stored(&mut out, at_stored, stored_size.saturating_sub(at_stored));
     let cut_from = (full_size > out.len() as u64).then_some(full_size);
-    Ok(Given { bytes: out, cut_from })
+    Ok(Given { bytes: out, cut_from, notices: stored.notices.clone() })
+}
+
+/// The notice on a message whose attachments kept outside it could not be put back.
+fn not_put_back(count: usize, why: &str) -> String {
+    let which = if count == 1 { "1 attachment".to_string() } else { format!("{count} attachments") };
+    format!("Dovecot keeps {which} of this message outside it, {why}: shown as saved, without their contents.")
 }
 
 fn mismatch(what: &str) -> NotPutBack {
@@ -289,6 +295,8 @@ pub fn put_back(file: &Path, offset: u64, stored: Given, refs: &[ExternalRef], s
     }
     let Some(folder) = AttachmentFolder::of(file) else {
         tracing::warn!(path = %file.display(), offset, attachments = refs.len(), "a dbox message whose attachments are kept outside it, in a store laid out otherwise: given as stored");
+        let mut stored = stored;
+        stored.notices.push(not_put_back(refs.len(), "in a store not laid out as Dovecot lays out its own"));
         return stored;
     };
     // Opened only inside the attachments folder, itself inside the paths served.
@@ -300,14 +308,17 @@ pub fn put_back(file: &Path, offset: u64, stored: Given, refs: &[ExternalRef], s
         }
         folder.read(&inside, r, bound)
     });
+    let mut stored = stored;
     match result {
         Ok(whole) => whole,
         Err(NotPutBack::Missing(missing)) => {
             tracing::warn!(path = %file.display(), offset, missing, folder = %folder.folder.display(), "a dbox message's attachments kept outside it were not found: given as stored");
+            stored.notices.push(not_put_back(refs.len(), "not all found in the store's attachments folder"));
             stored
         }
         Err(NotPutBack::Mismatch(why)) => {
             tracing::warn!(path = %file.display(), offset, why, "a dbox message's attachments kept outside it do not fit: given as stored");
+            stored.notices.push(not_put_back(refs.len(), "its files do not fit their places"));
             stored
         }
     }
@@ -408,6 +419,7 @@ mod tests {
             let cut = Given {
                 bytes: stored[..stored.len().min(limit)].to_vec(),
                 cut_from: (stored.len() > limit).then_some(stored.len() as u64),
+                notices: Vec::new(),
             };
             let got = rebuild(&cut, &refs, limit, files(&parts)).expect("rebuilt");
             assert!(got.bytes == want, "cut within {limit}");

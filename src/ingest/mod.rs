@@ -178,7 +178,11 @@ impl Source {
                         "mbox file is shorter than indexed",
                     ));
                 }
-                Ok(Given { bytes: unescape_from_lines(buf), cut_from: (*len > want).then_some(*len) })
+                Ok(Given {
+                    bytes: unescape_from_lines(buf),
+                    cut_from: (*len > want).then_some(*len),
+                    notices: Vec::new(),
+                })
             }
             Source::Framed { path, offset, len, skip } => {
                 let mut f = within.open(path)?;
@@ -235,16 +239,19 @@ impl Source {
 
 /// A message's bytes as read from its source: all of them, or the first ones of a longer message
 /// than the reader keeps.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Given {
     pub bytes: Vec<u8>,
     /// The message's whole size in its source, when `bytes` is only its start.
     pub cut_from: Option<u64>,
+    /// What the source could not give of it, for the reader (a dbox message's attachments kept
+    /// outside it and not found).
+    pub notices: Vec<String>,
 }
 
 impl Given {
     pub fn whole(bytes: Vec<u8>) -> Given {
-        Given { bytes, cut_from: None }
+        Given { bytes, cut_from: None, notices: Vec::new() }
     }
 }
 
@@ -274,7 +281,7 @@ pub fn read_message_on(
         return Ok(Given::whole(bytes));
     }
     let cut_from = read_within(&mut file, &mut bytes, size, limit)?;
-    Ok(Given { bytes, cut_from })
+    Ok(Given { bytes, cut_from, notices: Vec::new() })
 }
 
 /// `want` bytes (fewer at its end) at `at` of what the file `f` at `path` holds, inflated when it

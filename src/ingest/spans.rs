@@ -357,7 +357,7 @@ fn finish(r: Reading, end: u64) -> SpanMessage {
         offset: r.offset,
         len,
         skip,
-        given: Given { bytes: r.bytes, cut_from },
+        given: Given { bytes: r.bytes, cut_from, notices: Vec::new() },
         flags: r.flags,
         labels: r.labels,
     }
@@ -449,7 +449,7 @@ pub fn splice(
         }
     }
     let cut_from = (total > limit as u64).then_some(total);
-    Ok(Given { bytes, cut_from })
+    Ok(Given { bytes, cut_from, notices: Vec::new() })
 }
 
 #[cfg(test)]

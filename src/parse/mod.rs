@@ -84,6 +84,7 @@ pub fn parse_file(raw: Arc<[u8]>, path: Option<&Path>) -> Result<Message, Error>
 pub fn parse_given(given: crate::ingest::Given, path: Option<&Path>) -> Result<Message, Error> {
     let mut msg = parse_file(Arc::from(given.bytes), path)?;
     msg.origin.cut_from = given.cut_from;
+    msg.origin.notices.extend(given.notices);
     Ok(msg)
 }
 

@@ -275,7 +275,7 @@ pub fn read_unpacked(packed: impl Read + Send, packing: Packing, limit: usize) -
     }
     bytes.truncate(limit);
     let past = std::io::copy(&mut inflated.take(MAX_COUNTED_PAST), &mut std::io::sink()).unwrap_or(0);
-    Ok(Given { bytes, cut_from: Some(limit as u64 + 1 + past) })
+    Ok(Given { bytes, cut_from: Some(limit as u64 + 1 + past), notices: Vec::new() })
 }
 
 /// Reads `want` bytes at `offset` of what `file` (the file at `path`) inflates to: a message of
