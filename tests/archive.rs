@@ -914,30 +914,8 @@ async fn dovecot_indexes_give_flags_mailboxes_and_deletions() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dovecot-index");
     for store in ["mdbox", "sdbox"] {
         let expected = std::fs::read_to_string(fixtures.join(format!("expected-{store}.txt"))).expect("expected");
-        // Dovecot's view: (mailbox, Message-ID) → flags as Maildir letters, and keywords.
-        let mut want: Vec<(String, String, String, Vec<String>)> = Vec::new();
-        for record in expected.split('\x0c').filter(|r| r.contains("hdr.message-id:")) {
-            let field = |name: &str| {
-                record.lines().find_map(|l| l.strip_prefix(name)).map(str::trim).unwrap_or_default().to_string()
-            };
-            let mut letters = String::new();
-            let mut keywords = Vec::new();
-            for flag in field("flags:").split_whitespace() {
-                match flag {
-                    "\\Draft" => letters.push('D'),
-                    "\\Flagged" => letters.push('F'),
-                    "\\Answered" => letters.push('R'),
-                    "\\Seen" => letters.push('S'),
-                    "\\Deleted" => letters.push('T'),
-                    "\\Recent" => {}
-                    keyword => keywords.push(keyword.to_string()),
-                }
-            }
-            let mut letters: Vec<char> = letters.chars().collect();
-            letters.sort_unstable();
-            let id = field("hdr.message-id:").trim_matches(['<', '>']).to_string();
-            want.push((field("mailbox:"), id, letters.into_iter().collect(), keywords));
-        }
+        // Dovecot's view: mailbox, uid, Message-ID, flags as Maildir letters, keywords.
+        let want = crate::common::doveadm::fetched(&expected);
         assert_eq!(want.len(), 8, "{store}: Dovecot lists eight messages");
         let app = TestApp::new(&[fixtures.join(store)]);
         for mailbox in ["INBOX", "Work"] {
@@ -952,13 +930,13 @@ async fn dovecot_indexes_give_flags_mailboxes_and_deletions() {
                 .collect();
             ids.sort_unstable();
             let mut dovecot: Vec<&str> =
-                want.iter().filter(|(m, ..)| m == mailbox).map(|(_, id, ..)| id.as_str()).collect();
+                want.iter().filter(|(m, ..)| m == mailbox).map(|(_, _, id, ..)| id.as_str()).collect();
             dovecot.sort_unstable();
             assert_eq!(ids, dovecot, "{store}: {mailbox} holds what Dovecot shows in it");
         }
         // Expunged (mdbox: still in `m.1`); moved from INBOX to Work.
         assert_eq!(app.get("/message/index-6@example.org").await.status, 404, "{store}: expunged");
-        for (_, id, flags, keywords) in &want {
+        for (_, _, id, flags, keywords) in &want {
             let m = app.json(&format!("/api/messages/{id}")).await;
             assert_eq!(m["flags"].as_str().unwrap_or_default(), flags, "{store} {id}: {m}");
             for keyword in keywords {

@@ -13,6 +13,7 @@ use mailshelf::{app, AppState, Archive, Config};
 use tower::ServiceExt;
 
 pub mod cdp;
+pub mod doveadm;
 pub mod needs;
 pub mod postgres;
 pub mod process;

@@ -21,52 +21,25 @@ fn mailbox_dir(layout: &str, mailbox: &str) -> PathBuf {
     fixture(&format!("{layout}/mailboxes/{mailbox}/dbox-Mails"))
 }
 
+/// Dovecot's own view of a store, as `doveadm fetch` prints it.
+#[path = "../../../tests/common/doveadm.rs"]
+// Shared with the integration tests, for which its items are public.
+#[allow(unreachable_pub)]
+mod doveadm;
+
 /// One message as a store shows it: mailbox, uid, Message-ID, flag letters, keywords (sorted).
-type Seen = (String, u32, String, String, Vec<String>);
+type Seen = doveadm::Fetched;
 
 /// What `doveadm fetch 'mailbox uid flags hdr.message-id' all` printed.
 fn expected(layout: &str) -> BTreeSet<Seen> {
     let text = String::from_utf8(read(&fixture(&format!("expected-{layout}.txt")))).expect("text");
-    let mut all = BTreeSet::new();
-    // doveadm ends each message with a form feed line.
-    for block in text.split('\x0c').filter(|b| !b.trim().is_empty()) {
-        let field = |name: &str| {
-            block
-                .lines()
-                .find_map(|l| l.strip_prefix(name).map(str::trim))
-                .unwrap_or_else(|| panic!("{name} in {block}"))
-        };
-        let mut letters = Vec::new();
-        let mut keywords = Vec::new();
-        for flag in field("flags:").split_whitespace() {
-            match flag {
-                "\\Draft" => letters.push('D'),
-                "\\Flagged" => letters.push('F'),
-                "\\Answered" => letters.push('R'),
-                "\\Seen" => letters.push('S'),
-                "\\Deleted" => letters.push('T'),
-                "\\Recent" => {}
-                keyword => keywords.push(keyword.to_string()),
-            }
-        }
-        letters.sort();
-        keywords.sort();
-        let uid = field("uid:").parse().expect("uid");
-        all.insert((
-            field("mailbox:").to_string(),
-            uid,
-            field("hdr.message-id:").to_string(),
-            letters.into_iter().collect(),
-            keywords,
-        ));
-    }
-    all
+    doveadm::fetched(&text).into_iter().collect()
 }
 
 fn message_id(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes)
         .lines()
-        .find_map(|l| l.strip_prefix("Message-ID: ").map(str::to_string))
+        .find_map(|l| l.strip_prefix("Message-ID: ").map(|m| m.trim_matches(['<', '>']).to_string()))
         .expect("a Message-ID")
 }
 
@@ -115,7 +88,7 @@ fn moved_copied_and_expunged_messages_are_where_dovecot_put_them() {
     for layout in ["mdbox", "sdbox"] {
         let seen = seen(layout);
         let holding = |id: &str| -> Vec<String> {
-            seen.iter().filter(|s| s.2 == format!("<{id}@example.org>")).map(|s| s.0.clone()).collect()
+            seen.iter().filter(|s| s.2 == format!("{id}@example.org")).map(|s| s.0.clone()).collect()
         };
         assert_eq!(holding("index-6"), Vec::<String>::new(), "{layout}: expunged");
         assert_eq!(holding("index-5"), ["Work"], "{layout}: moved");
