@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::{read_files, Field, State};
+use super::{replayed_files, Field, State};
 
 /// mdbox's map: for each map uid, where the message lies and how many mailboxes hold it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,16 +43,17 @@ pub struct MapMail {
 /// `dovecot.map.index.log`, `dovecot.map.index.log.2` — any may be missing. `Ok(None)` when there
 /// are no map files at all.
 pub fn read_map_index(storage: &Path) -> std::io::Result<Option<MapIndex>> {
-    let Some((index, logs)) = read_files(storage, "dovecot.map.index")? else { return Ok(None) };
-    let logs: Vec<&[u8]> = logs.iter().map(Vec::as_slice).collect();
-    MapIndex::from_bytes(index.as_deref(), &logs).map(Some)
+    Ok(replayed_files(storage, "dovecot.map.index")?.map(MapIndex::of))
 }
 
 impl MapIndex {
     /// The map from the bytes of its files: `dovecot.map.index` if there is one, and its logs in
     /// any order. Messages without a place (file id 0, or never set) are left out.
     pub fn from_bytes(index: Option<&[u8]>, logs: &[&[u8]]) -> std::io::Result<MapIndex> {
-        let state = State::replayed(index, logs)?;
+        State::replayed(index, logs).map(MapIndex::of)
+    }
+
+    fn of(state: State) -> MapIndex {
         let mut mails = BTreeMap::new();
         let mut places = BTreeMap::new();
         for (&map_uid, record) in &state.records {
@@ -64,7 +65,7 @@ impl MapIndex {
             mails.insert(map_uid, MapMail { file_id, offset, size, refcount });
             places.insert((file_id, offset), map_uid);
         }
-        Ok(MapIndex { mails, places })
+        MapIndex { mails, places }
     }
 
     /// The message whose frame starts at `offset` of `m.<file_id>` (the map's own offset; see

@@ -74,16 +74,17 @@ pub struct IndexedMessage {
 /// `dovecot.index.log`, `dovecot.index.log.2` — any may be missing; a small mailbox often has only
 /// the log). `Ok(None)` when there are no index files at all.
 pub fn read_mailbox_index(dir: &Path) -> std::io::Result<Option<MailboxIndex>> {
-    let Some((index, logs)) = read_files(dir, "dovecot.index")? else { return Ok(None) };
-    let logs: Vec<&[u8]> = logs.iter().map(Vec::as_slice).collect();
-    MailboxIndex::from_bytes(index.as_deref(), &logs).map(Some)
+    Ok(replayed_files(dir, "dovecot.index")?.map(MailboxIndex::of))
 }
 
 impl MailboxIndex {
     /// A mailbox's index from the bytes of its files: `dovecot.index` if there is one, and its
     /// logs in any order (each names its place in the sequence).
     pub fn from_bytes(index: Option<&[u8]>, logs: &[&[u8]]) -> std::io::Result<MailboxIndex> {
-        let state = State::replayed(index, logs)?;
+        State::replayed(index, logs).map(MailboxIndex::of)
+    }
+
+    fn of(state: State) -> MailboxIndex {
         let messages = state
             .records
             .iter()
@@ -95,7 +96,7 @@ impl MailboxIndex {
                 (uid, message)
             })
             .collect();
-        Ok(MailboxIndex { uid_validity: state.uid_validity(), next_uid: state.next_uid(), messages })
+        MailboxIndex { uid_validity: state.uid_validity(), next_uid: state.next_uid(), messages }
     }
 }
 
@@ -104,11 +105,7 @@ impl MailboxIndex {
 /// bits: see [`flag_letters`]), its keywords' names and its map uid. `Ok(false)` when there are
 /// no index files at all.
 pub(super) fn each_message(dir: &Path, mut each: impl FnMut(u32, u8, &[&str], Option<u32>)) -> std::io::Result<bool> {
-    let state = {
-        let Some((index, logs)) = read_files(dir, "dovecot.index")? else { return Ok(false) };
-        let logs: Vec<&[u8]> = logs.iter().map(Vec::as_slice).collect();
-        State::replayed(index.as_deref(), &logs)?
-    };
+    let Some(state) = replayed_files(dir, "dovecot.index")? else { return Ok(false) };
     let mut names: Vec<&str> = Vec::new();
     for (&uid, record) in &state.records {
         names.clear();
@@ -155,6 +152,14 @@ pub(super) fn flag_letters(flags: u8) -> String {
 /// The bytes of an index (`<base>`) and of its logs (`<base>.log`, `<base>.log.2`) in `dir`;
 /// `None` when there is none of them.
 type IndexFiles = (Option<Vec<u8>>, Vec<Vec<u8>>);
+
+/// The index `<base>` in `dir` replayed with its logs; `None` when there is none of their files.
+/// The files' bytes are dropped once replayed.
+fn replayed_files(dir: &Path, base: &str) -> std::io::Result<Option<State>> {
+    let Some((index, logs)) = read_files(dir, base)? else { return Ok(None) };
+    let logs: Vec<&[u8]> = logs.iter().map(Vec::as_slice).collect();
+    State::replayed(index.as_deref(), &logs).map(Some)
+}
 
 fn read_files(dir: &Path, base: &str) -> std::io::Result<Option<IndexFiles>> {
     let index = read_capped(&dir.join(base))?;
