@@ -913,43 +913,85 @@ async fn maildir_files_dovecot_compressed_are_read() {
 async fn dovecot_indexes_give_flags_mailboxes_and_deletions() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dovecot-index");
     for store in ["mdbox", "sdbox"] {
-        let expected = std::fs::read_to_string(fixtures.join(format!("expected-{store}.txt"))).expect("expected");
-        // Dovecot's view: mailbox, uid, Message-ID, flags as Maildir letters, keywords.
-        let want = crate::common::doveadm::fetched(&expected);
-        assert_eq!(want.len(), 8, "{store}: Dovecot lists eight messages");
         let app = TestApp::new(&[fixtures.join(store)]);
-        for mailbox in ["INBOX", "Work"] {
-            let listed = app.json(&format!("/api/messages?q=folder:{mailbox}&limit=50")).await;
-            // A copy in a second folder is listed under a key of its own: matched by Message-ID.
-            let mut ids: Vec<&str> = listed["messages"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|m| m["message_id"].as_str())
-                .map(|m| m.trim_matches(['<', '>']))
-                .collect();
-            ids.sort_unstable();
-            let mut dovecot: Vec<&str> =
-                want.iter().filter(|(m, ..)| m == mailbox).map(|(_, _, id, ..)| id.as_str()).collect();
-            dovecot.sort_unstable();
-            assert_eq!(ids, dovecot, "{store}: {mailbox} holds what Dovecot shows in it");
-        }
-        // Expunged (mdbox: still in `m.1`); moved from INBOX to Work.
-        assert_eq!(app.get("/message/index-6@example.org").await.status, 404, "{store}: expunged");
-        for (_, _, id, flags, keywords) in &want {
-            let m = app.json(&format!("/api/messages/{id}")).await;
-            assert_eq!(m["flags"].as_str().unwrap_or_default(), flags, "{store} {id}: {m}");
-            for keyword in keywords {
-                let q = format!("/api/messages?q=label:%22{}%22", keyword.replace('$', "%24"));
-                let found = app.json(&q).await;
-                let ids: Vec<&str> =
-                    found["messages"].as_array().into_iter().flatten().filter_map(|m| m["id"].as_str()).collect();
-                assert!(ids.contains(&id.as_str()), "{store} {id}: keyword {keyword} is a label: {found}");
-            }
-        }
-        let custom = app.json("/api/messages?q=label:custom").await;
-        assert_eq!(custom["total"], 2, "{store}: Custom on two messages: {custom}");
+        shows_what_dovecot_shows(&app, store).await;
     }
+}
+
+/// Dovecot changes its index files, not its message files, when a message is flagged, moved,
+/// copied or expunged in an mdbox store, or flagged in an sdbox one: a store indexed before its
+/// index files said so (here, before they were there at all) shows what Dovecot shows once it is
+/// looked at again, as the watcher does on every change.
+#[tokio::test]
+async fn dovecot_index_changes_are_seen_without_new_message_files() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dovecot-index");
+    let is_index = |p: &Path| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("dovecot"));
+    for store in ["mdbox", "sdbox"] {
+        let mail = tempfile::tempdir().expect("dir");
+        let copy = mail.path().join(store);
+        let files = walk(&fixtures.join(store));
+        let place = |file: &Path| copy.join(file.strip_prefix(fixtures.join(store)).expect("inside"));
+        let copy_in = |file: &PathBuf| {
+            std::fs::create_dir_all(place(file).parent().expect("parent")).expect("mkdir");
+            std::fs::copy(file, place(file)).expect("copy");
+        };
+        files.iter().filter(|f| !is_index(f)).for_each(copy_in);
+        let paths = [copy.clone()];
+        let app = TestApp::new(&paths);
+        // Without indexes: as the files say, without flags (mdbox: the expunged message too).
+        let before = app.json("/api/messages/index-1@example.org").await;
+        assert!(before["flags"].is_null(), "{store}: {before}");
+        if store == "mdbox" {
+            assert_eq!(app.get("/message/index-6@example.org").await.status, 200, "{store}: in m.1, unknown");
+        }
+        files.iter().filter(|f| is_index(f)).for_each(copy_in);
+        app.archive.ingest_paths(&app.archive.roots(&paths));
+        shows_what_dovecot_shows(&app, store).await;
+    }
+}
+
+/// What `app`, over a copy of the fixture `store` of `tests/fixtures/dovecot-index`, lists is
+/// what `doveadm fetch` listed of it: each mailbox's messages, their flags and keywords, and not
+/// the expunged one.
+async fn shows_what_dovecot_shows(app: &TestApp, store: &str) {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dovecot-index");
+    let expected = std::fs::read_to_string(fixtures.join(format!("expected-{store}.txt"))).expect("expected");
+    // Dovecot's view: mailbox, uid, Message-ID, flags as Maildir letters, keywords.
+    let want = crate::common::doveadm::fetched(&expected);
+    assert_eq!(want.len(), 8, "{store}: Dovecot lists eight messages");
+    for mailbox in ["INBOX", "Work"] {
+        let listed = app.json(&format!("/api/messages?q=folder:{mailbox}&limit=50")).await;
+        // A copy in a second folder is listed under a key of its own: matched by Message-ID.
+        let mut ids: Vec<&str> = listed["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["message_id"].as_str())
+            .map(|m| m.trim_matches(['<', '>']))
+            .collect();
+        ids.sort_unstable();
+        let mut dovecot: Vec<&str> =
+            want.iter().filter(|(m, ..)| m == mailbox).map(|(_, _, id, ..)| id.as_str()).collect();
+        dovecot.sort_unstable();
+        assert_eq!(ids, dovecot, "{store}: {mailbox} holds what Dovecot shows in it");
+    }
+    // Expunged (mdbox: still in `m.1`); moved from INBOX to Work.
+    assert_eq!(app.get("/message/index-6@example.org").await.status, 404, "{store}: expunged");
+    for (_, _, id, flags, keywords) in &want {
+        let m = app.json(&format!("/api/messages/{id}")).await;
+        assert_eq!(m["flags"].as_str().unwrap_or_default(), flags, "{store} {id}: {m}");
+        for keyword in keywords {
+            let q = format!("/api/messages?q=label:%22{}%22", keyword.replace('$', "%24"));
+            let found = app.json(&q).await;
+            // By Message-ID: a message moved after the store was indexed is keyed by its bytes
+            // (its Message-ID was the key of the entry it left, still there when it was added).
+            let ids: Vec<&str> =
+                found["messages"].as_array().into_iter().flatten().filter_map(|m| m["message_id"].as_str()).collect();
+            assert!(ids.contains(&id.as_str()), "{store} {id}: keyword {keyword} is a label: {found}");
+        }
+    }
+    let custom = app.json("/api/messages?q=label:custom").await;
+    assert_eq!(custom["total"], 2, "{store}: Custom on two messages: {custom}");
 }
 
 /// Dovecot's own stores, as Dovecot 2.3.19 wrote them (`tests/fixtures/dovecot-dbox`): sdbox,
@@ -1346,6 +1388,15 @@ async fn mh_folders_and_their_sequences() {
     }
     let folders = app.json("/api/folders").await.to_string();
     assert!(folders.contains("inbox/sub") && !folders.contains("mh_sequences"), "{folders}");
+
+    // The client reads mh-1 and flags mh-3, changing `.mh_sequences` alone: seen when the tree is
+    // looked at again, as the watcher does on every change.
+    std::fs::write(mail.join("inbox/.mh_sequences"), "cur: 3\nflagged: 2-3\nreplied: 2-3\n").expect("write");
+    app.archive.ingest_paths(&app.archive.roots(std::slice::from_ref(&mail)));
+    for (id, flags) in [("mh-1", "S"), ("mh-2", "FRS"), ("mh-3", "FRS"), ("mh-sub", "")] {
+        let m = app.json(&format!("/api/messages/{id}@example.org")).await;
+        assert_eq!(m["flags"].as_str().unwrap_or_default(), flags, "{id}: {m}");
+    }
 }
 
 /// A message filed on its own and also forwarded inside another is one entry; when its own file

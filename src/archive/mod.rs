@@ -258,7 +258,8 @@ impl Archive {
     }
 
     /// Brings the index up to date with `roots`: new and changed sources are read, unchanged ones
-    /// (same size and modification time) are not, appended mbox files are read from where they
+    /// (same size and modification time, and the same said of them by the files beside them:
+    /// [`ingest::Sidecars`]) are not, appended mbox files are read from where they
     /// ended, and sources that are gone are dropped. Never fatal: unreadable files are logged.
     pub fn ingest_paths(&self, roots: &[PathBuf]) {
         let _one_at_a_time = self.ingest_lock.lock().unwrap_or_else(|e| e.into_inner());
@@ -279,6 +280,9 @@ impl Archive {
         let mut stale: Vec<EntryId> = Vec::new();
         let mut todo: Vec<ToRead> = Vec::new();
         let mut found = found.into_iter();
+        // What Dovecot's indexes and MH's sequences say of a file is compared with the file:
+        // they change (a flag set, a message moved or expunged) where the file does not.
+        let mut sidecars = ingest::Sidecars::default();
         loop {
             // Stat files and look up what was indexed from them on all cores, a slice at a time
             // so that a large tree never needs it all in memory at once.
@@ -287,7 +291,13 @@ impl Archive {
                 break;
             }
             let keys: Vec<String> = chunk.iter().map(|f| f.path.to_string_lossy().into_owned()).collect();
-            let stats = stat_all(&chunk);
+            let stats: Vec<Option<(u64, i64)>> = stat_all(&chunk)
+                .into_iter()
+                .zip(&chunk)
+                .map(|(stat, f)| {
+                    stat.map(|(size, mtime_ns)| (size, ingest::version(mtime_ns, sidecars.digest(&f.path))))
+                })
+                .collect();
             let states = match self.store.sources_of(&keys) {
                 Ok(s) => s,
                 Err(e) => {
@@ -333,6 +343,8 @@ impl Archive {
                 }
             }
         }
+        // The indexes read for the comparison are not held while the sources are read.
+        drop(sidecars);
         // Sources that are gone, and the entries of sources that changed.
         let gone = self.store.source_keys_where(&|k| !seen.contains(&crate::index::string_hash(k))).unwrap_or_default();
         drop(seen);
@@ -437,6 +449,13 @@ impl Archive {
         }
     }
 
+    /// Takes the search document of `id` out (before its new one goes in).
+    fn unindex_for_search(&self, id: EntryId) {
+        if let Some(search) = &self.search {
+            search.delete(id);
+        }
+    }
+
     fn index_for_search(&self, id: EntryId, msg: &Message) {
         if let Some(search) = &self.search {
             search.add(&Doc { folder: self.folder_of(id), ..search_doc(id, msg, self.attachment_text) });
@@ -500,8 +519,12 @@ impl Archive {
                                     uncommitted.push(id);
                                 }
                                 // Found again where it was read from before: still this source's.
-                                // Listed from now on, not new: no longer only enclosed in another.
-                                Added::Relisted(id) => {
+                                // Listed from now on, not new: no longer only enclosed in another;
+                                // or with other labels there.
+                                Added::Relisted(id) | Added::Relabelled(id) => {
+                                    if matches!(added, Added::Relabelled(_)) {
+                                        self.unindex_for_search(id);
+                                    }
                                     if let (Some(search), Some(mut doc)) = (&self.search, doc) {
                                         doc.id = id;
                                         doc.folder = self.folder_of(id);

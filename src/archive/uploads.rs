@@ -88,6 +88,10 @@ impl Archive {
                         self.index_for_search(id, &msg);
                     }
                     Added::Relisted(id) => self.index_for_search(id, &msg),
+                    Added::Relabelled(id) => {
+                        self.unindex_for_search(id);
+                        self.index_for_search(id, &msg);
+                    }
                     Added::Duplicate(_) => {}
                 }
                 if ours && !had && stored.insert(name.clone()) {

@@ -50,6 +50,9 @@ pub enum Added {
     /// The same bytes were indexed only inside another message: now given on their own, that
     /// entry is listed (and read from here).
     Relisted(EntryId),
+    /// The same bytes, found again in the file they were read from, with other labels there (a
+    /// keyword set in Dovecot's index): the entry has them now, and its search document must too.
+    Relabelled(EntryId),
 }
 
 /// How a new entry's key is chosen ([`Index::add_draft_as`]).
@@ -67,7 +70,7 @@ pub enum Keying {
 impl Added {
     pub fn id(self) -> EntryId {
         match self {
-            Added::New(id) | Added::Duplicate(id) | Added::Relisted(id) => id,
+            Added::New(id) | Added::Duplicate(id) | Added::Relisted(id) | Added::Relabelled(id) => id,
         }
     }
 }
@@ -280,7 +283,7 @@ impl Index {
     pub fn add_draft_as(&mut self, msg: Draft, location: Location, copy: bool, keying: Keying) -> Result<Added, Error> {
         let folder = filed_in(&location, copy);
         let hash = match self.placement(&msg.hash, folder.as_deref(), copy) {
-            Placement::Held(existing, hash) => return self.found_again(existing, hash, location),
+            Placement::Held(existing, hash) => return self.found_again(existing, hash, location, msg.labels),
             Placement::New(hash) => hash,
         };
         let listed = matches!(location, Location::Top { .. });
@@ -372,7 +375,13 @@ impl Index {
     /// The bytes of a message indexed already as `existing` found again at `location` (its hash
     /// there is `hash`): a message found before only inside another one is listed now; one found
     /// again in the file it was read from is there now.
-    fn found_again(&mut self, existing: EntryId, hash: ContentHash, location: Location) -> Result<Added, Error> {
+    fn found_again(
+        &mut self,
+        existing: EntryId,
+        hash: ContentHash,
+        location: Location,
+        labels: Vec<String>,
+    ) -> Result<Added, Error> {
         if let Some(e) = self.get(existing) {
             match (&e.location, &location) {
                 // Found before only inside another message, now given on its own: list it,
@@ -391,13 +400,23 @@ impl Index {
                     return Ok(Added::Relisted(existing));
                 }
                 // Found again in the file it was read from (re-read after a change), maybe at
-                // another place in it: the same message, now there.
+                // another place in it, with other flags or labels (those Dovecot's indexes or MH's
+                // sequences give it): the same message, now as it is there.
                 (Location::Top { source: was, .. }, Location::Top { source: now, .. })
-                    if was.path() == now.path() && was != now =>
+                    if was.path() == now.path() && (e.location != location || e.labels != labels) =>
                 {
+                    let relabelled = e.labels != labels;
                     let mut e = (*e).clone();
                     e.location = location;
+                    if relabelled {
+                        self.count_labels(&e.labels, false);
+                        e.labels = labels;
+                        self.count_labels(&e.labels, true);
+                    }
                     self.put(existing, Some(Arc::new(e)));
+                    if relabelled {
+                        return Ok(Added::Relabelled(existing));
+                    }
                 }
                 // Found inside another message besides where it is (filed on its own, or inside
                 // a third one): noted, so that whoever reads this one reads it here too.
@@ -513,12 +532,7 @@ impl Index {
             if here != NO_FOLDER {
                 self.unlist(id, here);
             }
-            for l in labels::counted(&entry.labels) {
-                if let Some(n) = self.label_counts.get_mut(&l) {
-                    *n = n.saturating_sub(1);
-                }
-                *self.label_changes.entry(l).or_default() -= 1;
-            }
+            self.count_labels(&entry.labels, false);
         }
         if still_enclosed {
             return;

@@ -232,9 +232,15 @@ impl Index {
     /// Puts a listed entry at the end of the list, counted in its folder and labels.
     pub(super) fn list(&mut self, id: EntryId, e: &Entry) {
         self.place(id, e.folder);
-        for l in super::labels::counted(&e.labels) {
-            *self.label_counts.entry(l.clone()).or_default() += 1;
-            *self.label_changes.entry(l).or_default() += 1;
+        self.count_labels(&e.labels, true);
+    }
+
+    /// Counts a listed entry's `labels` in their lists (`more`), or no longer (`!more`).
+    pub(super) fn count_labels(&mut self, labels: &[String], more: bool) {
+        for l in super::labels::counted(labels) {
+            let n = self.label_counts.entry(l.clone()).or_default();
+            *n = if more { *n + 1 } else { n.saturating_sub(1) };
+            *self.label_changes.entry(l).or_default() += if more { 1 } else { -1 };
         }
     }
 }

@@ -1,11 +1,12 @@
 //! Where messages come from: files, folder trees (Maildir included), mbox, MMDF and Babyl files,
-//! Dovecot's dbox stores, Outlook data files.
-//! [`walk`](mod@walk) finds them, [`sniff`](mod@sniff) tells a message from other files by its first bytes, `mbox`
-//! splits mbox files into messages, `spans` MMDF and Babyl files, `dbox` Dovecot's sdbox and mdbox files, `dovecot_index` Dovecot's index files (flags, and where an mdbox message is now), `mh` reads MH folders' sequences as flags, `packed` reads
-//! message files kept compressed, [`pst`] lists the
-//! items of Outlook data files; [`Source`] says
-//! where one message's bytes live and reads them back. Sources are opened read-only; nothing here
-//! ever writes under a given path.
+//! Dovecot's dbox stores, Outlook data files. [`walk`](mod@walk) finds them,
+//! [`sniff`](mod@sniff) tells a message from other files by its first bytes, `mbox` splits mbox
+//! files into messages, `spans` MMDF and Babyl files, `dbox` Dovecot's sdbox and mdbox files,
+//! `dovecot_index` Dovecot's index files (flags, and where an mdbox message is now), `mh` reads MH
+//! folders' sequences as flags, `sidecars` tells the scan when those say something new of a file
+//! that did not change itself, `packed` reads message files kept compressed, [`pst`] lists the
+//! items of Outlook data files; [`Source`] says where one message's bytes live and reads them
+//! back. Sources are opened read-only; nothing here ever writes under a given path.
 
 mod dbox;
 mod dbox_attachments;
@@ -14,6 +15,7 @@ mod mbox;
 mod mh;
 mod packed;
 pub mod pst;
+mod sidecars;
 mod sniff;
 mod spans;
 mod walk;
@@ -27,6 +29,7 @@ pub use dovecot_index::{
 pub use mbox::{mbox_status, split_mbox, unescape_from_lines, MboxMessage, MboxReader, MboxStatus};
 pub use mh::{mh_number, MhSequences};
 pub use packed::{mbox_bound, name_beneath, packing, packing_of, read_unpacked, unpacked_head, unpacked_mbox, Packing};
+pub use sidecars::{version, Sidecars};
 pub(crate) use sniff::starts_with_field;
 pub use sniff::{
     after_emlx_count, emlx_count_line, kind_of, maildir_message, named_message, sniff, sniff_claimed, sniff_file,

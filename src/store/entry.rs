@@ -101,7 +101,7 @@ impl Listing {
 }
 
 /// Where an entry's message is.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Location {
     /// A message given to mailshelf: it is listed.
     Top {

@@ -131,6 +131,8 @@ pub enum Link {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct SourceState {
     pub size: u64,
+    /// Its modification time in nanoseconds, mixed with a digest of what the files beside it say
+    /// of its messages where they do ([`crate::ingest::version`]).
     pub mtime_ns: i64,
     /// Top-level entries read from it.
     pub ids: Vec<EntryId>,

@@ -76,6 +76,11 @@ impl MapIndex {
         Some((map_uid, self.mails.get(&map_uid)?))
     }
 
+    /// The messages of `m.<file_id>`, in the order of their frames: map uid and place.
+    pub fn in_file(&self, file_id: u32) -> impl Iterator<Item = (u32, &MapMail)> {
+        self.places.range((file_id, 0)..=(file_id, u32::MAX)).filter_map(|(_, &uid)| Some((uid, self.mails.get(&uid)?)))
+    }
+
     /// The message whose frame holds byte `at` of `m.<file_id>`: given where a message's bytes
     /// start (`DboxMessage::offset`), the map's message it is, with its map uid.
     pub fn holding(&self, file_id: u32, at: u64) -> Option<(u32, &MapMail)> {

@@ -25,6 +25,7 @@ use std::io::Read;
 use std::path::Path;
 
 pub use map::{read_map_index, MapIndex, MapMail};
+pub(in crate::ingest) use places::digest;
 pub use places::{Held, Indexes, Mdbox, Placed};
 
 use super::invalid;

@@ -98,13 +98,9 @@ impl Mdbox {
     /// (`DboxMessage::offset`).
     pub fn place(&self, file_id: u32, at: u64) -> Placed {
         let Some((map_uid, mail)) = self.map.holding(file_id, at) else { return Placed::Unknown };
-        let from = self.holders.partition_point(|h| h.map_uid < map_uid);
         let held: Vec<Held> = self
-            .holders
-            .get(from..)
-            .unwrap_or(&[])
+            .holders_of(map_uid)
             .iter()
-            .take_while(|h| h.map_uid == map_uid)
             .map(|h| Held {
                 mailbox: self.mailboxes.get(h.mailbox as usize).cloned().unwrap_or_default(),
                 flags: flag_letters(h.flags),
@@ -119,6 +115,44 @@ impl Mdbox {
             _ => Placed::Unknown,
         }
     }
+
+    /// The mailbox messages that name `map_uid`.
+    fn holders_of(&self, map_uid: u32) -> &[Holder] {
+        let from = self.holders.partition_point(|h| h.map_uid < map_uid);
+        let to = from + self.holders.get(from..).unwrap_or(&[]).partition_point(|h| h.map_uid == map_uid);
+        self.holders.get(from..to).unwrap_or(&[])
+    }
+
+    /// A digest of what the indexes say of the messages of `m.<file_id>`: where each lies, how
+    /// many mailboxes hold it, and which, with which flags and keywords. Dovecot flags, moves,
+    /// copies and expunges a message in its indexes alone, leaving its storage file as it was: the
+    /// digest is how a change there is seen.
+    pub fn digest_of_file(&self, file_id: u32) -> u64 {
+        let mut hash = blake3::Hasher::new();
+        for (map_uid, mail) in self.map.in_file(file_id) {
+            hash.update(&mail.offset.to_le_bytes());
+            hash.update(&mail.size.to_le_bytes());
+            hash.update(&mail.refcount.to_le_bytes());
+            for h in self.holders_of(map_uid) {
+                hash.update(self.mailboxes.get(h.mailbox as usize).map_or(&b""[..], |m| m.as_bytes()));
+                hash.update(&[0, h.flags]);
+                for name in h.keywords.iter().filter_map(|&k| self.keywords.name(k)) {
+                    hash.update(name.as_bytes());
+                    hash.update(&[0]);
+                }
+                hash.update(&[1]);
+            }
+            hash.update(&[2]);
+        }
+        digest(&hash)
+    }
+}
+
+/// The first eight bytes of a hash, as a number.
+pub(in crate::ingest) fn digest(hash: &blake3::Hasher) -> u64 {
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&hash.finalize().as_bytes()[..8]);
+    u64::from_le_bytes(first)
 }
 
 /// The mailboxes of an mdbox store, below its `mailboxes` folder: each folder holding a
@@ -218,5 +252,23 @@ impl Indexes {
         let (flags, keywords) = mailbox.messages.get(&uid)?;
         let names = keywords.iter().filter_map(|&k| mailbox.keywords.name(k).map(str::to_string)).collect();
         Some((flag_letters(*flags), names))
+    }
+
+    /// A digest of what Dovecot's indexes say of the messages of the dbox file `file` (an mdbox
+    /// `storage/m.<n>`, an sdbox `u.<uid>`), as the walker would take it; `None` when `file` is
+    /// neither, or its indexes are not read.
+    pub fn digest(&mut self, file: &Path) -> Option<u64> {
+        if let Some((store, file_id)) = self.mdbox(file) {
+            return Some(store.digest_of_file(file_id));
+        }
+        super::super::sdbox_file(file)?;
+        let (flags, keywords) = self.sdbox(file)?;
+        let mut hash = blake3::Hasher::new();
+        hash.update(flags.as_bytes());
+        for name in keywords {
+            hash.update(&[0]);
+            hash.update(name.as_bytes());
+        }
+        Some(digest(&hash))
     }
 }
