@@ -21,42 +21,14 @@ MAILSHELF="${MAILSHELF:-target/release/mailshelf}"
 REPEAT="${REPEAT:-3}"
 DOVECOT_USER="${DOVECOT_USER:-dv}"
 [[ -x "$MAILSHELF" ]] || cargo build --release
-if ! command -v doveadm >/dev/null 2>&1; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dovecot-core >/dev/null
-fi
-id "$DOVECOT_USER" >/dev/null 2>&1 || useradd -M "$DOVECOT_USER"
+source scripts/private-dovecot.sh
 home="$WORKDIR/home"
 if [[ ! -d "$home/Maildir/cur" ]]; then
   mkdir -p "$home"
   python3 bench/gen_archive.py --count "$COUNT" --seed 1 --maildir "$home/Maildir" >&2
 fi
 chown -R "$DOVECOT_USER:" "$home"
-conf="$WORKDIR/dovecot.conf"
-cat >"$conf" <<EOF
-mail_location = maildir:$home/Maildir
-base_dir = $WORKDIR/run
-log_path = $WORKDIR/dovecot.log
-protocols =
-ssl = no
-first_valid_uid = 1
-default_internal_user = root
-default_login_user = root
-namespace inbox {
-  inbox = yes
-  prefix =
-  separator = /
-}
-userdb {
-  driver = static
-  args = uid=$DOVECOT_USER gid=$DOVECOT_USER home=$home
-}
-passdb {
-  driver = static
-  args = nopassword=y
-}
-EOF
-dovecot -c "$conf"
-trap 'dovecot -c "$conf" stop 2>/dev/null || true' EXIT
+private_dovecot "$WORKDIR" "$home" "maildir:$home/Maildir"
 for layout in mdbox sdbox; do
   [[ -d "$home/$layout" ]] || doveadm -c "$conf" backup -u "$DOVECOT_USER" "$layout:$home/$layout"
 done
