@@ -45,3 +45,44 @@ pub fn version(mtime_ns: i64, beside: Option<u64>) -> i64 {
         None => mtime_ns,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The digest is what the files beside say of one file: the same for the same, another once
+    /// they say otherwise, none where nothing beside says anything.
+    #[test]
+    fn sidecar_digests_follow_what_the_files_beside_say() {
+        let dir = tempfile::tempdir().expect("dir");
+        let inbox = dir.path().join("inbox");
+        std::fs::create_dir_all(&inbox).expect("mkdir");
+        for name in ["1", "2", "3", "note.eml"] {
+            std::fs::write(inbox.join(name), "Subject: x\n\nx\n").expect("write");
+        }
+        let digests = |sequences: &str| {
+            std::fs::write(inbox.join(".mh_sequences"), sequences).expect("write");
+            let mut sidecars = Sidecars::default();
+            ["1", "2", "3", "note.eml"].map(|n| sidecars.digest(&inbox.join(n)))
+        };
+        let before = digests("unseen: 1-2\nflagged: 3\n");
+        assert!(before[..3].iter().all(Option::is_some), "{before:?}");
+        assert_eq!(before[0], before[1], "the same flags");
+        assert_ne!(before[1], before[2], "other flags");
+        assert_eq!(before[3], None, "not an MH message");
+        let after = digests("unseen: 1\nflagged: 3\n");
+        assert_eq!((after[0], after[2]), (before[0], before[2]), "unchanged");
+        assert_ne!(after[1], before[1], "message 2 read");
+
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dovecot-index");
+        let mut sidecars = Sidecars::default();
+        let sdbox = fixtures.join("sdbox/mailboxes/INBOX/dbox-Mails");
+        let flagged = sidecars.digest(&sdbox.join("u.1"));
+        let drafted = sidecars.digest(&sdbox.join("u.3"));
+        assert!(flagged.is_some() && drafted.is_some() && flagged != drafted, "{flagged:?} {drafted:?}");
+        assert!(sidecars.digest(&fixtures.join("mdbox/storage/m.1")).is_some(), "mdbox");
+        assert_eq!(sidecars.digest(&fixtures.join("mdbox/storage/dovecot.map.index")), None);
+        assert_eq!(version(7, None), 7);
+        assert_ne!(version(7, Some(1)), 7);
+    }
+}
