@@ -146,11 +146,13 @@ run() { # NAME ALIAS ARGS...
     CONTAINERS+=("$name")
 }
 run "postgres-$RUN_ID" postgres --env-file "$WORK/postgres.env" -v "$VOLUME:$(field "['postgres_data']")" "$PG_IMAGE"
+# Over TCP: the first start's own server, which creates the database, listens on the socket
+# alone, and is stopped before the real one starts.
 for _ in $(seq 1 60); do
-    podman exec "postgres-$RUN_ID" pg_isready -U mailshelf -q 2>/dev/null && break
+    podman exec "postgres-$RUN_ID" pg_isready -h 127.0.0.1 -U mailshelf -q 2>/dev/null && break
     sleep 1
 done
-podman exec "postgres-$RUN_ID" pg_isready -U mailshelf -q || fail "PostgreSQL did not start"
+podman exec "postgres-$RUN_ID" pg_isready -h 127.0.0.1 -U mailshelf -q || fail "PostgreSQL did not start"
 for r in replica-1 replica-2; do
     run "$r-$RUN_ID" "$r" --env-file "$WORK/replica.env" -v "$REPO_DIR/samples:$(field "['mount_target']"):ro" "$IMAGE"
 done
