@@ -75,6 +75,9 @@ pub struct Archive {
     closing: AtomicBool,
     /// One indexing run at a time (start-up, a watch event, an upload).
     ingest_lock: Mutex<()>,
+    /// What the last scan learnt of the files beside the sources (Dovecot's indexes): a store
+    /// whose index files did not change is not read again to compare.
+    sidecars: Mutex<ingest::Sidecars>,
     /// The shared database, when this server is one of its replicas, and the lock that makes one
     /// of them the indexer.
     database: Option<Arc<crate::postgres::Database>>,
@@ -103,7 +106,7 @@ struct ToRead {
     key: String,
     start: u64,
     /// Its size and modification time when the scan compared it with what was indexed: what the
-    /// index records of it once read.
+    /// index records of it once read (with what the files beside it say, see [`ingest::Sidecars`]).
     stat: (u64, i64),
     ids: Vec<EntryId>,
     /// A source read again from the start: what it gave before. Messages found again keep their
@@ -190,6 +193,7 @@ impl Archive {
             search_checked: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             ingest_lock: Mutex::new(()),
+            sidecars: Mutex::default(),
             indexer_lock: database.as_ref().map(|d| crate::postgres::IndexerLock::new(Arc::clone(d))),
             index_keys: std::sync::OnceLock::new(),
             served: RwLock::new(Vec::new()),
@@ -282,7 +286,7 @@ impl Archive {
         let mut found = found.into_iter();
         // What Dovecot's indexes and MH's sequences say of a file is compared with the file:
         // they change (a flag set, a message moved or expunged) where the file does not.
-        let mut sidecars = ingest::Sidecars::default();
+        let mut sidecars = self.sidecars.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             // Stat files and look up what was indexed from them on all cores, a slice at a time
             // so that a large tree never needs it all in memory at once.
@@ -291,17 +295,12 @@ impl Archive {
                 break;
             }
             let keys: Vec<String> = chunk.iter().map(|f| f.path.to_string_lossy().into_owned()).collect();
-            let stats: Vec<Option<(u64, i64)>> = stat_all(&chunk)
-                .into_iter()
-                .zip(&chunk)
-                .map(|(stat, f)| {
-                    stat.map(|(size, mtime_ns)| (size, ingest::version(mtime_ns, sidecars.digest(&f.path))))
-                })
-                .collect();
+            let stats = stat_all(&chunk);
             let states = match self.store.sources_of(&keys) {
                 Ok(s) => s,
                 Err(e) => {
                     tracing::warn!(error = %e, "indexing stopped: what was indexed cannot be looked up");
+                    sidecars.forget_read();
                     self.progress.running.store(false, Ordering::Release);
                     return;
                 }
@@ -312,8 +311,10 @@ impl Archive {
                     continue;
                 };
                 seen.insert(crate::index::string_hash(&key));
+                // The walker records the version from its own reading of the files beside.
+                let version = ingest::version(mtime_ns, sidecars.digest(&f.path));
                 match known {
-                    Some(st) if st.size == size && st.mtime_ns == mtime_ns => {
+                    Some(st) if st.size == size && st.mtime_ns == version => {
                         self.progress.indexed.fetch_add(1, Ordering::Relaxed);
                     }
                     Some(st) if st.mbox_end > 0 && size > st.size && mbox_prefix_unchanged(&f.path, &st) => {
@@ -344,6 +345,7 @@ impl Archive {
             }
         }
         // The indexes read for the comparison are not held while the sources are read.
+        sidecars.forget_read();
         drop(sidecars);
         // Sources that are gone, and the entries of sources that changed.
         let gone = self.store.source_keys_where(&|k| !seen.contains(&crate::index::string_hash(k))).unwrap_or_default();

@@ -49,8 +49,9 @@ const HANDED_BYTES: u64 = MAX_IN_FLIGHT_BYTES / 8;
 /// Work for the parse workers, each with its share of the bytes in flight.
 enum Job {
     /// A file that is one message: `checked` when the walker read its first bytes to tell, else a
-    /// Maildir's message file ([`ingest::maildir_message`]), which the worker tells from its bytes.
-    File { src: usize, root: Arc<Path>, path: PathBuf, size: u64, held: Share, checked: bool },
+    /// Maildir's message file ([`ingest::maildir_message`]), which the worker tells from its bytes;
+    /// with the flags its MH folder's sequences give it.
+    File { src: usize, root: Arc<Path>, path: PathBuf, size: u64, held: Share, checked: bool, mh_flags: Option<String> },
     /// One message of a file of many (an mbox, a dbox, MMDF or Babyl file), already read (its
     /// first bytes, when it is longer than the limit), with the flags its header keeps (read by
     /// the walker, which looks at them anyway to leave out what Thunderbird deleted) and the
@@ -193,7 +194,7 @@ fn walk_sources(
     out: SyncSender<Numbered<Outcome>>,
     reading: &Reading,
 ) {
-    let mut walker = Walker { jobs, dovecot: ingest::Indexes::default() };
+    let mut walker = Walker { jobs, sidecars: ingest::Sidecars::default() };
     for (src, (found, start, stat)) in files.into_iter().enumerate() {
         // The jobs handed on count even when reading stops part way: their outcomes are on their way.
         let mut count = 0;
@@ -217,7 +218,7 @@ fn walk_sources(
 /// dbox store it is in.
 struct Walker {
     jobs: Jobs,
-    dovecot: ingest::Indexes,
+    sidecars: ingest::Sidecars,
 }
 
 /// The jobs the walker has not handed on yet: sent [`HANDED_AT_ONCE`] (or [`HANDED_BYTES`]) at a
@@ -275,7 +276,8 @@ impl Jobs {
 }
 
 /// Reads the source `found` from `start`; `(size, mtime_ns)` is what the scan found it to be (a
-/// source that changes after that is read again at the next run, since its state will differ).
+/// source that changes after that is read again at the next run, since its state will differ),
+/// to which what the files beside it say of its messages is added as this reading finds it.
 fn walk_one(
     found: &ingest::Found,
     src: usize,
@@ -285,14 +287,16 @@ fn walk_one(
     reading: &Reading,
     count: &mut usize,
 ) -> std::io::Result<SourceState> {
-    let Walker { jobs, dovecot } = walker;
+    let Walker { jobs, sidecars } = walker;
     let limit = reading.limit;
+    // What the files beside it say of its messages, as this reading of them gives its messages.
+    let mtime_ns = ingest::version(mtime_ns, sidecars.digest(&found.path));
     let mut state = SourceState { size, mtime_ns, ..SourceState::default() };
     // An sdbox store's files, one message each, are opened once, by the worker; the flags and
     // keywords its mailbox's index gives them go with them.
     if let Some(mailbox) = ingest::sdbox_file(&found.path) {
         let (flags, keywords) =
-            dovecot.sdbox(&found.path).map(|(flags, keywords)| (Some(flags), keywords)).unwrap_or_default();
+            sidecars.dovecot().sdbox(&found.path).map(|(flags, keywords)| (Some(flags), keywords)).unwrap_or_default();
         let held = jobs.share(size.min(limit as u64));
         let job =
             Job::Sdbox { src, root: found.root.clone(), path: found.path.clone(), held, mailbox, flags, keywords };
@@ -313,7 +317,9 @@ fn walk_one(
         }
         Kind::Message => {
             let held = jobs.share(size.min(limit as u64));
-            if jobs.push(Job::File { src, root: found.root.clone(), path: found.path.clone(), size, held, checked }) {
+            let (root, path) = (found.root.clone(), found.path.clone());
+            let mh_flags = sidecars.mh_flags(&found.path);
+            if jobs.push(Job::File { src, root, path, size, held, checked, mh_flags }) {
                 *count += 1;
             }
             Ok(state)
@@ -345,7 +351,7 @@ fn walk_one(
             let rel = relative_start(&found.root, &found.path);
             // mdbox notes each message's mailbox; an sdbox file named otherwise has it in its path.
             let in_path = found.path.parent().and_then(ingest::sdbox_mailbox);
-            let store = dovecot.mdbox(&found.path);
+            let store = sidecars.dovecot().mdbox(&found.path);
             for m in ingest::DboxReader::new(std::io::BufReader::with_capacity(256 * 1024, f), limit) {
                 let m = match m {
                     Ok(m) => m,
@@ -535,14 +541,6 @@ fn parse_worker(
             .or_insert_with(|| crate::parse::labels::read_keyword_names(maildir))
             .clone()
     };
-    // The sequences of each MH folder met, read once per worker.
-    let mh_folders = std::cell::RefCell::new(std::collections::HashMap::<PathBuf, Option<ingest::MhSequences>>::new());
-    let mh_flags = |path: &Path| {
-        let (number, folder) = (ingest::mh_number(path)?, path.parent()?);
-        let mut folders = mh_folders.borrow_mut();
-        let seqs = folders.entry(folder.to_path_buf()).or_insert_with(|| ingest::MhSequences::of_folder(folder));
-        seqs.as_ref().map(|s| s.flags(number))
-    };
     // A message read already (of an mbox, a dbox file), parsed at `source`, with the labels its
     // file gives it.
     let read_at =
@@ -563,10 +561,10 @@ fn parse_worker(
             }
         };
     let one = |job: Job| match job {
-        Job::File { src, root, path, size, held, checked } => {
+        Job::File { src, root, path, size, held, checked, mh_flags } => {
             let held = Some(held);
             let rel = relative_start(&root, &path);
-            let flags = ingest::maildir_flags(&path).or_else(|| mh_flags(&path));
+            let flags = ingest::maildir_flags(&path).or(mh_flags);
             let found = ingest::Found { root, path };
             let given = match read_message_file(&found, size, checked, limit, &mut opener.borrow_mut()) {
                 Ok(Some(given)) => given,

@@ -401,11 +401,17 @@ impl Index {
                 }
                 // Found again in the file it was read from (re-read after a change), maybe at
                 // another place in it, with other flags or labels (those Dovecot's indexes or MH's
-                // sequences give it): the same message, now as it is there.
-                (Location::Top { source: was, .. }, Location::Top { source: now, .. })
-                    if was.path() == now.path() && (e.location != location || e.labels != labels) =>
+                // sequences give it): the same message, now as it is there. The same bytes
+                // uploaded again (from another file, with labels of their own, or none) keep
+                // what the first upload gave them.
+                (
+                    Location::Top { source: was, uploaded: was_uploaded, .. },
+                    Location::Top { source: now, uploaded: now_uploaded, .. },
+                ) if was.path() == now.path()
+                    && (was != now
+                        || (!was_uploaded && !now_uploaded && (e.location != location || e.labels != labels))) =>
                 {
-                    let relabelled = e.labels != labels;
+                    let relabelled = !was_uploaded && !now_uploaded && e.labels != labels;
                     let mut e = (*e).clone();
                     e.location = location;
                     if relabelled {

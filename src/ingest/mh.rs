@@ -9,7 +9,8 @@ use std::path::Path;
 /// The name MH gives the file of a folder's public sequences.
 const SEQUENCES: &str = ".mh_sequences";
 
-/// At most this many ranges are kept of one sequence (a damaged file cannot grow without end).
+/// At most this many ranges are kept of one sequence, over all its lines (a damaged file cannot
+/// make each message's flags cost without end).
 const MAX_RANGES: usize = 100_000;
 
 /// The sequences of one MH folder that mean flags.
@@ -40,12 +41,15 @@ impl MhSequences {
                 "replied" => &mut out.replied,
                 _ => continue,
             };
-            for range in ranges.split_whitespace().take(MAX_RANGES) {
+            for range in ranges.split_whitespace().take(MAX_RANGES.saturating_sub(into.len())) {
                 let (from, to) = range.split_once('-').unwrap_or((range, range));
                 if let (Ok(from), Ok(to)) = (from.parse::<u64>(), to.parse::<u64>()) {
                     into.push((from.min(to), from.max(to)));
                 }
             }
+        }
+        for ranges in [&mut out.unseen, &mut out.flagged, &mut out.replied] {
+            merge(ranges);
         }
         out
     }
@@ -58,7 +62,10 @@ impl MhSequences {
 
     /// The Maildir flags of message `number`.
     pub fn flags(&self, number: u64) -> String {
-        let holds = |ranges: &[(u64, u64)]| ranges.iter().any(|&(from, to)| (from..=to).contains(&number));
+        let holds = |ranges: &[(u64, u64)]| {
+            let after = ranges.partition_point(|&(from, _)| from <= number);
+            after.checked_sub(1).and_then(|i| ranges.get(i)).is_some_and(|&(_, to)| number <= to)
+        };
         let mut flags = String::new();
         if holds(&self.flagged) {
             flags.push('F');
@@ -71,6 +78,19 @@ impl MhSequences {
         }
         flags
     }
+}
+
+/// Sorts `ranges` and joins those that overlap or touch, so that one is found by a binary search.
+fn merge(ranges: &mut Vec<(u64, u64)>) {
+    ranges.sort_unstable();
+    let mut joined: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+    for &(from, to) in ranges.iter() {
+        match joined.last_mut() {
+            Some(last) if from <= last.1.saturating_add(1) => last.1 = last.1.max(to),
+            _ => joined.push((from, to)),
+        }
+    }
+    *ranges = joined;
 }
 
 /// The number of an MH message file (`17`), when its name is one.
@@ -95,5 +115,25 @@ mod tests {
         assert_eq!(mh_number(Path::new("Mail/inbox/17")), Some(17));
         assert_eq!(mh_number(Path::new("Mail/inbox/17.eml")), None);
         assert_eq!(mh_number(Path::new("Mail/inbox/,17")), None);
+    }
+
+    /// Ranges given out of order, overlapping, touching or on several lines are one sorted list,
+    /// searched by halves; however many lines a file repeats, a sequence keeps at most
+    /// [`MAX_RANGES`].
+    #[test]
+    fn mh_ranges_are_merged_and_bounded() {
+        let seqs = MhSequences::parse(
+            "unseen: 5-9 1-3
+unseen: 2-6 20 11 10
+flagged: 7
+",
+        );
+        assert_eq!(seqs.unseen, [(1, 11), (20, 20)]);
+        let got: Vec<String> = [0, 1, 7, 11, 12, 19, 20, 21, u64::MAX].iter().map(|&n| seqs.flags(n)).collect();
+        assert_eq!(got, ["S", "", "F", "", "S", "S", "", "S", "S"]);
+        let line =
+            |i: u64| format!("unseen: {}\n", (0..60_000).map(|n| format!("{} ", n * 10 + i * 3)).collect::<String>());
+        let many: String = (0..3).map(line).collect();
+        assert_eq!(MhSequences::parse(&many).unseen.len(), MAX_RANGES);
     }
 }

@@ -18,22 +18,43 @@ pub struct Sidecars {
 }
 
 impl Sidecars {
-    /// A digest of what the files beside `file` say of its messages, as the walker and the
-    /// workers take it: Dovecot's indexes for a dbox file, `.mh_sequences` for an MH message.
-    /// `None` when nothing beside it says anything (most files).
+    /// A digest of what the files beside `file` say of its messages: Dovecot's indexes for a
+    /// dbox file, `.mh_sequences` for an MH message. `None` when nothing beside it says anything
+    /// (most files). The walker takes the digest of a file it reads from the same reading of
+    /// those files as what it gives the file's messages, so that what the index records of the
+    /// file is what it holds.
     pub fn digest(&mut self, file: &Path) -> Option<u64> {
         if let Some(digest) = self.dovecot.digest(file) {
             return Some(digest);
         }
+        let flags = self.mh_flags(file)?;
+        let mut hash = blake3::Hasher::new();
+        hash.update(flags.as_bytes());
+        Some(super::dovecot_index::digest(&hash))
+    }
+
+    /// Drops what was read of the files beside (read again when next asked), keeping only the
+    /// digests of mdbox stores with the state of the index files they were made from: what a scan
+    /// keeps for the next.
+    pub fn forget_read(&mut self) {
+        self.dovecot.forget_read();
+        self.mh = None;
+    }
+
+    /// Dovecot's indexes of the dbox store the walk is in.
+    pub fn dovecot(&mut self) -> &mut Indexes {
+        &mut self.dovecot
+    }
+
+    /// The flags (Maildir's letters) the sequences of its folder give the MH message `file`;
+    /// `None` when it is not named by a number or its folder keeps no sequences.
+    pub fn mh_flags(&mut self, file: &Path) -> Option<String> {
         let (number, folder) = (mh_number(file)?, file.parent()?);
         if self.mh.as_ref().is_none_or(|(at, _)| at != folder) {
             self.mh = Some((folder.to_path_buf(), MhSequences::of_folder(folder)));
         }
         let (_, sequences) = self.mh.as_ref()?;
-        let flags = sequences.as_ref()?.flags(number);
-        let mut hash = blake3::Hasher::new();
-        hash.update(flags.as_bytes());
-        Some(super::dovecot_index::digest(&hash))
+        Some(sequences.as_ref()?.flags(number))
     }
 }
 

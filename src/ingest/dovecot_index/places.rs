@@ -123,6 +123,12 @@ impl Mdbox {
         self.holders.get(from..to).unwrap_or(&[])
     }
 
+    /// The digest ([`Mdbox::digest_of_file`]) of every storage file the map names.
+    fn file_digests(&self) -> HashMap<u32, u64> {
+        let files: std::collections::BTreeSet<u32> = self.map.mails.values().map(|m| m.file_id).collect();
+        files.into_iter().map(|id| (id, self.digest_of_file(id))).collect()
+    }
+
     /// A digest of what the indexes say of the messages of `m.<file_id>`: where each lies, how
     /// many mailboxes hold it, and which, with which flags and keywords. Dovecot flags, moves,
     /// copies and expunges a message in its indexes alone, leaving its storage file as it was: the
@@ -187,6 +193,9 @@ fn mailbox_dirs(mailboxes: &Path) -> Option<Vec<(String, PathBuf)>> {
             }
         }
     }
+    // In an order of their own, not the file system's: a copy's holders, and so the digest of
+    // its file, follow the mailboxes' order.
+    out.sort_unstable();
     Some(out)
 }
 
@@ -218,25 +227,67 @@ impl Sdbox {
     }
 }
 
+/// The number of an mdbox storage file (`m.<n>`).
+fn mdbox_file_id(file: &Path) -> Option<u32> {
+    file.file_name()?.to_str()?.strip_prefix("m.")?.parse::<u32>().ok()
+}
+
 /// The walker's indexes of the store it is in: the last mdbox store's and the last sdbox
-/// mailbox's, read when it first comes to one of their files.
+/// mailbox's, read when it first comes to one of their files; and, kept from one scan to the
+/// next ([`Indexes::forget_read`]), the digests of each mdbox store's files with the state of
+/// the index files they were made from, so that a store whose index files did not change is not
+/// read again to learn that nothing did.
 #[derive(Default)]
 pub struct Indexes {
     mdbox: Option<(PathBuf, Option<Mdbox>)>,
     sdbox: Option<(PathBuf, Option<Sdbox>)>,
+    digests: HashMap<PathBuf, (Vec<FileState>, HashMap<u32, u64>)>,
+}
+
+/// What tells one index file changed: its name, size, modification time and inode (`None`:
+/// not there).
+type FileState = (PathBuf, Option<(u64, i64, u64)>);
+
+/// The state of the index files of the mdbox store whose storage folder is `storage`: the map's
+/// and every mailbox's. `None` when its mailboxes cannot all be listed.
+fn index_files_state(storage: &Path) -> Option<Vec<FileState>> {
+    use std::os::unix::fs::MetadataExt;
+    let mut dirs = vec![(storage.to_path_buf(), "dovecot.map.index")];
+    for (_, dir) in mailbox_dirs(&storage.parent()?.join("mailboxes"))? {
+        dirs.push((dir, "dovecot.index"));
+    }
+    let mut out = Vec::with_capacity(dirs.len() * 3);
+    for (dir, base) in dirs {
+        for suffix in ["", ".log", ".log.2"] {
+            let path = dir.join(format!("{base}{suffix}"));
+            let meta = std::fs::metadata(&path).ok();
+            out.push((
+                path,
+                meta.map(|m| (m.len(), m.mtime().saturating_mul(1_000_000_000) + m.mtime_nsec(), m.ino())),
+            ));
+        }
+    }
+    Some(out)
 }
 
 impl Indexes {
     /// The indexes of the mdbox store whose storage file is `file` (`storage/m.<n>`), with `n`;
     /// `None` when the file is not named so or its store's indexes are unread.
     pub fn mdbox(&mut self, file: &Path) -> Option<(&Mdbox, u32)> {
-        let file_id = file.file_name()?.to_str()?.strip_prefix("m.")?.parse::<u32>().ok()?;
+        let file_id = mdbox_file_id(file)?;
         let storage = file.parent()?;
         if self.mdbox.as_ref().is_none_or(|(at, _)| at != storage) {
             self.mdbox = Some((storage.to_path_buf(), Mdbox::read(storage)));
         }
         let (_, store) = self.mdbox.as_ref()?;
         Some((store.as_ref()?, file_id))
+    }
+
+    /// Drops the indexes read (they are read again when next asked), keeping what the digests of
+    /// mdbox stores were made from.
+    pub fn forget_read(&mut self) {
+        self.mdbox = None;
+        self.sdbox = None;
     }
 
     /// The flags (Maildir's letters) and keywords the index of its mailbox gives the sdbox file
@@ -258,8 +309,25 @@ impl Indexes {
     /// `storage/m.<n>`, an sdbox `u.<uid>`), as the walker would take it; `None` when `file` is
     /// neither, or its indexes are not read.
     pub fn digest(&mut self, file: &Path) -> Option<u64> {
-        if let Some((store, file_id)) = self.mdbox(file) {
-            return Some(store.digest_of_file(file_id));
+        if let Some(file_id) = mdbox_file_id(file) {
+            let storage = file.parent()?;
+            let state = index_files_state(storage);
+            if let (Some(state), Some((seen, digests))) = (&state, self.digests.get(storage)) {
+                if state == seen {
+                    return Some(digests.get(&file_id).copied().unwrap_or_else(|| digest(&blake3::Hasher::new())));
+                }
+            }
+            // Read again: the store read last may be from before the change.
+            if self.mdbox.as_ref().is_some_and(|(at, _)| at == storage) {
+                self.mdbox = None;
+            }
+            let (store, _) = self.mdbox(file)?;
+            let digests = store.file_digests();
+            let found = digests.get(&file_id).copied().unwrap_or_else(|| digest(&blake3::Hasher::new()));
+            if let Some(state) = state {
+                self.digests.insert(storage.to_path_buf(), (state, digests));
+            }
+            return Some(found);
         }
         super::super::sdbox_file(file)?;
         let (flags, keywords) = self.sdbox(file)?;
