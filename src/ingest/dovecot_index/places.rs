@@ -242,6 +242,9 @@ pub struct Indexes {
     mdbox: Option<(PathBuf, Option<Mdbox>)>,
     sdbox: Option<(PathBuf, Option<Sdbox>)>,
     digests: HashMap<PathBuf, (Vec<FileState>, HashMap<u32, u64>)>,
+    /// The store whose digests were checked against its index files since the indexes read were
+    /// last forgotten: its other files take them as they are (a store has thousands of files).
+    checked: Option<PathBuf>,
 }
 
 /// What tells one index file changed: its name, size, modification time and inode (`None`:
@@ -288,6 +291,7 @@ impl Indexes {
     pub fn forget_read(&mut self) {
         self.mdbox = None;
         self.sdbox = None;
+        self.checked = None;
     }
 
     /// The flags (Maildir's letters) and keywords the index of its mailbox gives the sdbox file
@@ -311,10 +315,22 @@ impl Indexes {
     pub fn digest(&mut self, file: &Path) -> Option<u64> {
         if let Some(file_id) = mdbox_file_id(file) {
             let storage = file.parent()?;
+            let of_file = |digests: &HashMap<u32, u64>| {
+                digests.get(&file_id).copied().unwrap_or_else(|| digest(&blake3::Hasher::new()))
+            };
+            if self.checked.as_deref() == Some(storage) {
+                if let Some((_, digests)) = self.digests.get(storage) {
+                    return Some(of_file(digests));
+                }
+                // Its index files could not all be listed: as read already (or not) this time.
+                let (store, _) = self.mdbox(file)?;
+                return Some(store.digest_of_file(file_id));
+            }
+            self.checked = Some(storage.to_path_buf());
             let state = index_files_state(storage);
             if let (Some(state), Some((seen, digests))) = (&state, self.digests.get(storage)) {
                 if state == seen {
-                    return Some(digests.get(&file_id).copied().unwrap_or_else(|| digest(&blake3::Hasher::new())));
+                    return Some(of_file(digests));
                 }
             }
             // Read again: the store read last may be from before the change.
@@ -323,7 +339,7 @@ impl Indexes {
             }
             let (store, _) = self.mdbox(file)?;
             let digests = store.file_digests();
-            let found = digests.get(&file_id).copied().unwrap_or_else(|| digest(&blake3::Hasher::new()));
+            let found = of_file(&digests);
             if let Some(state) = state {
                 self.digests.insert(storage.to_path_buf(), (state, digests));
             }
