@@ -214,6 +214,16 @@ pub fn sdbox_file(path: &Path) -> Option<String> {
     sdbox_mailbox(path.parent()?)
 }
 
+/// Whether `path` is laid out as an sdbox message file ([`sdbox_file`]), told without building the
+/// mailbox's name: asked of every file at every scan.
+pub fn is_sdbox_file(path: &Path) -> bool {
+    let uid = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix("u."));
+    let Some(dir) = path.parent() else { return false };
+    uid.is_some_and(|u| !u.is_empty() && u.bytes().all(|b| b.is_ascii_digit()))
+        && dir.file_name().is_some_and(|n| n == "dbox-Mails")
+        && dir.parent().is_some_and(|p| p.ancestors().skip(1).any(|a| a.file_name().is_some_and(|n| n == "mailboxes")))
+}
+
 /// The mailbox of the sdbox folder `dir` (`…/mailboxes/<mailbox>/dbox-Mails`): the folders
 /// between `mailboxes` and `dbox-Mails`, as Dovecot names them on disk; `None` for a folder not
 /// laid out so.
@@ -297,12 +307,16 @@ mod tests {
         assert_eq!(dir("mailboxes/dbox-Mails"), None);
         let file = |p: &str| sdbox_file(Path::new(p));
         assert_eq!(file("/m/sdbox/mailboxes/Work/dbox-Mails/u.12").as_deref(), Some("Work"));
+        assert!(is_sdbox_file(Path::new("/m/sdbox/mailboxes/Work/dbox-Mails/u.12")));
+        assert!(is_sdbox_file(Path::new("mailboxes/A/B/dbox-Mails/u.1")));
         for other in [
             "/m/sdbox/mailboxes/Work/dbox-Mails/dovecot.index.log",
             "/m/x/dbox-Mails/u.1",
             "/m/mailboxes/W/dbox-Mails/u.",
+            "/m/mailboxes/dbox-Mails/u.1",
         ] {
             assert_eq!(file(other), None, "{other}");
+            assert!(!is_sdbox_file(Path::new(other)), "{other}");
         }
     }
 }

@@ -124,7 +124,7 @@ impl Mdbox {
     }
 
     /// The digest ([`Mdbox::digest_of_file`]) of every storage file the map names.
-    fn file_digests(&self) -> HashMap<u32, u64> {
+    fn file_digests(&self) -> Vec<(u32, u64)> {
         let files: std::collections::BTreeSet<u32> = self.map.mails.values().map(|m| m.file_id).collect();
         files.into_iter().map(|id| (id, self.digest_of_file(id))).collect()
     }
@@ -234,31 +234,52 @@ fn mdbox_file_id(file: &Path) -> Option<u32> {
 
 /// The walker's indexes of the store it is in: the last mdbox store's and the last sdbox
 /// mailbox's, read when it first comes to one of their files; and, kept from one scan to the
-/// next ([`Indexes::forget_read`]), the digests of each mdbox store's files with the state of
-/// the index files they were made from, so that a store whose index files did not change is not
-/// read again to learn that nothing did.
+/// next ([`Indexes::forget_read`]), the digests of each mdbox store's files and each sdbox
+/// mailbox's messages with the state of the index files they were made from, so that a store
+/// whose index files did not change is not read again to learn that nothing did.
 #[derive(Default)]
 pub struct Indexes {
     mdbox: Option<(PathBuf, Option<Mdbox>)>,
     sdbox: Option<(PathBuf, Option<Sdbox>)>,
-    digests: HashMap<PathBuf, (Vec<FileState>, HashMap<u32, u64>)>,
-    /// The store whose digests were checked against its index files since the indexes read were
-    /// last forgotten: its other files take them as they are (a store has thousands of files).
+    /// By the folder whose files they are of: an mdbox store's `storage`, an sdbox mailbox's
+    /// `dbox-Mails`.
+    kept: HashMap<PathBuf, Kept>,
+    /// The folder whose digests were checked against its index files since the indexes read
+    /// were last forgotten: its other files take them as they are (a store has thousands of
+    /// files).
     checked: Option<PathBuf>,
+    /// The folders checked since then: those not are gone from the walk, and their digests go.
+    visited: std::collections::HashSet<PathBuf>,
+}
+
+/// The digests of one folder's files (an mdbox store's by file id, an sdbox mailbox's by uid),
+/// sorted by that number, and the state of the index files they were made from: 12 bytes a file.
+struct Kept {
+    state: Vec<FileState>,
+    numbers: Vec<u32>,
+    digests: Vec<u64>,
+}
+
+impl Kept {
+    fn new(state: Vec<FileState>, mut pairs: Vec<(u32, u64)>) -> Kept {
+        pairs.sort_unstable();
+        let (numbers, digests) = pairs.into_iter().unzip();
+        Kept { state, numbers, digests }
+    }
+
+    fn get(&self, number: u32) -> Option<u64> {
+        let at = self.numbers.binary_search(&number).ok()?;
+        self.digests.get(at).copied()
+    }
 }
 
 /// What tells one index file changed: its name, size, modification time and inode (`None`:
 /// not there).
 type FileState = (PathBuf, Option<(u64, i64, u64)>);
 
-/// The state of the index files of the mdbox store whose storage folder is `storage`: the map's
-/// and every mailbox's. `None` when its mailboxes cannot all be listed.
-fn index_files_state(storage: &Path) -> Option<Vec<FileState>> {
+/// The state of the index files named `base` (and their logs) in each folder of `dirs`.
+fn files_state(dirs: Vec<(PathBuf, &str)>) -> Vec<FileState> {
     use std::os::unix::fs::MetadataExt;
-    let mut dirs = vec![(storage.to_path_buf(), "dovecot.map.index")];
-    for (_, dir) in mailbox_dirs(&storage.parent()?.join("mailboxes"))? {
-        dirs.push((dir, "dovecot.index"));
-    }
     let mut out = Vec::with_capacity(dirs.len() * 3);
     for (dir, base) in dirs {
         for suffix in ["", ".log", ".log.2"] {
@@ -270,7 +291,41 @@ fn index_files_state(storage: &Path) -> Option<Vec<FileState>> {
             ));
         }
     }
-    Some(out)
+    out
+}
+
+/// The state of the index files of the mdbox store whose storage folder is `storage`: the map's
+/// and every mailbox's. `None` when its mailboxes cannot all be listed.
+fn mdbox_files_state(storage: &Path) -> Option<Vec<FileState>> {
+    let mut dirs = vec![(storage.to_path_buf(), "dovecot.map.index")];
+    for (_, dir) in mailbox_dirs(&storage.parent()?.join("mailboxes"))? {
+        dirs.push((dir, "dovecot.index"));
+    }
+    Some(files_state(dirs))
+}
+
+/// The digest of what an sdbox mailbox's index says of one message.
+fn sdbox_digest(flags: u8, keywords: &[&str]) -> u64 {
+    let mut hash = blake3::Hasher::new();
+    hash.update(flag_letters(flags).as_bytes());
+    for name in keywords {
+        hash.update(&[0]);
+        hash.update(name.as_bytes());
+    }
+    digest(&hash)
+}
+
+impl Sdbox {
+    /// The digest of each message the index knows, by uid.
+    fn digests(&self) -> Vec<(u32, u64)> {
+        self.messages
+            .iter()
+            .map(|(&uid, (flags, keywords))| {
+                let names: Vec<&str> = keywords.iter().filter_map(|&k| self.keywords.name(k)).collect();
+                (uid, sdbox_digest(*flags, &names))
+            })
+            .collect()
+    }
 }
 
 impl Indexes {
@@ -286,12 +341,14 @@ impl Indexes {
         Some((store.as_ref()?, file_id))
     }
 
-    /// Drops the indexes read (they are read again when next asked), keeping what the digests of
-    /// mdbox stores were made from.
+    /// Drops the indexes read (they are read again when next asked), keeping the digests of the
+    /// folders checked since the last time (and what they were made from).
     pub fn forget_read(&mut self) {
         self.mdbox = None;
         self.sdbox = None;
         self.checked = None;
+        let visited = std::mem::take(&mut self.visited);
+        self.kept.retain(|dir, _| visited.contains(dir));
     }
 
     /// The flags (Maildir's letters) and keywords the index of its mailbox gives the sdbox file
@@ -311,48 +368,60 @@ impl Indexes {
 
     /// A digest of what Dovecot's indexes say of the messages of the dbox file `file` (an mdbox
     /// `storage/m.<n>`, an sdbox `u.<uid>`), as the walker would take it; `None` when `file` is
-    /// neither, or its indexes are not read.
+    /// neither, or its indexes are not read or (sdbox) do not know it.
     pub fn digest(&mut self, file: &Path) -> Option<u64> {
-        if let Some(file_id) = mdbox_file_id(file) {
-            let storage = file.parent()?;
-            let of_file = |digests: &HashMap<u32, u64>| {
-                digests.get(&file_id).copied().unwrap_or_else(|| digest(&blake3::Hasher::new()))
-            };
-            if self.checked.as_deref() == Some(storage) {
-                if let Some((_, digests)) = self.digests.get(storage) {
-                    return Some(of_file(digests));
+        let (number, mdbox) = match mdbox_file_id(file) {
+            Some(id) => (id, true),
+            None => {
+                if !super::super::is_sdbox_file(file) {
+                    return None;
                 }
-                // Its index files could not all be listed: as read already (or not) this time.
-                let (store, _) = self.mdbox(file)?;
-                return Some(store.digest_of_file(file_id));
+                (file.file_name()?.to_str()?.strip_prefix("u.")?.parse::<u32>().ok()?, false)
             }
-            self.checked = Some(storage.to_path_buf());
-            let state = index_files_state(storage);
-            if let (Some(state), Some((seen, digests))) = (&state, self.digests.get(storage)) {
-                if state == seen {
-                    return Some(of_file(digests));
-                }
+        };
+        let dir = file.parent()?;
+        // A storage file the map does not name holds nothing the indexes know.
+        let of = |kept: &Kept| kept.get(number).or_else(|| mdbox.then(|| digest(&blake3::Hasher::new())));
+        if self.checked.as_deref() == Some(dir) {
+            if let Some(kept) = self.kept.get(dir) {
+                return of(kept);
             }
-            // Read again: the store read last may be from before the change.
-            if self.mdbox.as_ref().is_some_and(|(at, _)| at == storage) {
-                self.mdbox = None;
+            // Its index files could not all be listed: as read already (or not) this time.
+            return self.read_digests(file, mdbox).and_then(|pairs| of(&Kept::new(Vec::new(), pairs)));
+        }
+        self.checked = Some(dir.to_path_buf());
+        self.visited.insert(dir.to_path_buf());
+        let state =
+            if mdbox { mdbox_files_state(dir) } else { Some(files_state(vec![(dir.to_path_buf(), "dovecot.index")])) };
+        if let (Some(state), Some(kept)) = (&state, self.kept.get(dir)) {
+            if *state == kept.state {
+                return of(kept);
             }
+        }
+        // Read again: what was read last of this folder may be from before the change.
+        if self.mdbox.as_ref().is_some_and(|(at, _)| at == dir) {
+            self.mdbox = None;
+        }
+        if self.sdbox.as_ref().is_some_and(|(at, _)| at == dir) {
+            self.sdbox = None;
+        }
+        let kept = Kept::new(state.clone().unwrap_or_default(), self.read_digests(file, mdbox)?);
+        let found = of(&kept);
+        if state.is_some() {
+            self.kept.insert(dir.to_path_buf(), kept);
+        }
+        found
+    }
+
+    /// The digests of every file of the folder of `file`, from its indexes as read (read now if
+    /// they are not yet).
+    fn read_digests(&mut self, file: &Path, mdbox: bool) -> Option<Vec<(u32, u64)>> {
+        if mdbox {
             let (store, _) = self.mdbox(file)?;
-            let digests = store.file_digests();
-            let found = of_file(&digests);
-            if let Some(state) = state {
-                self.digests.insert(storage.to_path_buf(), (state, digests));
-            }
-            return Some(found);
+            return Some(store.file_digests());
         }
-        super::super::sdbox_file(file)?;
-        let (flags, keywords) = self.sdbox(file)?;
-        let mut hash = blake3::Hasher::new();
-        hash.update(flags.as_bytes());
-        for name in keywords {
-            hash.update(&[0]);
-            hash.update(name.as_bytes());
-        }
-        Some(digest(&hash))
+        self.sdbox(file);
+        let (_, mailbox) = self.sdbox.as_ref()?;
+        Some(mailbox.as_ref()?.digests())
     }
 }

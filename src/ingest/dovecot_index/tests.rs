@@ -351,39 +351,45 @@ fn hostile_logs_stay_bounded() {
     assert!(MailboxIndex::from_bytes(Some(&index), &[]).is_err());
 }
 
-/// An mdbox store's digests are kept from one scan to the next while its index files stay as
-/// they were, and made again from a new reading once one of them changes: the same digest as
-/// indexes read afresh give.
+/// A store's digests (an mdbox store's files', an sdbox mailbox's messages') are kept from one
+/// scan to the next while its index files stay as they were, and made again from a new reading
+/// once one of them changes: the same digests as indexes read afresh give.
 #[test]
-fn mdbox_digests_are_kept_until_an_index_file_changes() {
-    let dir = tempfile::tempdir().expect("dir");
-    let store = dir.path().join("mdbox");
-    let from = fixture("mdbox");
-    let mut stack = vec![from.clone()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).expect("read_dir").flatten() {
-            let to = store.join(entry.path().strip_prefix(&from).expect("inside"));
-            if entry.file_type().expect("type").is_dir() {
-                std::fs::create_dir_all(&to).expect("mkdir");
-                stack.push(entry.path());
-            } else {
-                std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
-                std::fs::copy(entry.path(), &to).expect("copy");
+fn dbox_digests_are_kept_until_an_index_file_changes() {
+    for (layout, file, other) in [
+        ("mdbox", "storage/m.1", "storage/m.9"),
+        ("sdbox", "mailboxes/INBOX/dbox-Mails/u.1", "mailboxes/INBOX/dbox-Mails/u.3"),
+    ] {
+        let dir = tempfile::tempdir().expect("dir");
+        let store = dir.path().join(layout);
+        let from = fixture(layout);
+        let mut stack = vec![from.clone()];
+        while let Some(d) = stack.pop() {
+            for entry in std::fs::read_dir(&d).expect("read_dir").flatten() {
+                let to = store.join(entry.path().strip_prefix(&from).expect("inside"));
+                if entry.file_type().expect("type").is_dir() {
+                    std::fs::create_dir_all(&to).expect("mkdir");
+                    stack.push(entry.path());
+                } else {
+                    std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
+                    std::fs::copy(entry.path(), &to).expect("copy");
+                }
             }
         }
+        let (file, other) = (store.join(file), store.join(other));
+        let fresh = |file: &Path| Indexes::default().digest(file);
+        let mut kept = Indexes::default();
+        let first = kept.digest(&file).expect("a digest");
+        assert_eq!(kept.digest(&other), fresh(&other), "{layout}: the folder's other file");
+        kept.forget_read();
+        assert_eq!(kept.digest(&file), Some(first), "{layout}: nothing changed");
+        assert_eq!(fresh(&file), Some(first), "{layout}");
+        // Without INBOX's log, INBOX is as its index has it: no flags, nothing moved or copied.
+        std::fs::remove_file(store.join("mailboxes/INBOX/dbox-Mails/dovecot.index.log")).expect("rm");
+        kept.forget_read();
+        let after = kept.digest(&file).expect("a digest");
+        assert_ne!(after, first, "{layout}: INBOX's log gone");
+        assert_eq!(fresh(&file), Some(after), "{layout}: as a new reading gives");
+        assert_eq!(kept.digest(&other), fresh(&other), "{layout}: the folder's other file");
     }
-    let file = store.join("storage/m.1");
-    let fresh = |file: &Path| Indexes::default().digest(file);
-    let mut kept = Indexes::default();
-    let first = kept.digest(&file).expect("a digest");
-    kept.forget_read();
-    assert_eq!(kept.digest(&file), Some(first), "nothing changed");
-    assert_eq!(fresh(&file), Some(first));
-    // Without INBOX's log, INBOX is as its index has it: no flags, nothing moved or copied.
-    std::fs::remove_file(store.join("mailboxes/INBOX/dbox-Mails/dovecot.index.log")).expect("rm");
-    kept.forget_read();
-    let after = kept.digest(&file).expect("a digest");
-    assert_ne!(after, first, "INBOX's log gone");
-    assert_eq!(fresh(&file), Some(after), "as a new reading gives");
-    assert_eq!(kept.digest(&store.join("storage/m.9")), Some(fresh(&store.join("storage/m.9")).expect("empty")));
 }
