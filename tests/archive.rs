@@ -1131,22 +1131,7 @@ async fn dovecot_external_attachments_are_put_back() {
         assert_eq!(ledger["messages"][0]["id"], "sis-3@example.org", "{store}: {ledger}");
         // The same store without its attachments folder: each message listed and shown as stored.
         let copy = tempfile::tempdir().expect("dir");
-        let mut dirs = vec![fixtures.join(store)];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).expect("list") {
-                let path = entry.expect("entry").path();
-                let rel = path.strip_prefix(fixtures.join(store)).expect("inside");
-                if rel.starts_with("attachments") {
-                    continue;
-                }
-                if path.is_dir() {
-                    std::fs::create_dir_all(copy.path().join(rel)).expect("mkdir");
-                    dirs.push(path);
-                } else {
-                    std::fs::copy(&path, copy.path().join(rel)).expect("copy");
-                }
-            }
-        }
+        copy_files(&fixtures.join(store), copy.path(), |rel| (!rel.starts_with("attachments")).then(|| rel.into()));
         let bare = TestApp::new(&[copy.path().to_path_buf()]);
         assert_eq!(bare.json("/api/status").await["messages"], 3, "{store} without attachments");
         for (i, word) in words.iter().enumerate() {
@@ -1164,6 +1149,48 @@ async fn dovecot_external_attachments_are_put_back() {
             assert!(page.text().contains("Dovecot keeps"), "{store} {id}: the page says so");
         }
     }
+}
+
+/// Copies the files under `from` to `to`, each to where `place` puts its path relative to `from`
+/// (`None`: left out).
+fn copy_files(from: &Path, to: &Path, place: impl Fn(&Path) -> Option<PathBuf>) {
+    let mut dirs = vec![from.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("list") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if let Some(rel) = place(path.strip_prefix(from).expect("inside")) {
+                let target = to.join(rel);
+                std::fs::create_dir_all(target.parent().expect("a folder")).expect("mkdir");
+                std::fs::copy(&path, target).expect("copy");
+            }
+        }
+    }
+}
+
+/// A mailbox may be named `mailboxes`, and a store may be kept in a folder so named: Dovecot lays
+/// out `Work/mailboxes/2019` as `mailboxes/Work/mailboxes/2019/dbox-Mails`. The sdbox store of
+/// `tests/fixtures/dovecot-sis`, its INBOX moved there and the store into `mailboxes/alice`:
+/// the messages are in `Work/mailboxes/2019` of alice's store, as Dovecot names it, and the
+/// attachments it keeps beside its `mailboxes` are put back.
+#[tokio::test]
+async fn sdbox_mailboxes_named_mailboxes_are_told_from_the_stores() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dovecot-sis/sdbox");
+    let mail = tempfile::tempdir().expect("dir");
+    let store = mail.path().join("mailboxes/alice");
+    copy_files(&fixture, &store, |rel| match rel.strip_prefix("mailboxes/INBOX") {
+        Ok(inside) => Some(Path::new("mailboxes/Work/mailboxes/2019").join(inside)),
+        Err(_) => Some(rel.into()),
+    });
+    let app = TestApp::new(&[mail.path().to_path_buf()]);
+    assert_eq!(app.json("/api/status").await["messages"], 3);
+    let filed = app.json("/api/messages?folder=mailboxes/alice/Work/mailboxes/2019").await;
+    assert_eq!(filed["total"], 3, "{filed}");
+    let m = app.json("/api/messages/sis-3@example.org").await;
+    assert_eq!(m["notices"].as_array().map(Vec::len), Some(0), "its attachments put back: {m}");
+    let ledger = app.json("/api/messages?q=attachment:ledgerrow42").await;
+    assert_eq!(ledger["messages"][0]["id"], "sis-3@example.org", "{ledger}");
 }
 
 /// MMDF and Babyl (Emacs Rmail's format) files, written by Python's `mailbox`

@@ -50,9 +50,21 @@ pub(crate) fn of_location(location: &Location) -> Option<String> {
 fn dbox_folder(rel: &Path, mailbox: &str) -> String {
     let dirs: Vec<&std::ffi::OsStr> = rel.parent().map(|p| p.iter().collect()).unwrap_or_default();
     // sdbox: `mailboxes/<mailbox>/dbox-Mails/u.<uid>`; mdbox: `storage/m.<n>` (a mailbox may be
-    // named `storage` or `mailboxes`: only the name where the layout has it counts).
+    // named `storage` or `mailboxes`: only the name where the layout has it counts, and for sdbox
+    // that is where the mailbox's own folders begin).
     let store = match dirs.last() {
-        Some(d) if *d == "dbox-Mails" => dirs.iter().rposition(|d| *d == "mailboxes"),
+        Some(d) if *d == "dbox-Mails" => {
+            let names: Vec<&str> = mailbox.split('/').filter(|n| !n.is_empty()).collect();
+            let at = dirs.len().checked_sub(names.len() + 2);
+            let laid_out = at.is_some_and(|at| {
+                dirs[at] == "mailboxes" && dirs[at + 1..dirs.len() - 1].iter().zip(&names).all(|(d, n)| *d == *n)
+            });
+            if laid_out {
+                at
+            } else {
+                dirs.iter().rposition(|d| *d == "mailboxes")
+            }
+        }
         Some(d) if *d == "storage" => Some(dirs.len() - 1),
         _ => None,
     }
@@ -391,6 +403,10 @@ mod tests {
             ("mailboxes/Entw&APw-rfe/Alt/dbox-Mails/u.1", "Entw&APw-rfe/Alt", "Entwürfe/Alt"),
             ("mailboxes/storage/dbox-Mails/u.1", "storage", "storage"),
             ("mailboxes/Work/storage/dbox-Mails/u.1", "Work/storage", "Work/storage"),
+            // Mailboxes named `mailboxes`, and a store in a folder so named.
+            ("sdbox/mailboxes/Work/mailboxes/dbox-Mails/u.1", "Work/mailboxes", "sdbox/Work/mailboxes"),
+            ("sdbox/mailboxes/Work/mailboxes/2019/dbox-Mails/u.1", "Work/mailboxes/2019", "sdbox/Work/mailboxes/2019"),
+            ("mailboxes/alice/mailboxes/INBOX/dbox-Mails/u.1", "INBOX", "mailboxes/alice/INBOX"),
             ("mdbox/storage/m.1", "Work", "mdbox/Work"),
             ("storage/m.7", "mailboxes", "mailboxes"),
             ("storage/m.7", "", INBOX),

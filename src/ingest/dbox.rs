@@ -14,8 +14,9 @@
 //! purge`) — is read by [`super::dovecot_index`]; without it an mdbox message shows in the
 //! mailbox it was saved to.
 
+use std::ffi::OsStr;
 use std::io::{BufRead, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::dbox_attachments::{parse_external_refs, ExternalRef};
 use super::{invalid, read_message, read_up_to, Given};
@@ -225,17 +226,44 @@ pub fn is_sdbox_file(path: &Path) -> bool {
 }
 
 /// The mailbox of the sdbox folder `dir` (`…/mailboxes/<mailbox>/dbox-Mails`): the folders
-/// between `mailboxes` and `dbox-Mails`, as Dovecot names them on disk; `None` for a folder not
-/// laid out so.
+/// between the store's `mailboxes` and `dbox-Mails`, as Dovecot names them on disk; `None` for a
+/// folder not laid out so. See [`sdbox_place`].
 pub fn sdbox_mailbox(dir: &Path) -> Option<String> {
-    let dirs: Vec<String> = dir.iter().map(|c| c.to_string_lossy().into_owned()).collect();
+    sdbox_place(dir).map(|(_, mailbox)| mailbox)
+}
+
+/// The store and mailbox of the sdbox folder `dir`: the folder that holds the store's
+/// `mailboxes`, and the folders between that and `dbox-Mails`. A mailbox may itself be named
+/// `mailboxes` (Dovecot keeps `Work/mailboxes/2019` in `mailboxes/Work/mailboxes/2019`), and a
+/// store may lie in a folder so named (`/srv/mailboxes/alice/mailboxes/INBOX`): of several
+/// `mailboxes` on the path, the store's is the innermost whose folder holds a store's own files
+/// (`dovecot-uidvalidity`, the mailbox list's index, `subscriptions`), else the innermost.
+pub fn sdbox_place(dir: &Path) -> Option<(PathBuf, String)> {
+    let dirs: Vec<&OsStr> = dir.iter().collect();
     let (last, above) = dirs.split_last()?;
-    if last != "dbox-Mails" {
+    if *last != "dbox-Mails" {
         return None;
     }
-    let at = above.iter().rposition(|d| d == "mailboxes")?;
-    let names = &above[at + 1..];
-    (!names.is_empty()).then(|| names.join("/"))
+    let store_at = |i: usize| above[..i].iter().collect::<PathBuf>();
+    // A `mailboxes` right above `dbox-Mails` is a mailbox of that name, not the store's.
+    let candidates: Vec<usize> = (0..above.len().saturating_sub(1)).filter(|&i| above[i] == "mailboxes").collect();
+    let at = match candidates.as_slice() {
+        [] => return None,
+        [one] => *one,
+        several => {
+            let innermost = several.last().copied()?;
+            several.iter().rev().copied().find(|&i| holds_store_files(&store_at(i))).unwrap_or(innermost)
+        }
+    };
+    let names: Vec<_> = above[at + 1..].iter().map(|n| n.to_string_lossy()).collect();
+    Some((store_at(at), names.join("/")))
+}
+
+/// Whether `dir` holds the files Dovecot keeps beside a store's `mailboxes`.
+fn holds_store_files(dir: &Path) -> bool {
+    ["dovecot-uidvalidity", "dovecot.list.index.log", "dovecot.list.index", "dovecot.mailbox.log", "subscriptions"]
+        .iter()
+        .any(|f| dir.join(f).symlink_metadata().is_ok())
 }
 
 #[cfg(test)]
@@ -318,5 +346,32 @@ mod tests {
             assert_eq!(file(other), None, "{other}");
             assert!(!is_sdbox_file(Path::new(other)), "{other}");
         }
+    }
+
+    /// Mailboxes named `mailboxes` (as Dovecot lays out `Work/mailboxes/2019`), and stores kept in
+    /// a folder so named: the store's own `mailboxes` is the one beside the store's files.
+    #[test]
+    fn an_sdbox_store_is_told_from_mailboxes_named_mailboxes() -> std::io::Result<()> {
+        let tmp = tempfile::tempdir()?;
+        let root = tmp.path();
+        let store = root.join("mailboxes/alice/sdbox");
+        std::fs::create_dir_all(&store)?;
+        std::fs::write(store.join("dovecot-uidvalidity"), "6b16ea94")?;
+        let place = |p: &str| sdbox_place(&store.join(p));
+        for (dir, mailbox) in [
+            ("mailboxes/INBOX/dbox-Mails", "INBOX"),
+            ("mailboxes/Work/mailboxes/dbox-Mails", "Work/mailboxes"),
+            ("mailboxes/Work/mailboxes/2019/dbox-Mails", "Work/mailboxes/2019"),
+            ("mailboxes/mailboxes/mailboxes/dbox-Mails", "mailboxes/mailboxes"),
+        ] {
+            assert_eq!(place(dir), Some((store.clone(), mailbox.to_string())), "{dir}");
+        }
+        // Without the store's files (its `mailboxes` copied alone), the innermost is taken.
+        let bare = root.join("copy");
+        assert_eq!(
+            sdbox_place(&bare.join("mailboxes/Work/mailboxes/2019/dbox-Mails")),
+            Some((bare.join("mailboxes/Work"), "2019".to_string()))
+        );
+        Ok(())
     }
 }

@@ -230,7 +230,12 @@ impl AttachmentFolder {
             return Some(AttachmentFolder { folder: parent.parent()?.join("attachments"), sdbox_uid: None });
         }
         let uid = file.file_name()?.to_str()?.strip_prefix("u.")?.to_string();
-        let root = parent.ancestors().find(|a| a.file_name().is_some_and(|n| n == "mailboxes"))?.parent()?;
+        let root = match super::dbox::sdbox_place(parent) {
+            Some((root, _)) => root,
+            None => {
+                parent.ancestors().find(|a| a.file_name().is_some_and(|n| n == "mailboxes"))?.parent()?.to_path_buf()
+            }
+        };
         Some(AttachmentFolder { folder: root.join("attachments"), sdbox_uid: Some(uid) })
     }
 

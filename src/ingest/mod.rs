@@ -21,7 +21,7 @@ mod spans;
 mod walk;
 mod within;
 
-pub use dbox::{is_dbox, is_sdbox_file, sdbox_file, sdbox_mailbox, DboxMessage, DboxReader};
+pub use dbox::{is_dbox, is_sdbox_file, sdbox_file, sdbox_mailbox, sdbox_place, DboxMessage, DboxReader};
 pub use dbox_attachments::{put_back as put_back_dbox_attachments, ExternalRef};
 pub use dovecot_index::{
     read_mailbox_index, read_map_index, Held, IndexedMessage, Indexes, MailboxIndex, MapIndex, MapMail, Mdbox, Placed,
