@@ -52,6 +52,11 @@ pub enum Error {
     /// A signed-in reader who may not do this: uploads and deletes need an admin.
     #[error("only an admin may upload or delete messages")]
     NotAdmin,
+    /// An admin limited to folders that leave out Uploads, where uploads are filed.
+    #[error(
+        "uploads are filed in the Uploads folder, which is not among your folders: ask for it to be added to them"
+    )]
+    UploadsOutOfReach,
     /// Too many failed sign-ins from this address or for this name, lately.
     #[error("too many failed sign-ins; try again in {0} seconds")]
     TooManyAttempts(u64),
@@ -131,7 +136,7 @@ impl Error {
             Error::UnknownHost => 421,
             Error::CrossSiteWrite => 403,
             Error::Unauthorized | Error::SignInFailed => 401,
-            Error::NotAdmin => 403,
+            Error::NotAdmin | Error::UploadsOutOfReach => 403,
             Error::TooManyAttempts(_) => 429,
             Error::ReadOnly | Error::MethodNotAllowed => 405,
             Error::SourceGone => 410,
@@ -162,6 +167,7 @@ impl Error {
             Error::ReadOnly => ("read-only", "Read-only message"),
             Error::Unauthorized => ("unauthorized", "Sign in first"),
             Error::NotAdmin => ("not-admin", "Admins only"),
+            Error::UploadsOutOfReach => ("uploads-out-of-reach", "Uploads not among your folders"),
             Error::TooManyAttempts(_) => ("too-many-attempts", "Too many failed sign-ins"),
             Error::SignInFailed => ("sign-in-failed", "Sign-in failed"),
             Error::BadPath { .. } => ("bad-path", "Unusable path"),

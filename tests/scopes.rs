@@ -449,6 +449,61 @@ async fn an_upload_of_a_message_held_out_of_reach_is_a_copy_of_its_own() {
     assert_eq!(all["total"], 2, "the message in its folder and one copy uploaded (twice): {all}");
 }
 
+/// Uploads are filed under Uploads: an admin whose folders leave it out would get an upload they
+/// could not open, so they are told so and nothing is kept; the upload form is offered only to
+/// those who may upload (not to readers who are no admins either).
+#[tokio::test]
+async fn only_readers_who_may_open_their_uploads_may_upload() {
+    let dir = tempfile::tempdir().unwrap();
+    let mail = dir.path().join("mail");
+    write(&mail, "Open/o.eml", "From: Ann <ann@example.org>\nSubject: Open\nMessage-ID: <o@example.org>\n\nopen\n");
+    let users = dir.path().join("users.toml");
+    let user = |name: &str, admin: bool, folders: &str| {
+        format!("[[user]]\nname = \"{name}\"\npassword = \"{}\"\nadmin = {admin}\n{folders}\n", hashed("pw"))
+    };
+    std::fs::write(
+        &users,
+        [
+            user("narrow", true, "folders = [\"Open\"]"),
+            user("limited", true, "folders = [\"Open\", \"Uploads\"]"),
+            user("boss", true, ""),
+            user("reader", false, ""),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let app = TestApp::with_config(&[mail], |c| c.accounts.users = Some(users));
+    let raw = "From: Bo <bo@example.org>\r\nSubject: Dropped\r\nMessage-ID: <dropped@example.org>\r\n\r\ndropped\r\n";
+    let post = |who: &str, accept: &str| {
+        Request::post("/api/messages")
+            .header("content-type", "message/rfc822")
+            .header("accept", accept)
+            .header("authorization", basic(who, "pw"))
+            .body(Body::from(raw))
+            .unwrap()
+    };
+    for (who, form, status, kind) in [
+        ("narrow", false, StatusCode::FORBIDDEN, Some("uploads-out-of-reach")),
+        ("reader", false, StatusCode::FORBIDDEN, Some("not-admin")),
+        ("limited", true, StatusCode::CREATED, None),
+        ("boss", true, StatusCode::CREATED, None),
+    ] {
+        let page = as_user(&app, "GET", "/", &basic(who, "pw")).await;
+        assert_eq!(page.text().contains("class=\"upload\""), form, "{who}: the upload form");
+        let r = app.request(post(who, "application/json")).await;
+        assert_eq!(r.status, status, "{who}: {}", r.text());
+        if let Some(kind) = kind {
+            assert!(r.text().contains(kind), "{who}: {}", r.text());
+            let page = app.request(post(who, "text/html")).await;
+            assert_eq!(page.status, status, "{who}: as a page");
+            assert!(page.text().contains("<html"), "{who}: a page says why: {}", page.text());
+        }
+    }
+    let dropped = as_user(&app, "GET", "/api/messages?q=dropped", &basic("boss", "pw")).await;
+    let dropped: serde_json::Value = serde_json::from_slice(&dropped.body).unwrap();
+    assert_eq!(dropped["total"], 1, "uploaded once, by those who may: {dropped}");
+}
+
 /// An answer as one text to compare: its status, its headers but the date (sorted), its body.
 fn whole_answer(r: &Reply) -> String {
     let mut headers: Vec<String> = r

@@ -43,6 +43,13 @@ impl Reader {
     pub fn owner() -> Reader {
         Reader { name: "-".into(), access: Access::everything(), admin: true }
     }
+
+    /// Whether this reader may upload: an admin who may read what they upload, which is filed
+    /// under [`crate::index::folders::UPLOADS`] (an admin limited to folders without it would
+    /// get an upload they could not open).
+    pub fn may_upload(&self) -> bool {
+        self.admin && self.access.covers(crate::index::folders::UPLOADS)
+    }
 }
 
 /// What a session's tag says when the sign-in used no password of the users file (a provider

@@ -575,9 +575,16 @@ pub(crate) async fn get_message(
         (status = 413, description = "Larger than --max-upload", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Not a message", body = Problem, content_type = "application/problem+json"),
     ))]
-pub(crate) async fn upload(State(state): State<AppState>, Viewer(view, _): Viewer, req: Request) -> Response {
+pub(crate) async fn upload(State(state): State<AppState>, Viewer(view, reader): Viewer, req: Request) -> Response {
     let html = wants_html(req.headers());
-    match receive(&state, req, view.access().clone()).await {
+    // Only admins get here (the gate); one who could not read the upload is told so before it is
+    // kept.
+    let received = if reader.may_upload() {
+        receive(&state, req, view.access().clone()).await
+    } else {
+        Err(Error::UploadsOutOfReach)
+    };
+    match received {
         Ok(loaded) if html => {
             let to = match loaded.as_slice() {
                 [one] => route::message_url(&view.key_of(&one.entry)),

@@ -24,7 +24,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
 
-use super::error::ApiError;
+use super::error::{wants_html, ApiError, PageError};
 use super::record::record;
 use super::state::AppState;
 use crate::auth::{Accounts, Reader};
@@ -98,7 +98,11 @@ pub(crate) async fn gate(state: &AppState, mut req: Request, next: Next) -> Resp
             // for every reader, as it is for an admin.
             let writes = matches!(*req.method(), Method::POST | Method::DELETE);
             if writes && !reader.admin && !public(&path) {
-                return ApiError(Error::NotAdmin).into_response();
+                // A form sent from a page gets a page saying why.
+                return match wants_html(req.headers()) {
+                    true => PageError(Error::NotAdmin).into_response(),
+                    false => ApiError(Error::NotAdmin).into_response(),
+                };
             }
             req.extensions_mut().insert(reader);
             record(state, req, next).await

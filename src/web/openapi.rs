@@ -128,7 +128,7 @@ impl utoipa::Modify for Accounts {
             }
             for op in [&mut item.post, &mut item.delete].into_iter().flatten() {
                 let refused = ResponseBuilder::new()
-                    .description("With accounts, a reader who is no admin; and any write from another site's page")
+                    .description("With accounts, a reader who is no admin (an upload also an admin whose folders leave out `Uploads`, where uploads are filed); and any write from another site's page")
                     .build();
                 op.responses.responses.entry("403".to_string()).or_insert(refused.into());
             }

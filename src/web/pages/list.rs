@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::render;
+use crate::auth::Reader;
 use crate::view::blocking;
 use crate::view::browse::Scope;
 use crate::view::list::ListView;
@@ -30,6 +31,8 @@ pub(crate) struct ListPage {
     ready: bool,
     indexed: usize,
     found: usize,
+    /// The upload form, for a reader who may upload.
+    may_upload: bool,
     upload_accept: &'static str,
 }
 
@@ -61,10 +64,10 @@ pub(crate) struct ListQuery {
     ))]
 pub(crate) async fn list(
     State(state): State<AppState>,
-    Viewer(view, _): Viewer,
+    Viewer(view, reader): Viewer,
     Params(q, _): Params<ListQuery, PageError>,
 ) -> Result<Response, PageError> {
-    list_of(state, view, Scope::All, q).await
+    list_of(state, view, &reader, Scope::All, q).await
 }
 
 /// One folder's own messages (not its subfolders'), as the list page shows them.
@@ -78,11 +81,11 @@ pub(crate) async fn list(
     responses((status = 200, description = "An HTML page", content_type = "text/html")))]
 pub(crate) async fn folder(
     State(state): State<AppState>,
-    Viewer(view, _): Viewer,
+    Viewer(view, reader): Viewer,
     Ids(path, _): Ids<String, PageError>,
     Params(q, _): Params<ListQuery, PageError>,
 ) -> Result<Response, PageError> {
-    list_of(state, view, Scope::Folder(path), q).await
+    list_of(state, view, &reader, Scope::Folder(path), q).await
 }
 
 /// The messages carrying one label, as the list page shows them.
@@ -96,16 +99,17 @@ pub(crate) async fn folder(
     responses((status = 200, description = "An HTML page", content_type = "text/html")))]
 pub(crate) async fn label(
     State(state): State<AppState>,
-    Viewer(view, _): Viewer,
+    Viewer(view, reader): Viewer,
     Ids(name, _): Ids<String, PageError>,
     Params(q, _): Params<ListQuery, PageError>,
 ) -> Result<Response, PageError> {
-    list_of(state, view, Scope::Label(name), q).await
+    list_of(state, view, &reader, Scope::Label(name), q).await
 }
 
 async fn list_of(
     state: AppState,
     view: std::sync::Arc<View>,
+    reader: &Reader,
     scope: Scope,
     q: ListQuery,
 ) -> Result<Response, PageError> {
@@ -125,6 +129,7 @@ async fn list_of(
         ready: progress.ready.load(Ordering::Acquire),
         indexed: count(&progress.indexed),
         found: count(&progress.total),
+        may_upload: reader.may_upload(),
         upload_accept: UPLOAD_ACCEPT,
     })?;
     Ok((status, html).into_response())
