@@ -9,14 +9,14 @@
 //!
 //! - a URL under [`ORIGIN`] is answered with the bytes the caller's [`Fetcher`] gives: the page
 //!   and its parts come from mailshelf itself, in-process, without a socket;
-//! - any other `http`/`https` URL goes out only when remote content was allowed for the message,
-//!   and never to this machine or a private network ([`may_go_out`]): the render runs on the
-//!   server, and a message must not make the server fetch from where the server stands;
+//! - any other `http`/`https` URL is fetched by mailshelf and handed to the page, only when remote
+//!   content was allowed for the message, and never from this machine or a private network
+//!   ([`super::remote`]): the render runs on the server, and a message must not make the server
+//!   fetch from where the server stands;
 //! - anything else fails as blocked.
 //!
-//! As a second wall, when remote content is not allowed, host names resolve to nothing and
-//! everything else is sent to a proxy that does not exist, so a request that somehow escaped
-//! interception still reaches no one.
+//! Chromium itself reaches nothing: host names resolve to nothing and everything else is sent to a
+//! proxy that does not exist, so a request that somehow escaped interception reaches no one.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -32,6 +32,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
+use super::remote::Remote;
 use crate::error::Error;
 
 /// The origin the page is loaded from. Nothing ever resolves or connects to it: every request to
@@ -79,7 +80,7 @@ fn running_as_root() -> bool {
 impl Browser {
     /// Starts headless Chromium and connects to it. Without its sandbox when `no_sandbox`, or when
     /// mailshelf runs as root; `Err(None)` when it would not start for want of a sandbox.
-    async fn start(chromium: &Path, allow_remote: bool, no_sandbox: bool) -> Result<Browser, Option<Error>> {
+    async fn start(chromium: &Path, no_sandbox: bool) -> Result<Browser, Option<Error>> {
         let profile = tempfile::tempdir().map_err(|e| Some(fail("browser profile", e)))?;
         let mut cmd = Command::new(chromium);
         cmd.args([
@@ -98,14 +99,12 @@ impl Browser {
             "--hide-scrollbars",
             "--remote-debugging-port=0",
         ])
-        .arg(format!("--user-data-dir={}", profile.path().display()));
-        if !allow_remote {
-            cmd.args([
-                "--host-resolver-rules=MAP * ~NOTFOUND",
-                "--proxy-server=http://127.0.0.1:9",
-                "--proxy-bypass-list=<-loopback>",
-            ]);
-        }
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args([
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--proxy-server=http://127.0.0.1:9",
+            "--proxy-bypass-list=<-loopback>",
+        ]);
         if no_sandbox || running_as_root() {
             // Chromium will not start as root with its sandbox; no script runs in what it renders.
             cmd.arg("--no-sandbox");
@@ -151,18 +150,16 @@ impl Browser {
 
     /// Starts headless Chromium with its sandbox, or, where it cannot have one (a container without
     /// user namespaces), without it.
-    pub(crate) async fn launch(chromium: &Path, allow_remote: bool) -> Result<Browser, Error> {
+    pub(crate) async fn launch(chromium: &Path) -> Result<Browser, Error> {
         static WARNED: std::sync::Once = std::sync::Once::new();
-        match Self::start(chromium, allow_remote, false).await {
+        match Self::start(chromium, false).await {
             Ok(b) => Ok(b),
             Err(Some(e)) => Err(e),
             Err(None) => {
                 WARNED.call_once(|| {
                     tracing::warn!("chromium cannot make its sandbox here; PDFs are rendered without it")
                 });
-                Self::start(chromium, allow_remote, true)
-                    .await
-                    .map_err(|e| e.unwrap_or_else(|| not_started("no sandbox")))
+                Self::start(chromium, true).await.map_err(|e| e.unwrap_or_else(|| not_started("no sandbox")))
             }
         }
     }
@@ -196,7 +193,8 @@ impl Browser {
 pub(crate) struct Printer {
     browser: Browser,
     fetch: Fetcher,
-    allow_remote: bool,
+    /// Fetches remote content, when the message's remote content was allowed.
+    remote: Option<Remote>,
     /// Requests that were refused, for the log (and for tests).
     pub blocked: Vec<String>,
     /// Replies to commands that arrived while waiting for another.
@@ -210,7 +208,7 @@ impl Printer {
         Printer {
             browser,
             fetch,
-            allow_remote,
+            remote: if allow_remote { Remote::new() } else { None },
             blocked: Vec::new(),
             replies: HashMap::new(),
             page_session: None,
@@ -274,24 +272,9 @@ impl Printer {
         let url = params.pointer("/request/url").and_then(Value::as_str).unwrap_or("").to_string();
         if let Some(path) = url.strip_prefix(ORIGIN).filter(|p| p.starts_with('/')) {
             let fetched = (self.fetch)(path.to_string()).await;
-            let headers: Vec<Value> = fetched
-                .headers
-                .iter()
-                .filter(|(k, _)| {
-                    !k.eq_ignore_ascii_case("content-length") && !k.eq_ignore_ascii_case("content-encoding")
-                })
-                .map(|(k, v)| json!({ "name": k, "value": v }))
-                .collect();
-            let body = base64::engine::general_purpose::STANDARD.encode(&fetched.body);
-            self.browser
-                .send(
-                    session,
-                    "Fetch.fulfillRequest",
-                    json!({ "requestId": request_id, "responseCode": fetched.status, "responseHeaders": headers, "body": body }),
-                )
-                .await?;
-        } else if self.allow_remote && may_go_out(&url) {
-            self.browser.send(session, "Fetch.continueRequest", json!({ "requestId": request_id })).await?;
+            self.fulfill(session, &request_id, &fetched).await?;
+        } else if let Some(fetched) = self.fetch_remote(&url).await {
+            self.fulfill(session, &request_id, &fetched).await?;
         } else {
             tracing::debug!(url, "blocked while printing");
             self.blocked.push(url);
@@ -303,6 +286,32 @@ impl Printer {
                 )
                 .await?;
         }
+        Ok(())
+    }
+
+    /// Remote content for `url`, when the message's was allowed and `url` may be had
+    /// ([`Remote`]).
+    async fn fetch_remote(&self, url: &str) -> Option<Fetched> {
+        self.remote.as_ref()?.fetch(url).await
+    }
+
+    /// Answers a paused request with `fetched` (its body as it is: the length and coding headers
+    /// of a compressed answer would not fit it).
+    async fn fulfill(&mut self, session: Option<&str>, request_id: &str, fetched: &Fetched) -> Result<(), Error> {
+        let headers: Vec<Value> = fetched
+            .headers
+            .iter()
+            .filter(|(k, _)| !k.eq_ignore_ascii_case("content-length") && !k.eq_ignore_ascii_case("content-encoding"))
+            .map(|(k, v)| json!({ "name": k, "value": v }))
+            .collect();
+        let body = base64::engine::general_purpose::STANDARD.encode(&fetched.body);
+        self.browser
+            .send(
+                session,
+                "Fetch.fulfillRequest",
+                json!({ "requestId": request_id, "responseCode": fetched.status, "responseHeaders": headers, "body": body }),
+            )
+            .await?;
         Ok(())
     }
 
@@ -368,89 +377,10 @@ pub(crate) async fn print(
     timeout: Duration,
 ) -> Result<(Vec<u8>, Vec<String>), Error> {
     let work = async {
-        let browser = Browser::launch(chromium, allow_remote).await?;
+        let browser = Browser::launch(chromium).await?;
         let mut printer = Printer::new(browser, fetch, allow_remote);
         let pdf = printer.print(path).await?;
         Ok::<_, Error>((pdf, printer.blocked))
     };
     tokio::time::timeout(timeout, work).await.map_err(|_| Error::PdfOverLimit)?
-}
-
-/// Whether a render with remote content allowed may fetch `url`: `http` or `https` to a public
-/// host. Loopback, private, link-local, shared and unspecified addresses, `localhost` and names
-/// under `.localhost`, `.local`, `.internal` or without a dot are refused, so that a message
-/// cannot reach the server's own services or its network (server-side request forgery). A public
-/// name that resolves to a private address is refused by Chromium itself: its Local Network
-/// Access checks stop a public page's requests to private addresses.
-pub(crate) fn may_go_out(url: &str) -> bool {
-    use std::net::{Ipv4Addr, Ipv6Addr};
-    let Ok(u) = url::Url::parse(url) else { return false };
-    if !matches!(u.scheme(), "http" | "https") {
-        return false;
-    }
-    let public_v4 = |ip: Ipv4Addr| {
-        let [a, b, ..] = ip.octets();
-        !(ip.is_loopback()
-            || ip.is_private()
-            || ip.is_link_local()
-            || ip.is_unspecified()
-            || ip.is_broadcast()
-            || ip.is_multicast()
-            || a == 0
-            || (a == 100 && (64..128).contains(&b)))
-    };
-    let public_v6 = |ip: Ipv6Addr| {
-        let first = ip.segments()[0];
-        !(ip.is_loopback()
-            || ip.is_unspecified()
-            || ip.is_multicast()
-            || (first & 0xfe00) == 0xfc00
-            || (first & 0xffc0) == 0xfe80)
-            && ip.to_ipv4_mapped().is_none_or(public_v4)
-    };
-    match u.host() {
-        Some(url::Host::Ipv4(ip)) => public_v4(ip),
-        Some(url::Host::Ipv6(ip)) => public_v6(ip),
-        Some(url::Host::Domain(d)) => {
-            let d = d.trim_end_matches('.').to_ascii_lowercase();
-            d.contains('.')
-                && d != "localhost"
-                && ![".localhost", ".local", ".internal", ".home.arpa"].iter().any(|s| d.ends_with(s))
-        }
-        None => false,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::may_go_out;
-
-    #[test]
-    fn only_public_hosts_are_reached() {
-        for ok in ["https://example.com/a.png", "http://93.184.216.34/x", "http://[2606:2800:220:1::]/"] {
-            assert!(may_go_out(ok), "{ok}");
-        }
-        for no in [
-            "http://127.0.0.1:8025/api/status",
-            "http://localhost/",
-            "http://mailshelf.localhost/x",
-            "http://10.0.0.1/",
-            "http://192.168.1.1/",
-            "http://172.16.0.1/",
-            "http://169.254.169.254/latest/meta-data/",
-            "http://100.64.0.1/",
-            "http://0.0.0.0/",
-            "http://[::1]/",
-            "http://[fd00::1]/",
-            "http://[fe80::1]/",
-            "http://[::ffff:127.0.0.1]/",
-            "http://intranet/",
-            "http://printer.local/",
-            "file:///etc/passwd",
-            "ftp://example.com/",
-            "data:text/html,x",
-        ] {
-            assert!(!may_go_out(no), "{no}");
-        }
-    }
 }

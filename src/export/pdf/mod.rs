@@ -13,6 +13,7 @@
 
 pub(crate) mod attach;
 pub(crate) mod cdp;
+mod remote;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
