@@ -323,11 +323,7 @@ fn fetcher(state: AppState, reader: Reader, page: String) -> pdf::Fetcher {
             req.extensions_mut().insert(reader);
             let Ok(res) = router.oneshot(req).await;
             let status = res.status().as_u16();
-            let headers = res
-                .headers()
-                .iter()
-                .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
-                .collect();
+            let headers = Fetched::fields_of(res.headers());
             match axum::body::to_bytes(res.into_body(), pdf::cdp::MAX_PDF).await {
                 Ok(body) => Fetched { status, headers, body: body.to_vec() },
                 Err(_) => failed(502),

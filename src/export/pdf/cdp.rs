@@ -47,6 +47,13 @@ pub(crate) struct Fetched {
     pub body: Vec<u8>,
 }
 
+impl Fetched {
+    /// An answer's header fields as text (a value that is not text is left out).
+    pub(crate) fn fields_of(headers: &axum::http::HeaderMap) -> Vec<(String, String)> {
+        headers.iter().filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string()))).collect()
+    }
+}
+
 /// Answers a path (with its query) under [`ORIGIN`].
 pub(crate) type Fetcher = Arc<dyn Fn(String) -> BoxFuture<'static, Fetched> + Send + Sync>;
 

@@ -87,11 +87,7 @@ impl Remote {
             return None;
         }
         let status = response.status().as_u16();
-        let headers = response
-            .headers()
-            .iter()
-            .filter_map(|(k, v)| Some((k.as_str().to_string(), v.to_str().ok()?.to_string())))
-            .collect();
+        let headers = Fetched::fields_of(response.headers());
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await.ok()? {
             if body.len() + chunk.len() > MAX_REMOTE_BYTES {
