@@ -30,6 +30,7 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
+use tokio::task::JoinSet;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 use super::remote::Remote;
@@ -196,12 +197,24 @@ impl Browser {
     }
 }
 
+/// A request paused while its remote resource is fetched.
+struct Paused {
+    session: Option<String>,
+    request_id: String,
+    url: String,
+}
+
 /// One page being printed: the browser, the rules for its requests, what it is waiting for.
 pub(crate) struct Printer {
     browser: Browser,
     fetch: Fetcher,
     /// Fetches remote content, when the message's remote content was allowed.
-    remote: Option<Remote>,
+    remote: Option<Arc<Remote>>,
+    /// Remote resources being fetched, side by side as a browser would (bounded by [`Remote`]),
+    /// while the page goes on loading. Dropping the printer aborts them.
+    fetching: JoinSet<Option<Fetched>>,
+    /// The request each of those fetches answers.
+    paused: HashMap<tokio::task::Id, Paused>,
     /// Requests that were refused, for the log (and for tests).
     pub blocked: Vec<String>,
     /// Replies to commands that arrived while waiting for another.
@@ -211,11 +224,14 @@ pub(crate) struct Printer {
 }
 
 impl Printer {
-    pub(crate) fn new(browser: Browser, fetch: Fetcher, allow_remote: bool) -> Printer {
+    /// A printer whose remote requests `remote` fetches (all refused without it).
+    pub(crate) fn new(browser: Browser, fetch: Fetcher, remote: Option<Remote>) -> Printer {
         Printer {
             browser,
             fetch,
-            remote: if allow_remote { Remote::new() } else { None },
+            remote: remote.map(Arc::new),
+            fetching: JoinSet::new(),
+            paused: HashMap::new(),
             blocked: Vec::new(),
             replies: HashMap::new(),
             page_session: None,
@@ -237,9 +253,16 @@ impl Printer {
         }
     }
 
-    /// Reads one message and acts on it.
+    /// Reads one message and acts on it, or answers a request whose remote resource has landed.
     async fn pump(&mut self) -> Result<(), Error> {
-        let msg = self.browser.receive().await?;
+        let msg = tokio::select! {
+            msg = self.browser.receive() => msg?,
+            Some(landed) = self.fetching.join_next_with_id(), if !self.fetching.is_empty() => {
+                // A fetch that failed by panicking is a resource not had.
+                let (id, fetched) = landed.map_or_else(|e| (e.id(), None), |(id, fetched)| (id, fetched));
+                return self.answer_remote(id, fetched).await;
+            }
+        };
         if let Some(id) = msg.get("id").and_then(Value::as_u64) {
             self.replies.insert(id, msg);
             return Ok(());
@@ -279,27 +302,34 @@ impl Printer {
         let url = params.pointer("/request/url").and_then(Value::as_str).unwrap_or("").to_string();
         if let Some(path) = url.strip_prefix(ORIGIN).filter(|p| p.starts_with('/')) {
             let fetched = (self.fetch)(path.to_string()).await;
-            self.fulfill(session, &request_id, &fetched).await?;
-        } else if let Some(fetched) = self.fetch_remote(&url).await {
-            self.fulfill(session, &request_id, &fetched).await?;
+            self.fulfill(session, &request_id, &fetched).await
+        } else if let Some(remote) = &self.remote {
+            let (remote, to) = (Arc::clone(remote), url.clone());
+            let task = self.fetching.spawn(async move { remote.fetch(&to).await });
+            self.paused.insert(task.id(), Paused { session: session.map(str::to_string), request_id, url });
+            Ok(())
         } else {
-            tracing::debug!(url, "blocked while printing");
-            self.blocked.push(url);
-            self.browser
-                .send(
-                    session,
-                    "Fetch.failRequest",
-                    json!({ "requestId": request_id, "errorReason": "BlockedByClient" }),
-                )
-                .await?;
+            self.refuse(session, &request_id, url).await
         }
-        Ok(())
     }
 
-    /// Remote content for `url`, when the message's was allowed and `url` may be had
-    /// ([`Remote`]).
-    async fn fetch_remote(&self, url: &str) -> Option<Fetched> {
-        self.remote.as_ref()?.fetch(url).await
+    /// Hands the page a remote resource that has landed, or fails its request.
+    async fn answer_remote(&mut self, task: tokio::task::Id, fetched: Option<Fetched>) -> Result<(), Error> {
+        let Some(Paused { session, request_id, url }) = self.paused.remove(&task) else { return Ok(()) };
+        match fetched {
+            Some(fetched) => self.fulfill(session.as_deref(), &request_id, &fetched).await,
+            None => self.refuse(session.as_deref(), &request_id, url).await,
+        }
+    }
+
+    /// Fails a request that may not be had, and notes it.
+    async fn refuse(&mut self, session: Option<&str>, request_id: &str, url: String) -> Result<(), Error> {
+        tracing::debug!(url, "blocked while printing");
+        self.blocked.push(url);
+        self.browser
+            .send(session, "Fetch.failRequest", json!({ "requestId": request_id, "errorReason": "BlockedByClient" }))
+            .await?;
+        Ok(())
     }
 
     /// Answers a paused request with `fetched` (its body as it is: the length and coding headers
@@ -385,9 +415,45 @@ pub(crate) async fn print(
 ) -> Result<(Vec<u8>, Vec<String>), Error> {
     let work = async {
         let browser = Browser::launch(chromium).await?;
-        let mut printer = Printer::new(browser, fetch, allow_remote);
+        let mut printer = Printer::new(browser, fetch, if allow_remote { Remote::new() } else { None });
         let pdf = printer.print(path).await?;
         Ok::<_, Error>((pdf, printer.blocked))
     };
     tokio::time::timeout(timeout, work).await.map_err(|_| Error::PdfOverLimit)?
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use super::super::remote::stand_in;
+    use super::*;
+
+    /// A page's remote pictures are fetched side by side while it loads, as a browser fetches
+    /// them, not each after the one before.
+    #[tokio::test]
+    async fn remote_pictures_of_a_printed_page_are_fetched_side_by_side() -> Result<(), Error> {
+        let Some(chromium) = crate::testing::chromium("remote_pictures_of_a_printed_page_are_fetched_side_by_side")
+        else {
+            return Ok(());
+        };
+        const PICTURES: usize = 4;
+        let (at, seen) = stand_in::held_back(PICTURES, 4).await.map_err(|e| fail("stand-in", e))?;
+        let page: String = (0..PICTURES).map(|i| format!("<img src=\"http://{at}/{i}.png\" width=20>")).collect();
+        let fetch: Fetcher = Arc::new(move |_| {
+            let body = format!("<!doctype html><p>pictures</p>{page}").into_bytes();
+            Box::pin(async move {
+                Fetched { status: 200, headers: vec![("content-type".into(), "text/html".into())], body }
+            })
+        });
+        let remote = Remote::anywhere().ok_or_else(|| fail("client", "none"))?;
+        let mut printer = Printer::new(Browser::launch(&chromium).await?, fetch, Some(remote));
+        let pdf = tokio::time::timeout(Duration::from_secs(60), printer.print("/page"))
+            .await
+            .map_err(|_| fail("print", "timed out"))??;
+        assert!(pdf.starts_with(b"%PDF"));
+        assert_eq!(printer.blocked, Vec::<String>::new());
+        assert_eq!(seen.most.load(Ordering::SeqCst), PICTURES, "every picture asked for at once");
+        Ok(())
+    }
 }

@@ -9,8 +9,11 @@
 //! win). Each redirect is checked the same way. What comes back is bounded in size and time.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::sync::Semaphore;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
@@ -22,6 +25,10 @@ const MAX_REMOTE_BYTES: usize = 16 * 1024 * 1024;
 const REMOTE_TIMEOUT: Duration = Duration::from_secs(15);
 /// Redirects followed for one resource.
 const MAX_REDIRECTS: usize = 5;
+/// Resources fetched at once for one render: what a browser opens to one host.
+const AT_ONCE: usize = 6;
+/// Everything taken from outside for one render: past it, further resources are not had.
+const MAX_RENDER_BYTES: usize = 64 * 1024 * 1024;
 
 /// Which addresses a fetch may dial.
 #[derive(Clone)]
@@ -43,16 +50,26 @@ impl Reach {
     }
 }
 
-/// Fetches remote resources for one render.
+/// Fetches remote resources for one render: up to [`AT_ONCE`] at a time, [`MAX_RENDER_BYTES`] in
+/// all.
 pub(crate) struct Remote {
     client: reqwest::Client,
     reach: Reach,
+    at_once: Semaphore,
+    /// Bytes taken so far, by every resource of the render.
+    taken: AtomicUsize,
 }
 
 impl Remote {
     /// A fetcher that reaches only public addresses other than this machine's own.
     pub(crate) fn new() -> Option<Remote> {
         Remote::reaching(Reach::Public(own_addresses().into()))
+    }
+
+    /// A fetcher that reaches anything, for the tests' stand-in servers on loopback.
+    #[cfg(test)]
+    pub(crate) fn anywhere() -> Option<Remote> {
+        Remote::reaching(Reach::Anything)
     }
 
     fn reaching(reach: Reach) -> Option<Remote> {
@@ -73,15 +90,16 @@ impl Remote {
             .build()
             .map_err(|e| tracing::warn!(error = %e, "no client for remote content"))
             .ok()?;
-        Some(Remote { client, reach })
+        Some(Remote { client, reach, at_once: Semaphore::new(AT_ONCE), taken: AtomicUsize::new(0) })
     }
 
     /// The resource at `url`, or `None` when it cannot be had within the bounds (refused,
-    /// unreachable, too large, too slow).
+    /// unreachable, too large, too slow, past the render's share).
     pub(crate) async fn fetch(&self, url: &str) -> Option<Fetched> {
         if !may_go_out(url, &self.reach) {
             return None;
         }
+        let _turn = self.at_once.acquire().await.ok()?;
         let mut response = self.client.get(url).send().await.ok()?;
         if response.content_length().is_some_and(|n| n > MAX_REMOTE_BYTES as u64) {
             return None;
@@ -89,13 +107,25 @@ impl Remote {
         let status = response.status().as_u16();
         let headers = Fetched::fields_of(response.headers());
         let mut body = Vec::new();
+        let whole = self.read_body(&mut response, &mut body).await;
+        if whole.is_none() {
+            // What was not kept does not count against the others.
+            self.taken.fetch_sub(body.len(), Ordering::Relaxed);
+        }
+        whole.map(|()| Fetched { status, headers, body })
+    }
+
+    /// Reads an answer's body into `body`, counting it against the render's share; `None` past a
+    /// bound or on a broken connection (what was read is left in `body`, and counted).
+    async fn read_body(&self, response: &mut reqwest::Response, body: &mut Vec<u8>) -> Option<()> {
         while let Some(chunk) = response.chunk().await.ok()? {
-            if body.len() + chunk.len() > MAX_REMOTE_BYTES {
+            let before = self.taken.fetch_add(chunk.len(), Ordering::Relaxed);
+            body.extend_from_slice(&chunk);
+            if body.len() > MAX_REMOTE_BYTES || before + chunk.len() > MAX_RENDER_BYTES {
                 return None;
             }
-            body.extend_from_slice(&chunk);
         }
-        Some(Fetched { status, headers, body })
+        Some(())
     }
 }
 
@@ -213,6 +243,61 @@ fn may_go_out(url: &str, reach: &Reach) -> bool {
     }
 }
 
+/// Stand-in web servers on loopback for the tests.
+#[cfg(test)]
+pub(crate) mod stand_in {
+    use std::net::SocketAddr;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// What a held-back server saw.
+    #[derive(Default)]
+    pub(crate) struct Seen {
+        open: AtomicUsize,
+        /// The most requests it had open at once.
+        pub(crate) most: AtomicUsize,
+    }
+
+    /// A server that answers every request with `size` bytes of `image/png`, each held back until
+    /// `together` requests are open at once (or 10 s have passed): fetches made one after another
+    /// never see their answers before that wait.
+    pub(crate) async fn held_back(together: usize, size: usize) -> std::io::Result<(SocketAddr, Arc<Seen>)> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let at = listener.local_addr()?;
+        let seen = Arc::new(Seen::default());
+        let (reached, _) = tokio::sync::watch::channel(false);
+        let reached = Arc::new(reached);
+        let counts = Arc::clone(&seen);
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let (seen, reached) = (Arc::clone(&counts), Arc::clone(&reached));
+                tokio::spawn(async move {
+                    let mut asked = vec![0u8; 4096];
+                    let _ = socket.read(&mut asked).await;
+                    let open = seen.open.fetch_add(1, Ordering::SeqCst) + 1;
+                    seen.most.fetch_max(open, Ordering::SeqCst);
+                    if open >= together {
+                        reached.send_replace(true);
+                    }
+                    let mut wait = reached.subscribe();
+                    let _ = tokio::time::timeout(Duration::from_secs(10), wait.wait_for(|r| *r)).await;
+                    let mut reply = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: image/png\r\ncontent-length: {size}\r\nconnection: close\r\n\r\n"
+                    )
+                    .into_bytes();
+                    reply.resize(reply.len() + size, b'x');
+                    let _ = socket.write_all(&reply).await;
+                    seen.open.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+        });
+        Ok((at, seen))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -310,6 +395,43 @@ mod tests {
         for url in [format!("http://{at}/small"), format!("http://localhost:{}/small", at.port())] {
             assert!(public.fetch(&url).await.is_none(), "{url}");
         }
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn remote_resources_are_fetched_side_by_side_a_few_at_a_time() -> std::io::Result<()> {
+        let (at, seen) = stand_in::held_back(AT_ONCE, 4).await?;
+        let remote = Arc::new(Remote::anywhere().ok_or_else(|| std::io::Error::other("client"))?);
+        let fetches: Vec<_> = (0..AT_ONCE + 3)
+            .map(|i| {
+                let remote = Arc::clone(&remote);
+                tokio::spawn(async move { remote.fetch(&format!("http://{at}/{i}.png")).await })
+            })
+            .collect();
+        for fetch in fetches {
+            assert!(fetch.await.map_err(std::io::Error::other)?.is_some());
+        }
+        assert_eq!(seen.most.load(Ordering::SeqCst), AT_ONCE, "at most {AT_ONCE} at once, and that many");
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_render_takes_a_bounded_share_from_outside() -> std::io::Result<()> {
+        // Five resources of 15 MiB, each within its own bound: four fit the render's 64 MiB.
+        let (at, _) = stand_in::held_back(1, 15 << 20).await?;
+        let remote = Arc::new(Remote::anywhere().ok_or_else(|| std::io::Error::other("client"))?);
+        let fetches: Vec<_> = (0..5)
+            .map(|i| {
+                let remote = Arc::clone(&remote);
+                tokio::spawn(async move { remote.fetch(&format!("http://{at}/{i}.png")).await.is_some() })
+            })
+            .collect();
+        let mut had = 0;
+        for fetch in fetches {
+            had += usize::from(fetch.await.map_err(std::io::Error::other)?);
+        }
+        assert_eq!(had, 4);
+        assert_eq!(remote.taken.load(Ordering::SeqCst), 4 * (15 << 20), "what was not kept is given back");
         Ok(())
     }
 }
