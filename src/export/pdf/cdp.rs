@@ -305,7 +305,14 @@ impl Printer {
             self.fulfill(session, &request_id, &fetched).await
         } else if let Some(remote) = &self.remote {
             let (remote, to) = (Arc::clone(remote), url.clone());
-            let task = self.fetching.spawn(async move { remote.fetch(&to).await });
+            let fields: Vec<(String, String)> = params
+                .pointer("/request/headers")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .filter_map(|(name, value)| Some((name.clone(), value.as_str()?.to_string())))
+                .collect();
+            let task = self.fetching.spawn(async move { remote.fetch(&to, &fields).await });
             self.paused.insert(task.id(), Paused { session: session.map(str::to_string), request_id, url });
             Ok(())
         } else {
@@ -454,6 +461,12 @@ mod tests {
         assert!(pdf.starts_with(b"%PDF"));
         assert_eq!(printer.blocked, Vec::<String>::new());
         assert_eq!(seen.most.load(Ordering::SeqCst), PICTURES, "every picture asked for at once");
+        // Asked for as the browser asks (its name, the kinds of picture it takes), and no more.
+        let heads = seen.heads.lock().map_err(|e| fail("heads", e))?.join("\n").to_ascii_lowercase();
+        for field in ["user-agent: mozilla/5.0", "accept: image/"] {
+            assert!(heads.contains(field), "{field} in {heads}");
+        }
+        assert!(!heads.contains("referer") && !heads.contains("cookie"), "{heads}");
         Ok(())
     }
 }

@@ -29,6 +29,10 @@ const MAX_REDIRECTS: usize = 5;
 const AT_ONCE: usize = 6;
 /// Everything taken from outside for one render: past it, further resources are not had.
 const MAX_RENDER_BYTES: usize = 64 * 1024 * 1024;
+/// The header fields of the browser's own request passed on with a fetch, so that a site answers
+/// as it would have answered the browser (the kind of picture it takes, a page some sites refuse
+/// without a browser's name). Nothing else is: no cookie, no referrer.
+const PASSED_ON: [&str; 3] = ["accept", "accept-language", "user-agent"];
 
 /// Which addresses a fetch may dial.
 #[derive(Clone)]
@@ -93,14 +97,19 @@ impl Remote {
         Some(Remote { client, reach, at_once: Semaphore::new(AT_ONCE), taken: AtomicUsize::new(0) })
     }
 
-    /// The resource at `url`, or `None` when it cannot be had within the bounds (refused,
+    /// The resource at `url`, asked for with those of the browser's header `fields` that are
+    /// passed on ([`PASSED_ON`]); `None` when it cannot be had within the bounds (refused,
     /// unreachable, too large, too slow, past the render's share).
-    pub(crate) async fn fetch(&self, url: &str) -> Option<Fetched> {
+    pub(crate) async fn fetch(&self, url: &str, fields: &[(String, String)]) -> Option<Fetched> {
         if !may_go_out(url, &self.reach) {
             return None;
         }
+        let mut request = self.client.get(url);
+        for (name, value) in fields.iter().filter(|(name, _)| PASSED_ON.iter().any(|p| name.eq_ignore_ascii_case(p))) {
+            request = request.header(name.as_str(), value.as_str());
+        }
         let _turn = self.at_once.acquire().await.ok()?;
-        let mut response = self.client.get(url).send().await.ok()?;
+        let mut response = request.send().await.ok()?;
         if response.content_length().is_some_and(|n| n > MAX_REMOTE_BYTES as u64) {
             return None;
         }
@@ -259,6 +268,8 @@ pub(crate) mod stand_in {
         open: AtomicUsize,
         /// The most requests it had open at once.
         pub(crate) most: AtomicUsize,
+        /// The head of each request, as it came.
+        pub(crate) heads: std::sync::Mutex<Vec<String>>,
     }
 
     /// A server that answers every request with `size` bytes of `image/png`, each held back until
@@ -276,7 +287,10 @@ pub(crate) mod stand_in {
                 let (seen, reached) = (Arc::clone(&counts), Arc::clone(&reached));
                 tokio::spawn(async move {
                     let mut asked = vec![0u8; 4096];
-                    let _ = socket.read(&mut asked).await;
+                    let n = socket.read(&mut asked).await.unwrap_or(0);
+                    if let Ok(mut heads) = seen.heads.lock() {
+                        heads.push(String::from_utf8_lossy(&asked[..n]).into_owned());
+                    }
                     let open = seen.open.fetch_add(1, Ordering::SeqCst) + 1;
                     seen.most.fetch_max(open, Ordering::SeqCst);
                     if open >= together {
@@ -384,16 +398,16 @@ mod tests {
         let at = stand_in().await?;
         let anything = Remote::reaching(Reach::Anything).ok_or_else(|| std::io::Error::other("client"))?;
         let small =
-            anything.fetch(&format!("http://{at}/small")).await.ok_or_else(|| std::io::Error::other("small"))?;
+            anything.fetch(&format!("http://{at}/small"), &[]).await.ok_or_else(|| std::io::Error::other("small"))?;
         assert_eq!((small.status, small.body.as_slice()), (200, &b"PNG!"[..]));
         assert!(small.headers.iter().any(|(k, v)| k == "content-type" && v == "image/png"), "{:?}", small.headers);
-        let hop = anything.fetch(&format!("http://{at}/hop")).await.ok_or_else(|| std::io::Error::other("hop"))?;
+        let hop = anything.fetch(&format!("http://{at}/hop"), &[]).await.ok_or_else(|| std::io::Error::other("hop"))?;
         assert_eq!(hop.body, b"PNG!", "a redirect followed");
-        assert!(anything.fetch(&format!("http://{at}/huge")).await.is_none(), "past the bound");
+        assert!(anything.fetch(&format!("http://{at}/huge"), &[]).await.is_none(), "past the bound");
         // As the server fetches: loopback is this machine, whether named or written.
         let public = Remote::new().ok_or_else(|| std::io::Error::other("client"))?;
         for url in [format!("http://{at}/small"), format!("http://localhost:{}/small", at.port())] {
-            assert!(public.fetch(&url).await.is_none(), "{url}");
+            assert!(public.fetch(&url, &[]).await.is_none(), "{url}");
         }
         Ok(())
     }
@@ -405,7 +419,7 @@ mod tests {
         let fetches: Vec<_> = (0..AT_ONCE + 3)
             .map(|i| {
                 let remote = Arc::clone(&remote);
-                tokio::spawn(async move { remote.fetch(&format!("http://{at}/{i}.png")).await })
+                tokio::spawn(async move { remote.fetch(&format!("http://{at}/{i}.png"), &[]).await })
             })
             .collect();
         for fetch in fetches {
@@ -423,7 +437,7 @@ mod tests {
         let fetches: Vec<_> = (0..5)
             .map(|i| {
                 let remote = Arc::clone(&remote);
-                tokio::spawn(async move { remote.fetch(&format!("http://{at}/{i}.png")).await.is_some() })
+                tokio::spawn(async move { remote.fetch(&format!("http://{at}/{i}.png"), &[]).await.is_some() })
             })
             .collect();
         let mut had = 0;
