@@ -276,6 +276,7 @@ async fn gmail_labels_and_maildir_keywords() {
     // The CSV export names each message's folder and labels, and exports one label's messages.
     let csv = app.get("/api/export?format=csv&label=inbox").await;
     assert_eq!(csv.status, 200, "{}", csv.text());
+    assert!(csv.header("content-disposition").contains("mailshelf-label_inbox.csv"), "named for the label");
     let text = csv.text();
     let rows: Vec<&str> = text.lines().skip(1).collect();
     assert_eq!(rows.len(), 2, "{text}");

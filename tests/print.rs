@@ -135,6 +135,42 @@ async fn pdf_has_the_message_and_the_original_inside() {
     assert!(pdftotext(&file).contains("Welcome to Maison Verte"));
 }
 
+/// A message read from a file in another format (an Outlook `.msg`, a Safari `.webarchive`, a
+/// message in UTF-16) is embedded as that file, under its own extension, as `/raw/` gives it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pdf_of_a_file_in_another_format_embeds_that_file() {
+    let test = "pdf_of_a_file_in_another_format_embeds_that_file";
+    if !(crate::common::needs::chromium(test)
+        && crate::common::needs::corpus(test)
+        && crate::common::needs::program(test, "pdfdetach", "apt-get install poppler-utils"))
+    {
+        return;
+    }
+    let msg = crate::common::corpus_dir().join("msgreader/MsgReaderTests/SampleFiles/TxtSampleEmail.msg");
+    let app = TestApp::new(&[repo_path("tests/fixtures/formats"), msg]);
+    let keys: Vec<String> = {
+        let index = app.archive.index();
+        index.listed().iter().filter_map(|&id| index.get(id).map(|e| e.key.clone())).collect()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut extensions = std::collections::BTreeSet::new();
+    for key in &keys {
+        let raw = app.get(&format!("{}?download=1", mailshelf::route::raw_url(key))).await;
+        let given = raw.header("content-disposition");
+        let ext = given.trim_end_matches('"').rsplit('.').next().unwrap_or("").to_string();
+        let file = pdf_of(&app, &format!("{}.pdf", mailshelf::route::message_url(key)), dir.path()).await;
+        let attached = pdfdetach(&file);
+        assert!(attached[0].1 == raw.body, "{key}: the file as /raw/ gives it");
+        assert!(attached[0].0.ends_with(&format!(".{ext}")), "{key}: {} against {given}", attached[0].0);
+        let pdf = std::fs::read(&file).unwrap();
+        let typed = |t: &[u8]| pdf.windows(t.len()).any(|w| w == t);
+        let rfc822 = typed(b"message#2Frfc822");
+        assert_eq!(rfc822, ext == "eml" && raw.header("content-type").starts_with("text/"), "{key}: {ext}");
+        extensions.insert(ext);
+    }
+    assert!(extensions.contains("msg") && extensions.contains("webarchive"), "{extensions:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_messages_print_without_reaching_anyone() {
     if !(crate::common::needs::chromium("hostile_messages_print_without_reaching_anyone")

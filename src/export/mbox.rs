@@ -42,7 +42,8 @@ impl<W: Write> MboxWriter<W> {
 }
 
 /// The address for a `From ` line: the sender's address, else `MAILER-DAEMON`; never with white
-/// space, which would end the field. `from` is an address line as the summary writes it: the
+/// space, which would end the field, and only in ASCII (readers such as Python's `mailbox` take
+/// the line for ASCII, and fail on a file holding any other byte there). `from` is an address line as the summary writes it: the
 /// first address is the first `<…>` outside a quoted name (`"Doe, John" <jd@example.com>`), or
 /// the first item of the list when it has no brackets.
 pub(crate) fn mbox_sender(from: Option<&str>) -> String {
@@ -69,7 +70,8 @@ pub(crate) fn mbox_sender(from: Option<&str>) -> String {
         }
     }
     let addr = first.unwrap_or(from).trim();
-    if addr.contains('@') && !addr.chars().any(|c| c.is_whitespace() || c.is_control() || c == '"') {
+    let whole = addr.split_once('@').is_some_and(|(local, domain)| !local.is_empty() && !domain.is_empty());
+    if whole && addr.bytes().all(|b| b.is_ascii_graphic() && b != b'"') {
         addr.to_string()
     } else {
         "MAILER-DAEMON".to_string()
@@ -106,6 +108,9 @@ mod tests {
             (Some("\"Real Name <real@corp.com>\""), "MAILER-DAEMON"),
             (Some("Undisclosed recipients:;"), "MAILER-DAEMON"),
             (None, "MAILER-DAEMON"),
+            (Some("jörg <jörg@exämple.org>"), "MAILER-DAEMON"),
+            (Some("john doe <@example.org>"), "MAILER-DAEMON"),
+            (Some("<root@>"), "MAILER-DAEMON"),
         ] {
             assert_eq!(mbox_sender(from), want, "{from:?}");
         }

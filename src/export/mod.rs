@@ -15,6 +15,51 @@ mod zip;
 pub(crate) use mbox::{mbox_sender, MboxWriter};
 pub(crate) use zip::{safe_file_stem, ZipExport};
 
+/// The file a message's own bytes (`/raw/`, [`Message::given`]) make: its extension, and the type
+/// `/raw/` serves it as.
+pub(crate) struct GivenFile {
+    /// `eml` for an Internet message, `msg` for an Outlook one, else the source file's own
+    /// (`emlx`, `webarchive`, …).
+    pub ext: String,
+    /// An Outlook message's own type, other binary files as data, the rest as text, so a browser
+    /// never takes a message for a page.
+    pub served_as: &'static str,
+}
+
+impl GivenFile {
+    pub(crate) fn of(entry: &Entry, msg: &Message) -> GivenFile {
+        let (ext, served_as) = match &msg.origin.original {
+            Some(o) if o.starts_with(crate::ingest::OLE_MAGIC) => ("msg".to_string(), "application/vnd.ms-outlook"),
+            Some(o) if o.contains(&0) => (source_extension(&entry.location), "application/octet-stream"),
+            Some(_) => (source_extension(&entry.location), "text/plain; charset=utf-8"),
+            None => ("eml".to_string(), "text/plain; charset=utf-8"),
+        };
+        GivenFile { ext, served_as }
+    }
+
+    /// The type a file of these bytes has among others (a PDF's embedded file): an Internet
+    /// message is `message/rfc822`.
+    pub(crate) fn file_type(&self) -> &'static str {
+        match (self.ext.as_str(), self.served_as) {
+            ("msg", _) => "application/vnd.ms-outlook",
+            // A message in UTF-16 is no `message/rfc822`, whatever its name.
+            ("eml", served_as) if served_as.starts_with("text/") => "message/rfc822",
+            _ => "application/octet-stream",
+        }
+    }
+}
+
+/// The extension of the file a message in another format came from (an item of an Outlook data
+/// file: the `.msg` it stands for), `eml` when there is none fit for a file name.
+fn source_extension(location: &Location) -> String {
+    let ext = match location {
+        Location::Top { source: crate::ingest::Source::Pst { .. }, .. } => Some("msg"),
+        Location::Top { source, .. } => source.path().extension().and_then(|e| e.to_str()),
+        Location::Nested { .. } => None,
+    };
+    ext.filter(|e| e.len() <= 16 && e.chars().all(|c| c.is_ascii_alphanumeric())).unwrap_or("eml").to_ascii_lowercase()
+}
+
 use std::collections::HashSet;
 use std::io::Write;
 use std::sync::Arc;
@@ -229,5 +274,6 @@ mod tests {
     fn downloads_are_named_for_their_query() {
         assert_eq!(download_name("", Format::Csv), "mailshelf-all.csv");
         assert_eq!(download_name("from:alice bob", Format::Mbox), "mailshelf-from_alice_bob.mbox");
+        assert_eq!(download_name("folder:Work/2019 ", Format::Zip), "mailshelf-folder_Work_2019.zip");
     }
 }

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use super::Exported;
 use crate::dates::zip_time;
-use crate::index::{Entry, Location};
+use crate::index::Entry;
 use crate::model::Message;
 use crate::view::hidden_in_file_name;
 
@@ -61,35 +61,20 @@ pub(crate) fn zip_name(entry: &Entry, msg: Option<&Message>) -> String {
     let date = entry.summary.date().and_then(|d| d.get(..10).map(str::to_string)).unwrap_or_else(|| "undated".into());
     let subject = safe_file_stem(entry.summary.subject.as_deref().unwrap_or(""));
     let subject = if subject.is_empty() { "no subject".to_string() } else { subject };
-    format!("{date}-{subject}.{}", raw_extension(entry, msg))
-}
-
-/// The extension of the bytes `/raw/` serves: `.msg` for an Outlook file, the source file's own
-/// extension for another format, else `.eml`.
-fn raw_extension(entry: &Entry, msg: Option<&Message>) -> String {
-    match msg.and_then(|m| m.origin.original.as_ref()) {
-        Some(o) if o.starts_with(crate::ingest::OLE_MAGIC) => "msg".into(),
-        Some(_) => match &entry.location {
-            Location::Top { source, .. } => source
-                .path()
-                .extension()
-                .and_then(|e| e.to_str())
-                .filter(|e| e.len() <= 16 && e.chars().all(|c| c.is_ascii_alphanumeric()))
-                .map_or_else(|| "eml".into(), str::to_ascii_lowercase),
-            Location::Nested { .. } => "eml".into(),
-        },
-        None => "eml".into(),
-    }
+    let ext = msg.map_or_else(|| "eml".to_string(), |m| super::GivenFile::of(entry, m).ext);
+    format!("{date}-{subject}.{ext}")
 }
 
 /// A subject as a file name that Windows, macOS and Linux all accept: no path separators, no
 /// characters Windows reserves (`<>:"|?*`), no control characters nor characters that hide what the name
 /// shows ([`hidden_in_file_name`]), no trailing dot or space, runs
-/// of white space as one space; at most 80 characters. (The date before it means it is never a
-/// name Windows reserves, such as `CON`.)
+/// of white space as one space; at most 80 characters; composed (Unicode NFC), so that two names
+/// that differ only in how an accent is written are one name, as macOS takes them. (The date
+/// before it means it is never a name Windows reserves, such as `CON`.)
 pub(crate) fn safe_file_stem(s: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
     let mut out = String::new();
-    for c in s.chars() {
+    for c in s.nfc() {
         let c = if hidden_in_file_name(c) || matches!(c, '/' | '\\' | '<' | '>' | ':' | '"' | '|' | '?' | '*') {
             '_'
         } else if c.is_whitespace() {
@@ -118,5 +103,6 @@ mod tests {
         assert_eq!(safe_file_stem("..."), "");
         assert_eq!(safe_file_stem("invoice\u{202E}gpj.exe\u{200B}"), "invoice_gpj.exe_");
         assert_eq!(safe_file_stem(&"x".repeat(200)).len(), 80);
+        assert_eq!(safe_file_stem("cafe\u{301} norm"), "caf\u{e9} norm", "composed");
     }
 }

@@ -61,7 +61,7 @@ pub(crate) struct ExportQuery {
                 (String = "text/csv"),
             ),
             headers(
-                ("content-disposition" = String, description = "`attachment; filename=\"mailshelf-<query>.<ext>\"`"),
+                ("content-disposition" = String, description = "`attachment; filename=\"mailshelf-<folder, label and query>.<ext>\"`"),
                 ("x-mailshelf-messages" = u64, description = "How many messages the export holds"),
             )),
         (status = 400, description = "Unknown format, a query that does not parse or holds no word, or a query while search is turned off", body = Problem, content_type = "application/problem+json"),
@@ -71,6 +71,9 @@ pub(crate) async fn export(Viewer(view, _): Viewer, Params(q, _): Params<ExportQ
     let format = Format::parse(format_name)
         .ok_or_else(|| Error::BadRequest(format!("unknown export format {format_name:?}; use mbox, zip or csv")))?;
     let query = q.q.unwrap_or_default();
+    // Named for what it holds: `folder:Work label:todo report`.
+    let scoped = [q.folder.as_ref().map(|f| format!("folder:{f}")), q.label.as_ref().map(|l| format!("label:{l}"))];
+    let described = scoped.into_iter().flatten().chain([query.clone()]).collect::<Vec<_>>().join(" ");
     let archive = view.archive().clone();
     let qs = query.clone();
     // Run the search before answering, so a bad query is a 400 and not a broken download.
@@ -106,7 +109,7 @@ pub(crate) async fn export(Viewer(view, _): Viewer, Params(q, _): Params<ExportQ
     if let Some(v) = set(format.content_type()) {
         headers.insert(header::CONTENT_TYPE, v);
     }
-    if let Some(v) = set(&content_disposition("attachment", &export::download_name(&query, format))) {
+    if let Some(v) = set(&content_disposition("attachment", &export::download_name(&described, format))) {
         headers.insert(header::CONTENT_DISPOSITION, v);
     }
     if let Some(v) = set(&content_csp(false, false)) {

@@ -239,12 +239,8 @@ pub(crate) async fn raw(
     // A file in another format is given back as it is: an Outlook message under its own type,
     // other binary ones (a binary property list, UTF-16) as data, the rest as text so a browser
     // never interprets a message as a page.
-    let (ext, content_type) = match &msg.origin.original {
-        Some(o) if o.starts_with(crate::ingest::OLE_MAGIC) => ("msg".to_string(), "application/vnd.ms-outlook"),
-        Some(o) if o.contains(&0) => (source_extension(&loaded.entry.location), "application/octet-stream"),
-        Some(_) => (source_extension(&loaded.entry.location), "text/plain; charset=utf-8"),
-        None => ("eml".to_string(), "text/plain; charset=utf-8"),
-    };
+    let file = crate::export::GivenFile::of(&loaded.entry, msg);
+    let (ext, content_type) = (file.ext, file.served_as);
     let name = format!("{}.{ext}", safe_stem(&loaded.entry.key));
     let lasting = lasting(&loaded);
     Ok(FileResponse::new(Bytes::copy_from_slice(given), content_type.into())
@@ -283,18 +279,6 @@ fn is_font(ct: &str) -> bool {
 fn disposition(part: &Part, download: bool) -> String {
     let kind = if download { "attachment" } else { "inline" };
     content_disposition(kind, &part_filename(part))
-}
-
-/// The extension of the file a message was read from (`emlx`, `webarchive`), for the name `/raw/`
-/// gives it.
-fn source_extension(location: &crate::index::Location) -> String {
-    let ext = match location {
-        // An item of an Outlook data file is read back as the `.msg` it stands for.
-        crate::index::Location::Top { source: crate::ingest::Source::Pst { .. }, .. } => Some("msg"),
-        crate::index::Location::Top { source, .. } => source.path().extension().and_then(|e| e.to_str()),
-        crate::index::Location::Nested { .. } => None,
-    };
-    ext.filter(|e| e.len() <= 16 && e.chars().all(|c| c.is_ascii_alphanumeric())).unwrap_or("eml").to_ascii_lowercase()
 }
 
 /// A file name made from a message's key, for its source.

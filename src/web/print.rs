@@ -269,15 +269,15 @@ async fn make_pdf(
     let subject = shown_subject(msg.summary.subject.as_deref());
     let stem = crate::export::safe_file_stem(&subject);
     let stem = if stem.is_empty() { "message".to_string() } else { stem };
+    let file = crate::export::GivenFile::of(&loaded.entry, msg);
     let meta = PdfMeta {
         title: subject,
         author: msg.summary.from.clone(),
         date: summary.timestamp.map(|ts| (ts, summary.zone.unwrap_or(0))),
-        file_name: format!("{stem}.{}", if msg.origin.original.is_some() { "msg" } else { "eml" }),
+        file_name: format!("{stem}.{}", file.ext),
+        file_type: file.file_type(),
     };
     let original = bytes::Bytes::copy_from_slice(msg.given());
-    let outlook = msg.origin.original.as_ref().is_some_and(|o| o.starts_with(crate::ingest::OLE_MAGIC));
-    let meta = PdfMeta { file_name: if outlook { meta.file_name } else { format!("{stem}.eml") }, ..meta };
     let out = blocking(move || pdf::attach(&printed, &original, &meta)).await?;
     let mut res = Body::from(out).into_response();
     let h = res.headers_mut();

@@ -1,7 +1,8 @@
 //! What the PDF carries besides its pages: the original message as an embedded file, and the
 //! document's metadata, the way PDF/A-3 (ISO 19005-3) asks for an archival copy of a message.
 //!
-//! - The message's exact bytes are an embedded file stream of type `message/rfc822`, named in the
+//! - The message's exact bytes are an embedded file stream of type `message/rfc822` (a file in
+//!   another format: its own type and extension, an Outlook `.msg` or an Apple `.emlx`), named in the
 //!   catalog's `/EmbeddedFiles` name tree and associated with the document by the catalog's `/AF`
 //!   array, its relationship `/Source`: the PDF is a rendering of that file (PDF/A-3 §6.8).
 //! - `/Title` is the subject, `/Author` the sender, `/CreationDate` the message's date, in the
@@ -34,8 +35,10 @@ pub(crate) struct PdfMeta {
     /// The message's Date, as seconds since the epoch and the zone it was written in (minutes
     /// east of UTC).
     pub date: Option<(i64, i16)>,
-    /// The name the embedded message goes by (`<stem>.eml`).
+    /// The name the embedded message goes by (`<stem>.eml`, `<stem>.msg`, `<stem>.emlx`…).
     pub file_name: String,
+    /// Its type (`message/rfc822` for an Internet message).
+    pub file_type: &'static str,
 }
 
 fn fail(e: lopdf::Error) -> Error {
@@ -52,7 +55,7 @@ pub(crate) fn attach(pdf: &[u8], original: &[u8], meta: &PdfMeta) -> Result<Vec<
         params.set("ModDate", Object::string_literal(d.as_bytes()));
     }
     let file = Stream::new(
-        dictionary! { "Type" => "EmbeddedFile", "Subtype" => Object::Name(b"message/rfc822".to_vec()), "Params" => params },
+        dictionary! { "Type" => "EmbeddedFile", "Subtype" => Object::Name(meta.file_type.as_bytes().to_vec()), "Params" => params },
         original.to_vec(),
     )
     // The message's exact bytes: never re-encoded or compressed, so what a reader extracts is what
