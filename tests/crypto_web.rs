@@ -127,6 +127,9 @@ async fn signed_content_is_searched_and_decrypted_content_only_when_asked() {
     // Signed (not encrypted) content is indexed like any other: opaque, detached, clear-signed.
     assert!(count(&app.json("/api/messages?q=quokka").await) >= 10);
     assert!(count(&app.json("/api/messages?q=wombat").await) == 1);
+    // Found by its own text, not by a document: the armoured text around it is no attachment.
+    let found = app.json("/api/messages?q=wombat").await;
+    assert_eq!(found["messages"][0]["matched_in"], serde_json::json!([]), "{found}");
     assert!(count(&app.json("/api/messages?q=pangolin").await) >= 3);
     // Decrypted content is shown…
     let detail = app.json(&api("smime-encrypted-rsa.eml")).await;

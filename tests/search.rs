@@ -118,6 +118,11 @@ async fn every_operator_finds_what_it_says() {
         ("linker NOT nightly", &[build, old]),
         ("linker AND nightly", &[reply]),
         ("NOT (linker OR budget) subject:build", &[]),
+        // `field:(…)`: the field for every term inside.
+        ("subject:(build arm)", &[build, reply]),
+        ("subject:(linker OR offers)", &[old, news]),
+        ("linker -subject:(build)", &[old]),
+        ("from:(bob OR martin)", &[build, reply, old]),
         ("after:2026-10-05", &[build, reply, meeting]),
         ("after:2026-10-01 before:2026-10-06", &[build, reply, news]),
         ("larger:5K", &[invoice, old]),
@@ -215,9 +220,20 @@ async fn bad_queries_get_a_clear_message() {
     let app = TestApp::new(&[dir.path().to_path_buf()]);
     // Among them: a query that holds no word (it would otherwise list, and export, everything),
     // and a word's start of one letter.
-    for q in
-        ["%22unclosed", "before%3Ayesterday", "larger%3Ahuge", "(a", "has%3Awings", "a%20OR", "---", "%26", "%FF", "e*"]
-    {
+    for q in [
+        "%22unclosed",
+        "before%3Ayesterday",
+        "larger%3Ahuge",
+        "(a",
+        "has%3Awings",
+        "a%20OR",
+        "---",
+        "%26",
+        "%FF",
+        "e*",
+        "NOT",
+        "AND%20AND",
+    ] {
         let r = app.get(&format!("/api/messages?q={q}")).await;
         assert_eq!(r.status, StatusCode::BAD_REQUEST, "{q}");
         assert_eq!(r.header("content-type"), "application/problem+json");

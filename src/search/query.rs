@@ -1,6 +1,8 @@
 //! The search language mail users already type: words, `"quoted phrases"`, `word*` (words that
-//! start so), `field:value`, `-` or `NOT` negation, `OR`, `AND` (what terms side by side mean anyway), and parentheses. Parsed into a small tree, independent of the search engine, so
-//! the grammar is pinned by its own tests and a bad query gets a clear message.
+//! start so), `field:value`, `field:(…)` (the field for every term inside, as Gmail reads it),
+//! `-` or `NOT` negation, `OR`, `AND` (what terms side by side mean anyway), and parentheses.
+//! Parsed into a small tree, independent of the search engine, so the grammar is pinned by its
+//! own tests and a bad query gets a clear message.
 //!
 //! Fields: `from:` `to:` `cc:` `subject:` `body:` `filename:` `attachment:` (the text of attached
 //! documents) `message-id:` `has:attachment`
@@ -78,17 +80,18 @@ pub fn parse(input: &str) -> Result<Query, Error> {
         return Err(bad(format!("the query is longer than {MAX_LEN} characters")));
     }
     let tokens = lex(input)?;
-    let mut p = Parser { tokens, pos: 0, depth: 0, left_out: false };
+    let mut p = Parser { tokens, pos: 0, depth: 0, left_out: false, fields: Vec::new() };
     let q = p.or()?;
     if p.pos < p.tokens.len() {
         return Err(bad("unexpected “)”".to_string()));
     }
     match q {
         Some(q) => Ok(q),
-        // Typed, but no word in it (`---`, `&`, an undecodable `%FF`): matching every message
-        // would list, and export, the whole archive for what was surely no such request.
-        None if p.left_out => Err(bad(format!("“{}” holds no word to search for", input.trim()))),
-        None => Ok(Query::All),
+        None if input.trim().is_empty() => Ok(Query::All),
+        // Typed, but no word in it (`---`, `&`, an undecodable `%FF`, only `AND` or `NOT`):
+        // matching every message would list, and export, the whole archive for what was surely
+        // no such request.
+        None => Err(bad(format!("“{}” holds no word to search for", input.trim()))),
     }
 }
 
@@ -102,7 +105,8 @@ fn bad(msg: String) -> Error {
 
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
-    Open,
+    /// `(`, or `field:(` whose field every term inside takes.
+    Open(Option<String>),
     Close,
     Or,
     /// A term, possibly negated, possibly `field:`, possibly quoted.
@@ -132,7 +136,7 @@ fn lex(input: &str) -> Result<Vec<Tok>, Error> {
             if std::mem::take(&mut negate_next) {
                 out.push(Tok::Neg);
             }
-            out.push(Tok::Open);
+            out.push(Tok::Open(None));
             i += 1;
             continue;
         }
@@ -164,6 +168,15 @@ fn lex(input: &str) -> Result<Vec<Tok>, Error> {
                 value_at += 1;
             }
             let value_follows = chars.get(value_at).is_some_and(|&c| c != '(' && c != ')');
+            if FIELDS.contains(&name.as_str()) && chars.get(j + 1) == Some(&'(') {
+                // `subject:(a b)`, `-from:(a OR b)`: the group, its terms in that field.
+                if neg != std::mem::take(&mut negate_next) {
+                    out.push(Tok::Neg);
+                }
+                out.push(Tok::Open(Some(name)));
+                i = j + 2;
+                continue;
+            }
             if FIELDS.contains(&name.as_str()) && value_follows {
                 field = Some(name);
                 i = value_at;
@@ -195,12 +208,18 @@ fn lex(input: &str) -> Result<Vec<Tok>, Error> {
             // `NOT x` is `-x`, `NOT (…)` is `-(…)`; the term or parenthesis is the next one.
             negate_next = !negate_next;
             continue;
+        } else if value.is_empty() && !quoted && negate_next {
+            // `NOT )`: the NOT stands before nothing.
+            return Err(bad("“NOT” must stand before a word or “(”".into()));
         } else if value.is_empty() && !quoted {
             continue;
         } else {
             out.push(Tok::Term { neg: neg != negate_next, field, value, quoted });
         }
         negate_next = false;
+    }
+    if negate_next {
+        return Err(bad("“NOT” must stand before a word or “(”".into()));
     }
     Ok(out)
 }
@@ -231,6 +250,9 @@ struct Parser {
     depth: usize,
     /// Whether a term holding no word was left out.
     left_out: bool,
+    /// The field of each group the parser is in (`subject:(…)`), innermost last; a plain group
+    /// keeps the one around it.
+    fields: Vec<Option<String>>,
 }
 
 impl Parser {
@@ -268,21 +290,30 @@ impl Parser {
         while let Some(t) = self.tokens.get(self.pos).cloned() {
             match t {
                 Tok::Or | Tok::Close => break,
-                Tok::Open | Tok::Neg => {
+                Tok::Open(_) | Tok::Neg => {
                     self.pos += 1;
                     let neg = t == Tok::Neg;
-                    if neg {
-                        // The lexer saw `-(`: the parenthesis is next.
-                        if self.tokens.get(self.pos) != Some(&Tok::Open) {
-                            return Err(bad("“-” must stand before a word or “(”".into()));
-                        }
-                        self.pos += 1;
-                    }
+                    let group_field = match (neg, t) {
+                        // The lexer saw `-(` or `-field:(`: the parenthesis is next.
+                        (true, _) => match self.tokens.get(self.pos).cloned() {
+                            Some(Tok::Open(field)) => {
+                                self.pos += 1;
+                                field
+                            }
+                            _ => return Err(bad("“-” must stand before a word or “(”".into())),
+                        },
+                        (false, Tok::Open(field)) => field,
+                        (false, _) => None,
+                    };
                     self.depth += 1;
                     if self.depth > MAX_DEPTH {
                         return Err(bad("too many nested parentheses".into()));
                     }
-                    let inner = self.or()?.ok_or_else(|| bad("empty parentheses".into()))?;
+                    let around = self.fields.last().cloned().flatten();
+                    self.fields.push(group_field.or(around));
+                    let inner = self.or();
+                    self.fields.pop();
+                    let inner = inner?.ok_or_else(|| bad("empty parentheses".into()))?;
                     self.depth -= 1;
                     if self.tokens.get(self.pos) != Some(&Tok::Close) {
                         return Err(bad("a parenthesis is not closed".into()));
@@ -292,6 +323,7 @@ impl Parser {
                 }
                 Tok::Term { neg, field, value, quoted } => {
                     self.pos += 1;
+                    let field = field.or_else(|| self.fields.last().cloned().flatten());
                     match term(field.as_deref(), &value, quoted)? {
                         Some(q) => all.push(if neg { Query::Not(Box::new(q)) } else { q }),
                         None => self.left_out = true,
@@ -423,7 +455,6 @@ mod tests {
             ("Q3 & budget —", Query::And(vec![t(None, "Q3", false), t(None, "budget", false)])),
             ("maven \"\" :", t(None, "maven", false)),
             ("   ", Query::All),
-            ("NOT", Query::All),
             ("from:@ alice", t(None, "alice", false)),
             // AND, NOT in capitals are operators, as OR is; in lower case they are words.
             ("maven AND surefire", Query::And(vec![t(None, "maven", false), t(None, "surefire", false)])),
@@ -457,6 +488,35 @@ mod tests {
             ("folder:Arch*", Query::Folder("Arch*".into())),
             ("report *", t(None, "report", false)),
             ("in*voice", t(None, "in*voice", false)),
+            // `field:(…)`: the field for each term inside, as Gmail reads it.
+            ("subject:(hasen)", t(Some(TextField::Subject), "hasen", false)),
+            (
+                "subject:(dinner \"at eight\")",
+                Query::And(vec![
+                    t(Some(TextField::Subject), "dinner", false),
+                    t(Some(TextField::Subject), "at eight", true),
+                ]),
+            ),
+            (
+                "-from:(alice OR bob) report",
+                Query::And(vec![
+                    Query::Not(Box::new(Query::Or(vec![
+                        t(Some(TextField::From), "alice", false),
+                        t(Some(TextField::From), "bob", false),
+                    ]))),
+                    t(None, "report", false),
+                ]),
+            ),
+            (
+                "NOT subject:(a (b OR to:c))",
+                Query::Not(Box::new(Query::And(vec![
+                    t(Some(TextField::Subject), "a", false),
+                    Query::Or(vec![t(Some(TextField::Subject), "b", false), t(Some(TextField::To), "c", false)]),
+                ]))),
+            ),
+            ("label:(Work OR Home)", Query::Or(vec![Query::Label("Work".into()), Query::Label("Home".into())])),
+            // A field before a parenthesis after white space is a word, as before.
+            ("re: (hello)", Query::And(vec![t(None, "re:", false), t(None, "hello", false)])),
         ];
         for (input, want) in cases {
             assert_eq!(parse(input).expect(input), want, "{input}");
@@ -487,6 +547,16 @@ mod tests {
             // A prefix of one letter.
             "e*",
             "from:a*",
+            // Only operators: nothing to search for either.
+            "NOT",
+            "AND",
+            "NOT AND",
+            "AND AND",
+            "NOT NOT",
+            "report NOT",
+            "(report NOT)",
+            "subject:()",
+            "has:(wings)",
         ] {
             let err = parse(input).expect_err(input);
             assert!(matches!(err, Error::BadQuery(_)), "{input}: {err:?}");

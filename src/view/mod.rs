@@ -720,11 +720,39 @@ pub fn part_filename(part: &Part) -> String {
         .and_then(|l| l.rsplit('/').next())
         .filter(|s| !s.is_empty() && s.contains('.'))
         .map(crate::ids::decode_percent);
-    from_location.unwrap_or_else(|| {
-        let ext =
-            mime_guess::get_mime_extensions_str(&served_type(part)).and_then(|e| e.first().copied()).unwrap_or("bin");
-        format!("part-{}.{ext}", part.section)
-    })
+    from_location.unwrap_or_else(|| format!("part-{}.{}", part.section, extension_for(&served_type(part))))
+}
+
+/// The extension a file of `content_type` usually has: mime_guess lists a type's extensions in
+/// alphabetical order (`text/plain` first as `.asm`, `image/jpeg` as `.jfif`), so the common types
+/// are named here, the rest take the first it knows, else `.bin`.
+fn extension_for(content_type: &str) -> &'static str {
+    let usual = match content_type.to_ascii_lowercase().as_str() {
+        "text/plain"
+        | "text/enriched"
+        | "message/delivery-status"
+        | "message/disposition-notification"
+        | "text/rfc822-headers" => "txt",
+        "text/html" => "html",
+        "image/jpeg" | "image/pjpeg" => "jpg",
+        "audio/mpeg" => "mp3",
+        "video/mpeg" => "mpg",
+        "text/xml" | "application/xml" => "xml",
+        "text/javascript" | "application/javascript" => "js",
+        "text/rtf" => "rtf",
+        "text/vcard" | "text/x-vcard" => "vcf",
+        "application/ics" => "ics",
+        "application/vnd.ms-excel" => "xls",
+        "application/vnd.ms-powerpoint" => "ppt",
+        "application/pkcs7-mime" | "application/x-pkcs7-mime" => "p7m",
+        "application/ms-tnef" | "application/vnd.ms-tnef" => "dat",
+        "application/octet-stream" => "bin",
+        _ => "",
+    };
+    if !usual.is_empty() {
+        return usual;
+    }
+    mime_guess::get_mime_extensions_str(content_type).and_then(|e| e.first().copied()).unwrap_or("bin")
 }
 
 /// Where an external body's data is, in words (for pages and for the answer to its part's URL).
@@ -760,4 +788,26 @@ pub fn now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_without_a_name_get_the_usual_extension() {
+        for (content_type, ext) in [
+            ("text/plain", "txt"),
+            ("TEXT/HTML", "html"),
+            ("image/jpeg", "jpg"),
+            ("image/png", "png"),
+            ("application/pdf", "pdf"),
+            ("message/rfc822", "eml"),
+            ("message/delivery-status", "txt"),
+            ("application/octet-stream", "bin"),
+            ("application/x-no-such-type", "bin"),
+        ] {
+            assert_eq!(extension_for(content_type), ext, "{content_type}");
+        }
+    }
 }

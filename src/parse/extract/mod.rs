@@ -243,7 +243,9 @@ fn declared_type(part: &Part) -> String {
 /// not the body shown, not resources of a page, not stored elsewhere, not enclosed messages.
 pub fn documents(msg: &Message) -> impl Iterator<Item = PartIdx> + '_ {
     msg.parts.iter().enumerate().filter_map(move |(i, p)| {
-        let leaf = matches!(p.body, Body::Text(_) | Body::Binary(_));
+        // A part with parts inside (an inline OpenPGP message, whose text is shown in its place)
+        // is not a document.
+        let leaf = matches!(p.body, Body::Text(_) | Body::Binary(_)) && p.children.is_empty();
         let shown = Some(i) == msg.html_body || Some(i) == msg.text_body || Some(i) == msg.image_body;
         (leaf && !shown && p.external.is_none() && p.related_scope.is_none()).then_some(i)
     })

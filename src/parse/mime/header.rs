@@ -147,13 +147,13 @@ fn labels(msg: &mail_parser::Message<'_>) -> Vec<String> {
     out
 }
 
-/// A List-Id's identifier (RFC 2919: `Name <list.example.org>`); the whole value when it has none.
+/// A List-Id's identifier (RFC 2919: `Name <list.example.org>`); the whole value when it has none,
+/// its encoded-words decoded (the identifier in brackets is never encoded, a name may be).
 fn list_id(raw: &str) -> Option<String> {
-    let inner = match (raw.rfind('<'), raw.rfind('>')) {
-        (Some(a), Some(b)) if a < b => &raw[a + 1..b],
-        _ => raw,
+    let id = match (raw.rfind('<'), raw.rfind('>')) {
+        (Some(a), Some(b)) if a < b => clean_text(&raw[a + 1..b]),
+        _ => clean_text(&crate::parse::words::decode_header_text(raw)),
     };
-    let id = clean_text(inner);
     (!id.is_empty() && id.len() <= 255).then_some(id)
 }
 

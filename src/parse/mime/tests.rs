@@ -128,6 +128,22 @@ Subject: =?utf-8?q?caf=C3=A9?=\r\n\r\nbody\r\n";
     assert_eq!(msg.summary.list.as_deref(), Some("team.example.org"));
 }
 
+#[test]
+fn list_ids_are_read_as_written() {
+    for (value, want) in [
+        ("Team <team.example.org>", Some("team.example.org")),
+        ("=?utf-8?q?=C3=89quipe?= <equipe.example.org>", Some("equipe.example.org")),
+        // No identifier in brackets (as it should have): the value, decoded.
+        ("=?utf-8?q?example_of_list_id?=", Some("example of list id")),
+        ("plain.example.org", Some("plain.example.org")),
+        ("", None),
+    ] {
+        let raw = format!("From: a@example.org\r\nList-Id: {value}\r\nSubject: s\r\n\r\nbody\r\n");
+        let msg = parse(raw.into_bytes().into()).expect("parses");
+        assert_eq!(msg.summary.list.as_deref(), want, "{value}");
+    }
+}
+
 /// The header fields shown are read again from the message's bytes: where mail-parser read them,
 /// or, for a message read again by RFC 2046, where that reading found its header; an enclosed
 /// message's from its own bytes.
