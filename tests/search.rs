@@ -420,3 +420,32 @@ async fn phrases_far_into_long_texts_are_found() {
     let list = app.json(uri).await;
     assert_eq!(list["messages"][0]["matched_in"], serde_json::json!(["ledger.txt"]), "{list}");
 }
+
+/// A message with a text and an HTML version is found by the words of either: its page shows the
+/// HTML, and the two seldom say the same words.
+#[tokio::test]
+async fn both_versions_of_a_message_are_searched() {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(
+        dir.path().join("both.eml"),
+        "From: a@example.org\r\nSubject: Versions\r\nMessage-ID: <both@test>\r\nMIME-Version: 1.0\r\n\
+         Content-Type: multipart/alternative; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\n\
+         This is the plain text. Reset: https://example.org/reset\r\n--b\r\nContent-Type: text/html\r\n\r\n\
+         <p>This is what <b>displays</b> in most modern email clients. <a href=\"https://example.org/reset\">Reset</a></p>\r\n--b--\r\n",
+    )
+    .expect("write");
+    let app = TestApp::new(&[dir.path().to_path_buf()]);
+    for (q, found) in [
+        ("plain", true),
+        ("reset", true),
+        ("modern", true),
+        ("\"displays in most modern\"", true),
+        ("body:clients", true),
+        ("\"plain modern\"", false),
+    ] {
+        assert_eq!(subjects(&app, q).await, if found { set(&["Versions"]) } else { set(&[]) }, "{q}");
+    }
+    let list = app.json("/api/messages?q=modern").await;
+    let snippet = list["messages"][0]["snippet"].as_str().unwrap_or("");
+    assert!(snippet.contains("<mark>modern</mark>"), "{snippet}");
+}

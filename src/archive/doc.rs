@@ -48,7 +48,10 @@ pub fn search_doc(id: EntryId, msg: &Message, documents: bool) -> Doc {
 
 /// The text a reader sees: the text body, else the visible text of the HTML body, the inline
 /// texts shown after it, and the descriptions of external bodies, of the message and of every
-/// message it encloses; at most [`MAX_INDEXED_TEXT`].
+/// message it encloses; at most [`MAX_INDEXED_TEXT`]. Of a message with both a text and an HTML
+/// version, the words of the HTML version (which its page shows) that the text version lacks
+/// follow the text: a version is seldom a word-for-word copy of the other, and either is what
+/// someone read.
 pub(super) fn reader_text(msg: &Message) -> String {
     let mut body = String::new();
     let mut stack = vec![msg];
@@ -58,6 +61,14 @@ pub(super) fn reader_text(msg: &Message) -> String {
             for text in shown.map(|i| text_seen(&m.parts[i])) {
                 body.push_str(&text);
                 body.push('\n');
+            }
+            if let (Some(text), Some(html)) = (m.text_body, m.html_body.filter(|&h| Some(h) != m.text_body)) {
+                let (text, html) = (text_seen(&m.parts[text]), text_seen(&m.parts[html]));
+                let only_in_html = words_missing_from(&html, &text);
+                if !only_in_html.is_empty() {
+                    body.push_str(&only_in_html);
+                    body.push('\n');
+                }
             }
             for d in m.parts.iter().filter_map(|p| p.external.as_ref()?.description.as_deref()) {
                 body.push_str(d);
@@ -74,6 +85,64 @@ pub(super) fn reader_text(msg: &Message) -> String {
         body.truncate(cut);
     }
     body
+}
+
+/// The words of `text` that `from` does not hold, ignoring case, each once, in the order they
+/// first come, separated by spaces (so that a phrase of such words is still found).
+fn words_missing_from(text: &str, from: &str) -> String {
+    fn words(s: &str) -> impl Iterator<Item = &str> {
+        s.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty())
+    }
+    // Lower-cased only when it changes the word: most words are written in lower case.
+    fn key(w: &str) -> Cow<'_, str> {
+        if w.chars().any(char::is_uppercase) {
+            Cow::Owned(w.to_lowercase())
+        } else {
+            Cow::Borrowed(w)
+        }
+    }
+    let mut missing = String::new();
+    if same_words(text, from) {
+        return missing;
+    }
+    let mut seen: rustc_hash::FxHashSet<Cow<'_, str>> = words(from).map(key).collect();
+    for word in words(text) {
+        if seen.insert(key(word)) {
+            if !missing.is_empty() {
+                missing.push(' ');
+            }
+            missing.push_str(word);
+        }
+    }
+    missing
+}
+
+/// Whether `a` and `b` hold the same words in the same order, ignoring ASCII case and what stands
+/// between words: most HTML versions are their text version marked up, and this answers for them
+/// byte by byte, without splitting words. Any byte of a character beyond ASCII counts as a
+/// letter, so a "no" may be wrong (a no-break space against a space, `É` against `é`): it only
+/// means looking closer.
+fn same_words(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let letter = |c: u8| c.is_ascii_alphanumeric() || !c.is_ascii();
+    let (mut i, mut j) = (0, 0);
+    loop {
+        while a.get(i).is_some_and(|&c| !letter(c)) {
+            i += 1;
+        }
+        while b.get(j).is_some_and(|&c| !letter(c)) {
+            j += 1;
+        }
+        let (Some(&x), Some(&y)) = (a.get(i), b.get(j)) else { return i >= a.len() && j >= b.len() };
+        if !x.eq_ignore_ascii_case(&y) {
+            return false;
+        }
+        (i, j) = (i + 1, j + 1);
+        // A word ends in both at once, or in neither.
+        if a.get(i).is_some_and(|&c| letter(c)) != b.get(j).is_some_and(|&c| letter(c)) {
+            return false;
+        }
+    }
 }
 
 /// The text a reader sees of a text part: the text, or an HTML part's visible text.
@@ -143,4 +212,44 @@ fn attachment_text(msg: &Message, room: usize) -> String {
 pub(super) fn document_text(msg: &Message, at: &DocumentAt) -> Option<extract::Extracted> {
     let part = message_at(msg, &at.path)?.parts.get(at.idx)?;
     Budget::new(visible_text, MAX_INDEXED_TEXT).read(part)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_html_versions_own_words_follow_the_text() {
+        let cases = [
+            (
+                "This is the plain text",
+                "This is what displays in most modern email clients",
+                "what displays in most modern email clients",
+            ),
+            ("Hello Ann, see you.", "<p>hello <b>ANN</b>, see you.</p>", ""),
+            ("Grüße", "GRÜSSE grüße Grüße Straße", "GRÜSSE Straße"),
+            ("", "Don't find me", "Don t find me"),
+        ];
+        for (text, html, want) in cases {
+            assert_eq!(words_missing_from(&visible_text(html), text), want, "{html}");
+        }
+    }
+
+    #[test]
+    fn the_same_words_are_told_without_splitting_them() {
+        for (a, b, same) in [
+            ("Hello, World!", "hello world", true),
+            ("", " \n ", true),
+            ("caf\u{e9} cr\u{e8}me", "caf\u{e9}  cr\u{e8}me.", true),
+            ("Hello World", "Hello Worlds", false),
+            ("a b", "ab", false),
+            ("ab", "a b", false),
+            ("one", "", false),
+            ("", "one", false),
+            // Told apart, though the same words: only a reason to look closer.
+            ("CAF\u{c9}", "caf\u{e9}", false),
+        ] {
+            assert_eq!(same_words(a, b), same, "{a:?} {b:?}");
+        }
+    }
 }
