@@ -141,6 +141,15 @@ impl Message {
         self.origin.original.as_deref().unwrap_or(&self.raw)
     }
 
+    /// [`Message::given`] as shared bytes, for an answer that sends them: not a copy, so a large
+    /// message is held once while it is sent.
+    pub fn given_bytes(&self) -> bytes::Bytes {
+        match &self.origin.original {
+            Some(original) => bytes::Bytes::from_owner(std::sync::Arc::clone(original)),
+            None => self.raw.clone(),
+        }
+    }
+
     /// The message's size in its source: that of [`Message::given`], or the whole size of a
     /// message of which only the first bytes were read.
     pub fn size(&self) -> u64 {

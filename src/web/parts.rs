@@ -235,7 +235,6 @@ pub(crate) async fn raw(
     let loaded = view.load(&mid).await?;
     let msg = loaded.message();
     let kind = if flag(&q.download) { "attachment" } else { "inline" };
-    let given = msg.given();
     // A file in another format is given back as it is: an Outlook message under its own type,
     // other binary ones (a binary property list, UTF-16) as data, the rest as text so a browser
     // never interprets a message as a page.
@@ -243,7 +242,7 @@ pub(crate) async fn raw(
     let (ext, content_type) = (file.ext, file.served_as);
     let name = format!("{}.{ext}", safe_stem(&loaded.entry.key));
     let lasting = lasting(&loaded);
-    Ok(FileResponse::new(Bytes::copy_from_slice(given), content_type.into())
+    Ok(FileResponse::new(msg.given_bytes(), content_type.into())
         .etag(format!("\"{}\"", view.bytes_hash(&loaded)))
         .disposition(content_disposition(kind, &name))
         .content_policy(false)

@@ -277,7 +277,7 @@ async fn make_pdf(
         file_name: format!("{stem}.{}", file.ext),
         file_type: file.file_type(),
     };
-    let original = bytes::Bytes::copy_from_slice(msg.given());
+    let original = msg.given_bytes();
     let out = blocking(move || pdf::attach(&printed, &original, &meta)).await?;
     let mut res = Body::from(out).into_response();
     let h = res.headers_mut();
