@@ -161,7 +161,8 @@ pub(crate) struct ListQuery {
     /// A search in mailshelf's query language (`from:` `to:` `cc:` `subject:` `body:`
     /// `filename:` `attachment:` `message-id:` `folder:` `label:` `list:` `has:attachment` `before:` `after:`
     /// `larger:` `smaller:`, quoted phrases, `word*` for words that start so, `-` negation, `OR`,
-    /// parentheses); results best first. A query holding no word (`---`) is a 400.
+    /// parentheses, `field:(…)` for a field on every term inside); results best first. A query
+    /// holding no word (`---`, `NOT`) is a 400.
     q: Option<String>,
     /// Only the messages filed in this folder itself (`/`-separated path, as `/api/folders` gives
     /// it); with `q`, the folder and those below it.
