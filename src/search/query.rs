@@ -168,13 +168,14 @@ fn lex(input: &str) -> Result<Vec<Tok>, Error> {
                 value_at += 1;
             }
             let value_follows = chars.get(value_at).is_some_and(|&c| c != '(' && c != ')');
-            if FIELDS.contains(&name.as_str()) && chars.get(j + 1) == Some(&'(') {
-                // `subject:(a b)`, `-from:(a OR b)`: the group, its terms in that field.
+            if FIELDS.contains(&name.as_str()) && chars.get(value_at) == Some(&'(') {
+                // `subject:(a b)`, `-from:(a OR b)`, `from: (a OR b)`: the group, its terms in
+                // that field.
                 if neg != std::mem::take(&mut negate_next) {
                     out.push(Tok::Neg);
                 }
                 out.push(Tok::Open(Some(name)));
-                i = j + 2;
+                i = value_at + 1;
                 continue;
             }
             if FIELDS.contains(&name.as_str()) && value_follows {
@@ -515,7 +516,11 @@ mod tests {
                 ]))),
             ),
             ("label:(Work OR Home)", Query::Or(vec![Query::Label("Work".into()), Query::Label("Home".into())])),
-            // A field before a parenthesis after white space is a word, as before.
+            (
+                "from: (alice OR bob)",
+                Query::Or(vec![t(Some(TextField::From), "alice", false), t(Some(TextField::From), "bob", false)]),
+            ),
+            // A word that names no field before a parenthesis stays a word.
             ("re: (hello)", Query::And(vec![t(None, "re:", false), t(None, "hello", false)])),
         ];
         for (input, want) in cases {
