@@ -130,6 +130,9 @@ fn schema() -> (Schema, Fields) {
     (b.build(), fields)
 }
 
+/// Longest wait for the search index's lock at start.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl Embedded {
     /// Opens the search index in `dir`, creating it (or, when it is unreadable or of another
     /// layout, recreating it empty: it is rebuilt from the messages).
@@ -160,7 +163,20 @@ impl Embedded {
             .memory_budget_per_thread(WRITER_BUDGET)
             .num_merge_threads(MERGE_THREADS)
             .build();
-        let writer = index.writer_with_options(options).map_err(fail)?;
+        // The lock is the writer's open file: a process started a moment ago (this one's child,
+        // between its fork and its exec; the server before this one, still closing) may hold it
+        // briefly. A lock held for longer is another server on the same folder.
+        let waited = std::time::Instant::now();
+        let writer = loop {
+            match index.writer_with_options(options.clone()) {
+                Err(tantivy::TantivyError::LockFailure(tantivy::directory::error::LockError::LockBusy, _))
+                    if waited.elapsed() < LOCK_WAIT =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => break other.map_err(fail)?,
+            }
+        };
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(fail)?;
         let queued = Arc::new(Quota::new(MAX_SEARCH_QUEUE));
         Ok(Embedded { reader, writer: Mutex::new(writer), fields, analyzer: analyzer(), queued })
