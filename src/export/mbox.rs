@@ -1,5 +1,8 @@
-//! mboxrd out: each message after a `From ` line, `>From ` escaping that can be undone exactly.
+//! mboxrd out: each message after a `From ` line, `>From ` escaping that can be undone exactly,
+//! and the flags and labels its source keeps beside it written into its header, where mbox readers
+//! look for them.
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use crate::dates::asctime;
@@ -8,8 +11,9 @@ use crate::dates::asctime;
 /// of it matching `^>*From ` given one more `>`, and followed by an empty line, as Python's
 /// `mailbox` and mail delivery agents write them. A reader that takes the empty line before each
 /// `From ` line, and at the end of the file, as the format's (as mailshelf's does) gets every
-/// message back byte for byte; one that does not end with a line end gains one, so that its last
-/// line and the next `From ` line can never run together.
+/// message back byte for byte (but for the state [`with_state`] writes in); one that does not end
+/// with a line end gains one, so that its last line and the next `From ` line can never run
+/// together.
 pub(crate) struct MboxWriter<W: Write> {
     out: W,
 }
@@ -78,6 +82,124 @@ pub(crate) fn mbox_sender(from: Option<&str>) -> String {
     }
 }
 
+/// The message with the state its source keeps outside its bytes written into its header, as mbox
+/// readers take it (mutt, Pine, Python's `mailbox`, Dovecot, mailshelf): `flags` (Maildir letters,
+/// from a Maildir file's name, an MH sequence, Dovecot's index, a Babyl attribute) as `Status: RO`
+/// for read and `X-Status:` with `A` answered, `F` flagged, `D` deleted; `labels` that no label
+/// field of its header names (a Maildir keyword, a Babyl label, a keyword of Dovecot's index) in
+/// one more `X-Keywords:` field, comma-separated as mu and mailshelf read it. A message whose header already says as much (one read from an mbox)
+/// is given back as it is; otherwise its `Status` and `X-Status` fields give way to the new ones,
+/// added at the end of its header. A draft (`D`) and a message passed on (`P`) have no letter in
+/// those fields and stay as they are.
+pub(crate) fn with_state<'a>(raw: &'a [u8], flags: Option<&str>, labels: &[String]) -> Cow<'a, [u8]> {
+    let header = HeaderFields::of(raw);
+    let mut known: Vec<String> = Vec::new();
+    for f in header.fields.iter().filter(|f| crate::parse::labels::is_label_field(&f.name)) {
+        crate::parse::labels::header_labels(&f.name, &String::from_utf8_lossy(&raw[f.value.clone()]), &mut known);
+    }
+    let known: std::collections::HashSet<String> = known.iter().map(|l| crate::parse::labels::key(l)).collect();
+    let missing: Vec<&str> =
+        labels.iter().filter(|l| !known.contains(&crate::parse::labels::key(l))).map(String::as_str).collect();
+    let stated = crate::ingest::mbox_status(raw).flags.unwrap_or_default();
+    let status = flags.map(status_letters).filter(|wanted| *wanted != status_letters(&stated));
+    if status.is_none() && missing.is_empty() {
+        return Cow::Borrowed(raw);
+    }
+    let eol = if header.crlf { "\r\n" } else { "\n" };
+    let mut out = Vec::with_capacity(raw.len() + 80);
+    let mut at = 0;
+    if status.is_some() {
+        for f in header
+            .fields
+            .iter()
+            .filter(|f| f.name.eq_ignore_ascii_case("status") || f.name.eq_ignore_ascii_case("x-status"))
+        {
+            out.extend_from_slice(&raw[at..f.whole.start]);
+            at = f.whole.end;
+        }
+    }
+    out.extend_from_slice(&raw[at..header.end]);
+    if header.end > 0 && !raw[..header.end].ends_with(b"\n") {
+        out.extend_from_slice(eol.as_bytes());
+    }
+    if let Some((read, x_status)) = &status {
+        out.extend_from_slice(if *read { b"Status: RO" } else { b"Status: O" });
+        out.extend_from_slice(eol.as_bytes());
+        if !x_status.is_empty() {
+            out.extend_from_slice(b"X-Status: ");
+            out.extend_from_slice(x_status.as_bytes());
+            out.extend_from_slice(eol.as_bytes());
+        }
+    }
+    if !missing.is_empty() {
+        out.extend_from_slice(b"X-Keywords: ");
+        out.extend_from_slice(crate::parse::label_list(&missing, eol).as_bytes());
+        out.extend_from_slice(eol.as_bytes());
+    }
+    if header.end == raw.len() {
+        // A header with no body: the empty line that ends it.
+        out.extend_from_slice(eol.as_bytes());
+    }
+    out.extend_from_slice(&raw[header.end..]);
+    Cow::Owned(out)
+}
+
+/// Whether Maildir `flags` say read (`S`), and the `X-Status` letters of the rest (`A` for `R`
+/// replied, `F` flagged, `D` for `T` trashed), in that order.
+fn status_letters(flags: &str) -> (bool, String) {
+    let x_status =
+        [('R', 'A'), ('F', 'F'), ('T', 'D')].iter().filter(|(m, _)| flags.contains(*m)).map(|&(_, x)| x).collect();
+    (flags.contains('S'), x_status)
+}
+
+/// The fields of a message's header, where each lies (folded lines and all) and where the header
+/// ends: at the empty line before the body, else at the end of the bytes.
+struct HeaderFields {
+    fields: Vec<Field>,
+    /// Where the empty line that ends the header begins (the body's start when it has none).
+    end: usize,
+    /// Whether its lines end in CRLF.
+    crlf: bool,
+}
+
+struct Field {
+    name: String,
+    /// The field's lines, from its name to the end of its last line.
+    whole: std::ops::Range<usize>,
+    /// Its value, after the colon, to the end of its last line.
+    value: std::ops::Range<usize>,
+}
+
+impl HeaderFields {
+    fn of(raw: &[u8]) -> HeaderFields {
+        let mut fields: Vec<Field> = Vec::new();
+        let mut start = 0;
+        let crlf = memchr::memchr(b'\n', raw).is_some_and(|i| i > 0 && raw[i - 1] == b'\r');
+        while start < raw.len() {
+            let end = memchr::memchr(b'\n', &raw[start..]).map_or(raw.len(), |i| start + i + 1);
+            let line = &raw[start..end];
+            if line == b"\n" || line == b"\r\n" {
+                break;
+            }
+            match (line[0], fields.last_mut()) {
+                (b' ' | b'\t', Some(last)) => {
+                    last.whole.end = end;
+                    last.value.end = end;
+                }
+                _ => {
+                    let colon = memchr::memchr(b':', line);
+                    let name =
+                        colon.map_or(String::new(), |c| String::from_utf8_lossy(line[..c].trim_ascii()).into_owned());
+                    let value = start + colon.map_or(line.len(), |c| c + 1)..end;
+                    fields.push(Field { name, whole: start..end, value });
+                }
+            }
+            start = end;
+        }
+        HeaderFields { fields, end: start, crlf }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +217,62 @@ mod tests {
              From MAILER-DAEMON Thu Jan  1 00:00:00 1970\nSubject: y\n\nno newline\n\n\
              From c@d Thu Jan  1 00:00:00 1970\n   \nSubject: z\n\nz\n\n\n"
         );
+    }
+
+    /// Flags and labels kept beside a message reach its header, and an mbox reader (mailshelf's)
+    /// reads back what was kept; a header that already says as much is left as it is.
+    #[test]
+    fn state_kept_outside_a_message_is_written_into_its_header() {
+        let labels = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for (name, raw, flags, given, want) in [
+            ("read and replied", "Subject: x\n\nbody\n", Some("RS"), labels(&[]), Some("Subject: x\nStatus: RO\nX-Status: A\n\nbody\n")),
+            ("unread, nothing to say", "Subject: x\n\nbody\n", Some(""), labels(&[]), None),
+            ("no flags kept", "Subject: x\n\nbody\n", None, labels(&[]), None),
+            ("already said in mbox fields", "Subject: x\nStatus: RO\nX-Status: AF\n\nb\n", Some("FRS"), labels(&[]), None),
+            (
+                "stale fields give way",
+                "Status: O\nSubject: x\nX-Status: D\n  \n\nb\n",
+                Some("FST"),
+                labels(&[]),
+                Some("Subject: x\nStatus: RO\nX-Status: FD\n\nb\n"),
+            ),
+            ("drafts and passed have no letter", "Subject: x\n\nb\n", Some("DP"), labels(&[]), None),
+            (
+                "labels not in the header",
+                "Subject: x\nX-Keywords: Work\n\nb\n",
+                None,
+                labels(&["work", "Big deal", "a,b \"c\"", "Café"]),
+                Some("Subject: x\nX-Keywords: Work\nX-Keywords: Big deal, \"a,b \\\"c\\\"\", =?utf-8?b?Q2Fmw6k=?=\n\nb\n"),
+            ),
+            ("lines in CRLF", "Subject: x\r\n\r\nb\r\n", Some("S"), labels(&["L"]), Some("Subject: x\r\nStatus: RO\r\nX-Keywords: L\r\n\r\nb\r\n")),
+            ("a header and no body", "Subject: x", Some("F"), labels(&[]), Some("Subject: x\nStatus: O\nX-Status: F\n\n")),
+        ] {
+            let out = with_state(raw.as_bytes(), flags, &given);
+            match want {
+                None => assert!(matches!(out, Cow::Borrowed(_)), "{name}: {}", String::from_utf8_lossy(&out)),
+                Some(want) => assert_eq!(String::from_utf8_lossy(&out), want, "{name}"),
+            }
+            let back = crate::ingest::mbox_status(&out).flags.unwrap_or_default();
+            if let Some(flags) = flags {
+                assert_eq!(status_letters(&back), status_letters(flags), "{name}");
+            }
+            let parsed = crate::parse::parse_file(std::sync::Arc::from(&out[..]), None).unwrap();
+            let keys: Vec<String> = parsed.summary.labels.iter().map(|l| crate::parse::labels::key(l)).collect();
+            for l in &given {
+                assert!(keys.contains(&crate::parse::labels::key(l)), "{name}: {l} in {keys:?}");
+            }
+        }
+    }
+
+    /// Many labels fold over several lines, none longer than 78 characters.
+    #[test]
+    fn a_long_label_list_is_folded() {
+        let many: Vec<String> = (0..40).map(|i| format!("Project number {i}")).collect();
+        let out = with_state(b"Subject: x\n\nb\n", None, &many);
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.lines().all(|l| l.len() <= 78), "{text}");
+        let parsed = crate::parse::parse_file(std::sync::Arc::from(&out[..]), None).unwrap();
+        assert_eq!(parsed.summary.labels, many);
     }
 
     /// The sender's address, whatever the names before it hold.

@@ -241,7 +241,12 @@ impl<W: Write> Writer<W> {
     pub(crate) fn add(&mut self, m: &Exported) -> std::io::Result<()> {
         match self {
             Writer::Mbox(w) => {
-                w.add(&mbox_sender(m.entry.summary.from.as_deref()), m.entry.summary.timestamp, m.internet_message())
+                let flags = match &m.entry.location {
+                    Location::Top { flags, .. } => flags.as_deref(),
+                    Location::Nested { .. } => None,
+                };
+                let raw = mbox::with_state(m.internet_message(), flags, &m.entry.labels);
+                w.add(&mbox_sender(m.entry.summary.from.as_deref()), m.entry.summary.timestamp, &raw)
             }
             Writer::Zip(w) => w.add(m),
             Writer::Csv(w) => csv::add(w, m),

@@ -59,6 +59,36 @@ fn encoded_word(s: &str) -> String {
     format!("=?utf-8?b?{}?=", base64::engine::general_purpose::STANDARD.encode(s))
 }
 
+/// Labels as a label field's value (`X-Keywords`, as [`super::labels`] reads it): a comma between
+/// them, a label holding a comma or a quote in double quotes, one that is not ASCII as encoded
+/// words (its quotes inside them, as Gmail writes them), the list folded with `eol` and a space
+/// before a line would pass 76 characters.
+pub(crate) fn label_list(labels: &[&str], eol: &str) -> String {
+    let mut out = String::new();
+    let mut line = "X-Keywords: ".len();
+    for (i, label) in labels.iter().enumerate() {
+        let label = clean(label);
+        let item = if label.contains([',', '"']) {
+            format!("\"{}\"", label.replace('\\', "\\\\").replace('"', "\\\""))
+        } else {
+            label
+        };
+        let item = if item.is_ascii() && !item.contains("=?") { item } else { encoded_words(&item).join(" ") };
+        if i > 0 {
+            out.push(',');
+            if line + item.len() + 2 > 76 {
+                out.push_str(eol);
+                line = 0;
+            }
+            out.push(' ');
+            line += 2;
+        }
+        line += item.len();
+        out.push_str(&item);
+    }
+    out
+}
+
 /// A parameter value as a quoted string, or `None` when it cannot be one (non-ASCII or control
 /// characters).
 pub(super) fn quoted(value: &str) -> Option<String> {

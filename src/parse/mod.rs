@@ -35,6 +35,7 @@ pub mod secure;
 
 mod boundary;
 mod build;
+pub(crate) use build::label_list;
 mod charset;
 mod emlx;
 mod external;
