@@ -142,20 +142,37 @@ async fn zip_export_files_are_the_raw_messages() {
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(r.body.clone())).expect("a zip");
     let mut files = Vec::new();
     let mut names = std::collections::HashSet::new();
+    let mut folders = std::collections::BTreeMap::new();
     for i in 0..zip.len() {
         let mut f = zip.by_index(i).unwrap();
-        let name = f.name().unwrap().to_string();
+        let path = f.name().unwrap().to_string();
+        assert!(names.insert(path.to_lowercase()), "unique: {path}");
+        let (dirs, name) = path.rsplit_once('/').unwrap_or(("", &path));
+        *folders.entry(dirs.to_string()).or_insert(0) += 1;
         assert!(name.ends_with(".eml"), "{name}");
-        assert!(!name.contains(['/', '\\', ':', '*', '?', '"', '<', '>', '|']), "{name}");
+        assert!(!path.contains(['\\', ':', '*', '?', '"', '<', '>', '|']), "{path}");
+        assert!(!path.starts_with('/') && path.split('/').all(|d| !d.is_empty() && d != ".."), "{path}");
         let dated = name.get(..10).is_some_and(|d| d.chars().filter(|c| *c == '-').count() == 2);
         assert!(name.starts_with("undated-") || dated, "{name}");
-        assert!(names.insert(name.to_lowercase()), "unique: {name}");
         let mut bytes = Vec::new();
         f.read_to_end(&mut bytes).unwrap();
         files.push(bytes);
     }
     files.sort();
     assert!(files == raw_messages(&app).await, "the zip holds exactly the /raw/ bytes of every message");
+    // Each message lies in its folder: the samples' Maildir is the folder `Maildir` (its messages
+    // in `cur/` and `new/`), the loose samples at the top.
+    let want: std::collections::BTreeMap<String, usize> = {
+        let index = app.archive.index();
+        let mut by_folder = std::collections::BTreeMap::new();
+        for &id in index.listed().iter() {
+            let folder = index.get(id).map(|e| index.folder_path(e.folder).to_string()).unwrap_or_default();
+            *by_folder.entry(folder).or_insert(0) += 1;
+        }
+        by_folder
+    };
+    assert_eq!(folders, want);
+    assert!(folders.len() > 3, "{folders:?}");
 }
 
 #[tokio::test]

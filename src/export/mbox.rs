@@ -89,7 +89,7 @@ pub(crate) fn mbox_sender(from: Option<&str>) -> String {
 /// field of its header names (a Maildir keyword, a Babyl label, a keyword of Dovecot's index) in
 /// one more `X-Keywords:` field, comma-separated as mu and mailshelf read it. A message whose header already says as much (one read from an mbox)
 /// is given back as it is; otherwise its `Status` and `X-Status` fields give way to the new ones,
-/// added at the end of its header. A draft (`D`) and a message passed on (`P`) have no letter in
+/// added at the end of its header (and Thunderbird's `X-Mozilla-Status`, which would say otherwise). A draft (`D`) and a message passed on (`P`) have no letter in
 /// those fields and stay as they are.
 pub(crate) fn with_state<'a>(raw: &'a [u8], flags: Option<&str>, labels: &[String]) -> Cow<'a, [u8]> {
     let header = HeaderFields::of(raw);
@@ -112,7 +112,7 @@ pub(crate) fn with_state<'a>(raw: &'a [u8], flags: Option<&str>, labels: &[Strin
         for f in header
             .fields
             .iter()
-            .filter(|f| f.name.eq_ignore_ascii_case("status") || f.name.eq_ignore_ascii_case("x-status"))
+            .filter(|f| ["status", "x-status", "x-mozilla-status"].iter().any(|n| f.name.eq_ignore_ascii_case(n)))
         {
             out.extend_from_slice(&raw[at..f.whole.start]);
             at = f.whole.end;
@@ -235,6 +235,13 @@ mod tests {
                 Some("FST"),
                 labels(&[]),
                 Some("Subject: x\nStatus: RO\nX-Status: FD\n\nb\n"),
+            ),
+            (
+                "Thunderbird's state gives way too",
+                "X-Mozilla-Status: 0001\nSubject: x\n\nb\n",
+                Some("F"),
+                labels(&[]),
+                Some("Subject: x\nStatus: O\nX-Status: F\n\nb\n"),
             ),
             ("drafts and passed have no letter", "Subject: x\n\nb\n", Some("DP"), labels(&[]), None),
             (

@@ -1,5 +1,5 @@
-//! A zip of one `.eml` (or `.msg`, `.mht`, …) file per message, streamed, with names that are safe
-//! file names and unique within the zip.
+//! A zip of one `.eml` (or `.msg`, `.mht`, …) file per message, each in its folder, streamed, with
+//! names that are safe file names and unique within the zip.
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -25,7 +25,7 @@ impl<W: Write> ZipExport<W> {
     }
 
     pub(super) fn add(&mut self, m: &Exported) -> std::io::Result<()> {
-        let name = self.unique(&zip_name(&m.entry, m.message.as_ref()));
+        let name = self.unique(&format!("{}{}", folder_dirs(&m.folder), zip_name(&m.entry, m.message.as_ref())));
         let mut options = zip::write::SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Stored)
             .large_file(m.given().len() as u64 >= u64::from(u32::MAX));
@@ -63,6 +63,26 @@ pub(crate) fn zip_name(entry: &Entry, msg: Option<&Message>) -> String {
     let subject = if subject.is_empty() { "no subject".to_string() } else { subject };
     let ext = msg.map_or_else(|| "eml".to_string(), |m| super::GivenFile::of(entry, m).ext);
     format!("{date}-{subject}.{ext}")
+}
+
+/// A folder's path (`Lists/rust`) as the directories of a zip entry's name (`Lists/rust/`), each
+/// name made safe as [`safe_file_stem`] makes a subject (so none is `..`, empty or a path of its
+/// own), one that Windows reserves for a device (`CON`, `LPT1`) given a `_`; empty for a message at
+/// the top, in no folder.
+pub(crate) fn folder_dirs(folder: &str) -> String {
+    let mut out = String::new();
+    for name in folder.split('/').map(safe_file_stem).filter(|n| !n.is_empty()) {
+        out.push_str(&name);
+        let device = name.split('.').next().unwrap_or("").to_ascii_uppercase();
+        let numbered = |prefix: &str| {
+            device.strip_prefix(prefix).is_some_and(|n| n.len() == 1 && n.bytes().all(|b| b.is_ascii_digit()))
+        };
+        if ["CON", "PRN", "AUX", "NUL"].contains(&device.as_str()) || numbered("COM") || numbered("LPT") {
+            out.push('_');
+        }
+        out.push('/');
+    }
+    out
 }
 
 /// A subject as a file name that Windows, macOS and Linux all accept: no path separators, no
@@ -104,5 +124,21 @@ mod tests {
         assert_eq!(safe_file_stem("invoice\u{202E}gpj.exe\u{200B}"), "invoice_gpj.exe_");
         assert_eq!(safe_file_stem(&"x".repeat(200)).len(), 80);
         assert_eq!(safe_file_stem("cafe\u{301} norm"), "caf\u{e9} norm", "composed");
+    }
+
+    #[test]
+    fn folders_become_safe_directories() {
+        for (folder, want) in [
+            ("", ""),
+            ("Lists/rust", "Lists/rust/"),
+            ("Takeout/Mail/All mail Including Spam and Trash", "Takeout/Mail/All mail Including Spam and Trash/"),
+            ("../../etc", "etc/"),
+            ("a/./b//c.", "a/b/c/"),
+            ("Work\\2019: Q1", "Work_2019_ Q1/"),
+            ("con/Lpt1.old/COM10", "con_/Lpt1.old_/COM10/"),
+            ("Entwürfe/日本語", "Entwürfe/日本語/"),
+        ] {
+            assert_eq!(folder_dirs(folder), want, "{folder}");
+        }
     }
 }

@@ -36,7 +36,7 @@ pub(crate) struct ExportQuery {
     /// that holds no word (`---`) is refused, not taken for every message.
     #[serde(default)]
     pub q: Option<String>,
-    /// `mbox` (mboxrd), `zip` (one `.eml` per message) or `csv`.
+    /// `mbox` (mboxrd), `zip` (one `.eml` per message, in its folder's directories) or `csv`.
     #[serde(default)]
     pub format: Option<String>,
     /// Only the messages filed in this folder itself (as `/folder/<path>` lists them).
