@@ -106,36 +106,47 @@ pub(crate) fn with_state<'a>(raw: &'a [u8], flags: Option<&str>, labels: &[Strin
         return Cow::Borrowed(raw);
     }
     let eol = if header.crlf { "\r\n" } else { "\n" };
-    let mut out = Vec::with_capacity(raw.len() + 80);
-    let mut at = 0;
-    if status.is_some() {
-        for f in header
-            .fields
-            .iter()
-            .filter(|f| ["status", "x-status", "x-mozilla-status"].iter().any(|n| f.name.eq_ignore_ascii_case(n)))
-        {
-            out.extend_from_slice(&raw[at..f.whole.start]);
-            at = f.whole.end;
-        }
-    }
-    out.extend_from_slice(&raw[at..header.end]);
-    if header.end > 0 && !raw[..header.end].ends_with(b"\n") {
-        out.extend_from_slice(eol.as_bytes());
-    }
+    let mut fields = Vec::new();
     if let Some((read, x_status)) = &status {
-        out.extend_from_slice(if *read { b"Status: RO" } else { b"Status: O" });
-        out.extend_from_slice(eol.as_bytes());
+        fields.extend_from_slice(if *read { b"Status: RO" } else { b"Status: O" });
+        fields.extend_from_slice(eol.as_bytes());
         if !x_status.is_empty() {
-            out.extend_from_slice(b"X-Status: ");
-            out.extend_from_slice(x_status.as_bytes());
-            out.extend_from_slice(eol.as_bytes());
+            fields.extend_from_slice(b"X-Status: ");
+            fields.extend_from_slice(x_status.as_bytes());
+            fields.extend_from_slice(eol.as_bytes());
         }
     }
     if !missing.is_empty() {
-        out.extend_from_slice(b"X-Keywords: ");
-        out.extend_from_slice(crate::parse::label_list(&missing, eol).as_bytes());
+        fields.extend_from_slice(b"X-Keywords: ");
+        fields.extend_from_slice(crate::parse::label_list(&missing, eol).as_bytes());
+        fields.extend_from_slice(eol.as_bytes());
+    }
+    // The status fields that say otherwise go; a field of that name that says something else (a
+    // ticket's `Status: approved`) stays, and the new fields go before it, where readers that take
+    // the first such field find them.
+    let (stale, foreign): (Vec<&Field>, Vec<&Field>) = if status.is_some() {
+        header.fields.iter().filter(|f| f.is_status()).partition(|f| f.says_state(raw))
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let insert_at = foreign.first().map_or(header.end, |f| f.whole.start);
+    let mut out = Vec::with_capacity(raw.len() + fields.len() + 2);
+    let mut at = 0;
+    for f in stale.iter().filter(|f| f.whole.start < insert_at) {
+        out.extend_from_slice(&raw[at..f.whole.start]);
+        at = f.whole.end;
+    }
+    out.extend_from_slice(&raw[at.min(insert_at)..insert_at]);
+    if insert_at > 0 && !raw[..insert_at].ends_with(b"\n") {
         out.extend_from_slice(eol.as_bytes());
     }
+    out.extend_from_slice(&fields);
+    at = at.max(insert_at);
+    for f in stale.iter().filter(|f| f.whole.start >= insert_at) {
+        out.extend_from_slice(&raw[at..f.whole.start]);
+        at = f.whole.end;
+    }
+    out.extend_from_slice(&raw[at..header.end]);
     if header.end == raw.len() {
         // A header with no body: the empty line that ends it.
         out.extend_from_slice(eol.as_bytes());
@@ -168,6 +179,20 @@ struct Field {
     whole: std::ops::Range<usize>,
     /// Its value, after the colon, to the end of its last line.
     value: std::ops::Range<usize>,
+}
+
+impl Field {
+    /// Whether it is one of the fields mbox writers keep a message's state in.
+    fn is_status(&self) -> bool {
+        ["status", "x-status", "x-mozilla-status"].iter().any(|n| self.name.eq_ignore_ascii_case(n))
+    }
+
+    /// Whether, being one, it says a state as [`crate::ingest::mbox_status`] reads one: Thunderbird's
+    /// always, `Status` and `X-Status` when their value is nothing but status letters.
+    fn says_state(&self, raw: &[u8]) -> bool {
+        self.name.eq_ignore_ascii_case("x-mozilla-status")
+            || raw[self.value.clone()].iter().all(|c| b"ROADFT \t\r\n".contains(c))
+    }
 }
 
 impl HeaderFields {
@@ -243,6 +268,13 @@ mod tests {
                 labels(&[]),
                 Some("Subject: x\nStatus: O\nX-Status: F\n\nb\n"),
             ),
+            (
+                "a field of that name that says something else stays",
+                "Subject: x\nX-Status: A\nStatus: approved\nTo: t\n\nb\n",
+                Some("S"),
+                labels(&["L"]),
+                Some("Subject: x\nStatus: RO\nX-Keywords: L\nStatus: approved\nTo: t\n\nb\n"),
+            ),
             ("drafts and passed have no letter", "Subject: x\n\nb\n", Some("DP"), labels(&[]), None),
             (
                 "labels not in the header",
@@ -267,6 +299,33 @@ mod tests {
             let keys: Vec<String> = parsed.summary.labels.iter().map(|l| crate::parse::labels::key(l)).collect();
             for l in &given {
                 assert!(keys.contains(&crate::parse::labels::key(l)), "{name}: {l} in {keys:?}");
+            }
+        }
+    }
+
+    /// Every set of flags, over every kind of status a header may already hold, reads back as it
+    /// was written.
+    #[test]
+    fn every_flag_set_reads_back() {
+        let headers = [
+            "",
+            "Status: RO\n",
+            "X-Status: AFD\n",
+            "Status: R\nX-Status: A\nX-Mozilla-Status: 0005\n",
+            "X-Mozilla-Status: 1003\nStatus: \n",
+            "Status: something else entirely\n",
+        ];
+        for header in headers {
+            for bits in 0..16u8 {
+                let flags: String =
+                    "FRST".chars().enumerate().filter(|(i, _)| bits & (1 << i) != 0).map(|(_, c)| c).collect();
+                for eol in ["\n", "\r\n"] {
+                    let raw = format!("Subject: s\n{header}\nbody\n").replace('\n', eol);
+                    let out = with_state(raw.as_bytes(), Some(&flags), &[]);
+                    let back = crate::ingest::mbox_status(&out).flags.unwrap_or_default();
+                    assert_eq!(status_letters(&back), status_letters(&flags), "{header:?} {flags} {eol:?}");
+                    assert!(out.ends_with(format!("{eol}{eol}body{eol}").as_bytes()), "{header:?} {flags}");
+                }
             }
         }
     }
