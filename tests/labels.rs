@@ -177,3 +177,19 @@ fn urlencoding(s: &str) -> String {
 fn html(s: &str) -> String {
     s.replace('&', "&amp;").replace('"', "&#34;").replace('<', "&lt;").replace('>', "&gt;")
 }
+
+/// mu's test messages label themselves in `X-Label` (as mutt writes it), `X-Keywords` and
+/// `Keywords`: each is a label.
+#[tokio::test]
+async fn labels_of_mu_test_messages() {
+    if !crate::common::needs::corpus("labels_of_mu_test_messages") {
+        return;
+    }
+    let app = crate::common::TestApp::new(&[crate::common::corpus_dir().join("mu/testdata/testdir2")]);
+    let labels = app.json("/api/labels").await;
+    let names: Vec<&str> =
+        labels["labels"].as_array().expect("labels").iter().filter_map(|l| l["name"].as_str()).collect();
+    for want in ["Paradise losT", "milton", "john", "\\backslash", "@NextActions operation:mindcrime Queensrÿche"] {
+        assert!(names.contains(&want), "{want} in {names:?}");
+    }
+}

@@ -87,10 +87,11 @@ pub(crate) fn mbox_sender(from: Option<&str>) -> String {
 /// from a Maildir file's name, an MH sequence, Dovecot's index, a Babyl attribute) as `Status: RO`
 /// for read and `X-Status:` with `A` answered, `F` flagged, `D` deleted; `labels` that no label
 /// field of its header names (a Maildir keyword, a Babyl label, a keyword of Dovecot's index) in
-/// one more `X-Keywords:` field, comma-separated as mu and mailshelf read it. A message whose header already says as much (one read from an mbox)
-/// is given back as it is; otherwise its `Status` and `X-Status` fields give way to the new ones,
-/// added at the end of its header (and Thunderbird's `X-Mozilla-Status`, which would say otherwise). A draft (`D`) and a message passed on (`P`) have no letter in
-/// those fields and stay as they are.
+/// one more `X-Keywords:` field, comma-separated as mu and mailshelf read it. A message whose
+/// header already says as much (one read from an mbox) is given back as it is; otherwise the
+/// status fields that say otherwise (`Status`, `X-Status`, Thunderbird's `X-Mozilla-Status`) give
+/// way to the new ones, added at the end of its header. A draft (`D`) and a message passed on
+/// (`P`) have no letter in those fields and stay as they are.
 pub(crate) fn with_state<'a>(raw: &'a [u8], flags: Option<&str>, labels: &[String]) -> Cow<'a, [u8]> {
     let header = HeaderFields::of(raw);
     let mut known: Vec<String> = Vec::new();

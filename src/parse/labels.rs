@@ -1,5 +1,5 @@
 //! Labels: the tags a message carries, from Gmail (`X-Gmail-Labels`), the `Keywords`,
-//! `X-Keywords` and Thunderbird `X-Mozilla-Keys` headers, and Maildir keyword letters named by the
+//! `X-Keywords`, mutt's `X-Label` and Thunderbird's `X-Mozilla-Keys` headers, and Maildir keyword letters named by the
 //! folder's `dovecot-keywords` file; and what a label is known by ([`key`]), nested labels
 //! included. Pure functions, no I/O but the keyword file.
 //!
@@ -15,8 +15,9 @@ use std::path::Path;
 
 /// Labels named by a message's header field `name`, whose value is given as it stands in the
 /// message (folded, encoded-words undecoded: mail-parser's raw value of a field it does not
-/// know). `X-Gmail-Labels`, `Keywords`, `X-Keywords`: a comma-separated list, quoted labels and
-/// encoded-words as Gmail writes them (see above); `X-Mozilla-Keys`: space-separated.
+/// know). `X-Gmail-Labels`, `Keywords`, `X-Keywords`, `X-Label`: a comma-separated list, quoted
+/// labels and encoded-words as Gmail writes them (see above; mutt writes `X-Label` as the user
+/// typed it, one label unless it holds commas); `X-Mozilla-Keys`: space-separated.
 pub(crate) fn header_labels(name: &str, value: &str, out: &mut Vec<String>) {
     let mut end = value.len().min(crate::limits::MAX_LABEL_FIELD);
     while !value.is_char_boundary(end) {
@@ -24,7 +25,7 @@ pub(crate) fn header_labels(name: &str, value: &str, out: &mut Vec<String>) {
     }
     let value = &value[..end];
     match name.to_ascii_lowercase().as_str() {
-        "x-gmail-labels" | "keywords" | "x-keywords" => {
+        "x-gmail-labels" | "keywords" | "x-keywords" | "x-label" => {
             out.extend(split_list(&super::words::decode_header_text(value)));
         }
         "x-mozilla-keys" => out.extend(value.split_whitespace().map(mozilla_tag)),
@@ -34,7 +35,9 @@ pub(crate) fn header_labels(name: &str, value: &str, out: &mut Vec<String>) {
 
 /// Whether labels are read from a header field of this name.
 pub(crate) fn is_label_field(name: &str) -> bool {
-    ["x-gmail-labels", "keywords", "x-keywords", "x-mozilla-keys"].iter().any(|n| name.eq_ignore_ascii_case(n))
+    ["x-gmail-labels", "keywords", "x-keywords", "x-label", "x-mozilla-keys"]
+        .iter()
+        .any(|n| name.eq_ignore_ascii_case(n))
 }
 
 /// Thunderbird's five built-in tags are stored by number.
@@ -157,6 +160,7 @@ mod tests {
             ("X-Gmail-Labels", r#""Quote ""inside"" label",x"#, &[r#"Quote "inside" label"#, "x"]),
             ("X-Gmail-Labels", r#""",x,"a""""#, &["x", r#"a""#]),
             ("Keywords", "budget , travel", &["budget", "travel"]),
+            ("X-Label", "to do, Queensrÿche", &["to do", "Queensrÿche"]),
             ("X-Mozilla-Keys", "$label1 project-x", &["Important", "project-x"]),
             ("Subject", "not labels", &[]),
         ];

@@ -275,9 +275,9 @@ pub(crate) struct LabelCount {
     pub messages: usize,
 }
 
-/// Every label (Gmail's `X-Gmail-Labels`, `Keywords`, Thunderbird tags, Maildir keywords) with
-/// how many messages carry it, by name; and the same labels as a tree, each with how many
-/// messages carry it or a label below it (what `label:` and `/label/<name>` find).
+/// Every label (Gmail's `X-Gmail-Labels`, `Keywords`, mutt's `X-Label`, Thunderbird tags, Maildir
+/// keywords) with how many messages carry it, by name; and the same labels as a tree, each with
+/// how many messages carry it or a label below it (what `label:` and `/label/<name>` find).
 #[utoipa::path(get, path = "/api/labels", tag = "messages",
     responses((status = 200, description = "The labels", body = LabelList)))]
 pub(crate) async fn labels(Viewer(view, _): Viewer) -> Result<Json<LabelList>, ApiError> {
