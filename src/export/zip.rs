@@ -12,16 +12,20 @@ use crate::view::hidden_in_file_name;
 
 /// A zip of one file per message, stored (not compressed: the bytes are the message's exactly and
 /// cost no CPU to write), streamed with data descriptors so nothing is seeked or held. The zip's
-/// central directory, written last, needs each file's name and offsets: about a hundred bytes a
-/// message are kept until then (the names, to make them unique, are part of that).
+/// central directory, written last, needs each file's name and offsets: the zip writer keeps about
+/// 300 bytes a message until then, and the names' hashes (to make them unique) eight more.
 pub(crate) struct ZipExport<W: Write> {
     zip: zip::ZipWriter<zip::write::StreamWriter<W>>,
-    names: HashSet<String>,
+    /// A keyed hash of each name given, in lower case: eight bytes a file where the names
+    /// themselves would take a hundred and more (the zip writer keeps its own copy anyway). Two
+    /// names of one hash make the second `… (2)`, which is all a collision can do.
+    names: HashSet<u64>,
+    hasher: std::collections::hash_map::RandomState,
 }
 
 impl<W: Write> ZipExport<W> {
     pub(crate) fn new(out: W) -> Self {
-        ZipExport { zip: zip::ZipWriter::new_stream(out), names: HashSet::new() }
+        ZipExport { zip: zip::ZipWriter::new_stream(out), names: HashSet::new(), hasher: Default::default() }
     }
 
     pub(super) fn add(&mut self, m: &Exported) -> std::io::Result<()> {
@@ -42,7 +46,7 @@ impl<W: Write> ZipExport<W> {
         let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
         let mut candidate = name.to_string();
         let mut n = 1;
-        while !self.names.insert(candidate.to_lowercase()) {
+        while !self.names.insert(std::hash::BuildHasher::hash_one(&self.hasher, candidate.to_lowercase())) {
             n += 1;
             candidate = format!("{stem} ({n}).{ext}");
         }
@@ -124,6 +128,17 @@ mod tests {
         assert_eq!(safe_file_stem("invoice\u{202E}gpj.exe\u{200B}"), "invoice_gpj.exe_");
         assert_eq!(safe_file_stem(&"x".repeat(200)).len(), 80);
         assert_eq!(safe_file_stem("cafe\u{301} norm"), "caf\u{e9} norm", "composed");
+    }
+
+    /// Names differing only in case are one name, as Windows and macOS take them.
+    #[test]
+    fn names_are_unique_ignoring_case() {
+        let mut zip = ZipExport::new(Vec::new());
+        let got: Vec<String> = ["a/Report.eml", "A/report.EML", "a/report (2).eml", "b/Report.eml"]
+            .iter()
+            .map(|n| zip.unique(n))
+            .collect();
+        assert_eq!(got, ["a/Report.eml", "A/report (2).EML", "a/report (2) (2).eml", "b/Report.eml"]);
     }
 
     #[test]
