@@ -93,16 +93,24 @@ pub(crate) fn mbox_sender(from: Option<&str>) -> String {
 /// way to the new ones, added at the end of its header. A draft (`D`) and a message passed on
 /// (`P`) have no letter in those fields and stay as they are.
 pub(crate) fn with_state<'a>(raw: &'a [u8], flags: Option<&str>, labels: &[String]) -> Cow<'a, [u8]> {
+    // Most messages keep no state beside them, or the state their header says (one read from an
+    // mbox): found without walking the header into fields.
+    let status = flags
+        .map(status_letters)
+        .filter(|wanted| *wanted != status_letters(&crate::ingest::mbox_status(raw).flags.unwrap_or_default()));
+    if status.is_none() && labels.is_empty() {
+        return Cow::Borrowed(raw);
+    }
     let header = HeaderFields::of(raw);
     let mut known: Vec<String> = Vec::new();
-    for f in header.fields.iter().filter(|f| crate::parse::labels::is_label_field(&f.name)) {
-        crate::parse::labels::header_labels(&f.name, &String::from_utf8_lossy(&raw[f.value.clone()]), &mut known);
+    for f in &header.fields {
+        if let Some(name) = std::str::from_utf8(f.name(raw)).ok().filter(|n| crate::parse::labels::is_label_field(n)) {
+            crate::parse::labels::header_labels(name, &String::from_utf8_lossy(&raw[f.value.clone()]), &mut known);
+        }
     }
     let known: std::collections::HashSet<String> = known.iter().map(|l| crate::parse::labels::key(l)).collect();
     let missing: Vec<&str> =
         labels.iter().filter(|l| !known.contains(&crate::parse::labels::key(l))).map(String::as_str).collect();
-    let stated = crate::ingest::mbox_status(raw).flags.unwrap_or_default();
-    let status = flags.map(status_letters).filter(|wanted| *wanted != status_letters(&stated));
     if status.is_none() && missing.is_empty() {
         return Cow::Borrowed(raw);
     }
@@ -126,7 +134,7 @@ pub(crate) fn with_state<'a>(raw: &'a [u8], flags: Option<&str>, labels: &[Strin
     // ticket's `Status: approved`) stays, and the new fields go before it, where readers that take
     // the first such field find them.
     let (stale, foreign): (Vec<&Field>, Vec<&Field>) = if status.is_some() {
-        header.fields.iter().filter(|f| f.is_status()).partition(|f| f.says_state(raw))
+        header.fields.iter().filter(|f| f.is_status(raw)).partition(|f| f.says_state(raw))
     } else {
         (Vec::new(), Vec::new())
     };
@@ -175,7 +183,8 @@ struct HeaderFields {
 }
 
 struct Field {
-    name: String,
+    /// Its name, without the white space around it.
+    name: std::ops::Range<usize>,
     /// The field's lines, from its name to the end of its last line.
     whole: std::ops::Range<usize>,
     /// Its value, after the colon, to the end of its last line.
@@ -183,15 +192,20 @@ struct Field {
 }
 
 impl Field {
+    fn name<'r>(&self, raw: &'r [u8]) -> &'r [u8] {
+        &raw[self.name.clone()]
+    }
+
     /// Whether it is one of the fields mbox writers keep a message's state in.
-    fn is_status(&self) -> bool {
-        ["status", "x-status", "x-mozilla-status"].iter().any(|n| self.name.eq_ignore_ascii_case(n))
+    fn is_status(&self, raw: &[u8]) -> bool {
+        let name = self.name(raw);
+        [&b"status"[..], b"x-status", b"x-mozilla-status"].iter().any(|n| name.eq_ignore_ascii_case(n))
     }
 
     /// Whether, being one, it says a state as [`crate::ingest::mbox_status`] reads one: Thunderbird's
     /// always, `Status` and `X-Status` when their value is nothing but status letters.
     fn says_state(&self, raw: &[u8]) -> bool {
-        self.name.eq_ignore_ascii_case("x-mozilla-status")
+        self.name(raw).eq_ignore_ascii_case(b"x-mozilla-status")
             || raw[self.value.clone()].iter().all(|c| b"ROADFT \t\r\n".contains(c))
     }
 }
@@ -214,8 +228,11 @@ impl HeaderFields {
                 }
                 _ => {
                     let colon = memchr::memchr(b':', line);
-                    let name =
-                        colon.map_or(String::new(), |c| String::from_utf8_lossy(line[..c].trim_ascii()).into_owned());
+                    let name = colon.map_or(start..start, |c| {
+                        let lead = line[..c].iter().take_while(|b| b.is_ascii_whitespace()).count();
+                        let trail = line[lead..c].iter().rev().take_while(|b| b.is_ascii_whitespace()).count();
+                        start + lead..start + c - trail
+                    });
                     let value = start + colon.map_or(line.len(), |c| c + 1)..end;
                     fields.push(Field { name, whole: start..end, value });
                 }
