@@ -12,8 +12,9 @@ use crate::view::hidden_in_file_name;
 
 /// A zip of one file per message, stored (not compressed: the bytes are the message's exactly and
 /// cost no CPU to write), streamed with data descriptors so nothing is seeked or held. The zip's
-/// central directory, written last, needs each file's name and offsets: the zip writer keeps about
-/// 300 bytes a message until then, and the names' hashes (to make them unique) eight more.
+/// central directory, written last, needs each file's name and offsets: the zip writer keeps 200–300
+/// bytes a message until then (by the length of its name), and the names' hashes (to make them
+/// unique) eight more.
 pub(crate) struct ZipExport<W: Write> {
     zip: zip::ZipWriter<zip::write::StreamWriter<W>>,
     /// A keyed hash of each name given, in lower case: eight bytes a file where the names
