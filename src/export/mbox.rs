@@ -132,30 +132,29 @@ pub(crate) fn with_state<'a>(raw: &'a [u8], flags: Option<&str>, labels: &[Strin
     }
     // The status fields that say otherwise go; a field of that name that says something else (a
     // ticket's `Status: approved`) stays, and the new fields go before it, where readers that take
-    // the first such field find them.
-    let (stale, foreign): (Vec<&Field>, Vec<&Field>) = if status.is_some() {
-        header.fields.iter().filter(|f| f.is_status(raw)).partition(|f| f.says_state(raw))
-    } else {
-        (Vec::new(), Vec::new())
-    };
-    let insert_at = foreign.first().map_or(header.end, |f| f.whole.start);
+    // the first such field find them; else at the end of the header.
     let mut out = Vec::with_capacity(raw.len() + fields.len() + 2);
     let mut at = 0;
-    for f in stale.iter().filter(|f| f.whole.start < insert_at) {
+    let mut placed = false;
+    for f in header.fields.iter().filter(|f| status.is_some() && f.is_status(raw)) {
         out.extend_from_slice(&raw[at..f.whole.start]);
-        at = f.whole.end;
-    }
-    out.extend_from_slice(&raw[at.min(insert_at)..insert_at]);
-    if insert_at > 0 && !raw[..insert_at].ends_with(b"\n") {
-        out.extend_from_slice(eol.as_bytes());
-    }
-    out.extend_from_slice(&fields);
-    at = at.max(insert_at);
-    for f in stale.iter().filter(|f| f.whole.start >= insert_at) {
-        out.extend_from_slice(&raw[at..f.whole.start]);
-        at = f.whole.end;
+        if f.says_state(raw) {
+            at = f.whole.end;
+        } else {
+            at = f.whole.start;
+            if !placed {
+                out.extend_from_slice(&fields);
+                placed = true;
+            }
+        }
     }
     out.extend_from_slice(&raw[at..header.end]);
+    if !placed {
+        if !out.is_empty() && !out.ends_with(b"\n") {
+            out.extend_from_slice(eol.as_bytes());
+        }
+        out.extend_from_slice(&fields);
+    }
     if header.end == raw.len() {
         // A header with no body: the empty line that ends it.
         out.extend_from_slice(eol.as_bytes());
@@ -292,6 +291,13 @@ mod tests {
                 Some("S"),
                 labels(&["L"]),
                 Some("Subject: x\nStatus: RO\nX-Keywords: L\nStatus: approved\nTo: t\n\nb\n"),
+            ),
+            (
+                "a header alone, its last line a stale status",
+                "Subject: x\nStatus: O",
+                Some("S"),
+                labels(&[]),
+                Some("Subject: x\nStatus: RO\n\n"),
             ),
             ("drafts and passed have no letter", "Subject: x\n\nb\n", Some("DP"), labels(&[]), None),
             (
