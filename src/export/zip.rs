@@ -77,14 +77,17 @@ pub(crate) fn zip_name(entry: &Entry, msg: Option<&Message>) -> String {
 pub(crate) fn folder_dirs(folder: &str) -> String {
     let mut out = String::new();
     for name in folder.split('/').map(safe_file_stem).filter(|n| !n.is_empty()) {
-        out.push_str(&name);
-        let device = name.split('.').next().unwrap_or("").to_ascii_uppercase();
+        // Windows takes the name before the first dot for the device (`NUL.txt` is `NUL`).
+        let stem = name.split('.').next().unwrap_or("");
+        let device = stem.to_ascii_uppercase();
         let numbered = |prefix: &str| {
             device.strip_prefix(prefix).is_some_and(|n| n.len() == 1 && n.bytes().all(|b| b.is_ascii_digit()))
         };
+        out.push_str(stem);
         if ["CON", "PRN", "AUX", "NUL"].contains(&device.as_str()) || numbered("COM") || numbered("LPT") {
             out.push('_');
         }
+        out.push_str(&name[stem.len()..]);
         out.push('/');
     }
     out
@@ -151,7 +154,7 @@ mod tests {
             ("../../etc", "etc/"),
             ("a/./b//c.", "a/b/c/"),
             ("Work\\2019: Q1", "Work_2019_ Q1/"),
-            ("con/Lpt1.old/COM10", "con_/Lpt1.old_/COM10/"),
+            ("con/Lpt1.old/COM10/nul.", "con_/Lpt1_.old/COM10/nul_/"),
             ("Entwürfe/日本語", "Entwürfe/日本語/"),
         ] {
             assert_eq!(folder_dirs(folder), want, "{folder}");
