@@ -68,11 +68,7 @@ pub(crate) fn label_list(labels: &[&str], eol: &str) -> String {
     let mut line = "X-Keywords: ".len();
     for (i, label) in labels.iter().enumerate() {
         let label = clean(label);
-        let item = if label.contains([',', '"']) {
-            format!("\"{}\"", label.replace('\\', "\\\\").replace('"', "\\\""))
-        } else {
-            label
-        };
+        let item = if label.contains([',', '"']) { quote(&label) } else { label };
         let item = if item.is_ascii() && !item.contains("=?") { item } else { encoded_words(&item).join(" ") };
         if i > 0 {
             out.push(',');
@@ -93,7 +89,12 @@ pub(crate) fn label_list(labels: &[&str], eol: &str) -> String {
 /// characters).
 pub(super) fn quoted(value: &str) -> Option<String> {
     let ok = value.chars().all(|c| c.is_ascii() && !c.is_ascii_control());
-    ok.then(|| format!("\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\"")))
+    ok.then(|| quote(value))
+}
+
+/// `value` in double quotes, a backslash before each quote and backslash in it.
+fn quote(value: &str) -> String {
+    format!("\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 /// A Content-Type or Content-Disposition parameter: a quoted string when ASCII, an RFC 2231 value
