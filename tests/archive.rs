@@ -1465,3 +1465,24 @@ async fn a_forwarded_message_outlives_its_own_file() {
     let app = app.restart(&paths);
     assert_eq!(app.get("/message/inner1@x").await.status, 200, "kept so in the store too");
 }
+
+/// An mbox folder as Dovecot 2.3.19 writes it (`tests/fixtures/dovecot-mbox`, made by its
+/// `make.sh`): the flags and keywords each message shows are those `doveadm fetch` listed, its
+/// `X-Keywords` read as the space-separated IMAP keywords Dovecot writes there.
+#[tokio::test]
+async fn dovecot_mbox_flags_and_keywords_are_dovecots() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dovecot-mbox");
+    let expected = std::fs::read_to_string(fixtures.join("expected.txt")).expect("expected");
+    let want = crate::common::doveadm::fetched(&expected);
+    assert_eq!(want.len(), 3, "Dovecot lists three messages");
+    let app = TestApp::new(&[fixtures.join("Work")]);
+    for (_, _, id, flags, keywords) in &want {
+        let m = app.json(&format!("/api/messages/{id}")).await;
+        assert_eq!(m["flags"].as_str().unwrap_or_default(), flags, "{id}: {m}");
+        let index = app.archive.index();
+        let entry = index.listed().iter().filter_map(|&e| index.get(e)).find(|e| e.message_id() == Some(id.as_str()));
+        let mut labels = entry.map(|e| e.labels.clone()).unwrap_or_default();
+        labels.sort();
+        assert_eq!(&labels, keywords, "{id}");
+    }
+}

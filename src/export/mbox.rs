@@ -103,9 +103,12 @@ pub(crate) fn with_state<'a>(raw: &'a [u8], flags: Option<&str>, labels: &[Strin
     }
     let header = HeaderFields::of(raw);
     let mut known: Vec<String> = Vec::new();
-    for f in &header.fields {
-        if let Some(name) = std::str::from_utf8(f.name(raw)).ok().filter(|n| crate::parse::labels::is_label_field(n)) {
-            crate::parse::labels::header_labels(name, &String::from_utf8_lossy(&raw[f.value.clone()]), &mut known);
+    let names = || header.fields.iter().map(|f| std::str::from_utf8(f.name(raw)).unwrap_or(""));
+    let imap = names().any(crate::parse::labels::keeps_imap_state);
+    for (f, name) in header.fields.iter().zip(names()) {
+        if crate::parse::labels::is_label_field(name) {
+            let value = String::from_utf8_lossy(&raw[f.value.clone()]);
+            crate::parse::labels::header_labels(name, &value, imap, &mut known);
         }
     }
     let known: std::collections::HashSet<String> = known.iter().map(|l| crate::parse::labels::key(l)).collect();
@@ -298,6 +301,13 @@ mod tests {
                 Some("S"),
                 labels(&[]),
                 Some("Subject: x\nStatus: RO\n\n"),
+            ),
+            (
+                "keywords as Dovecot keeps them",
+                "Subject: x\nX-UID: 1\nStatus: R\nX-Keywords: $Forwarded Project   \nX-Status: F\n\nb\n",
+                Some("FS"),
+                labels(&["$Forwarded", "Project"]),
+                None,
             ),
             ("drafts and passed have no letter", "Subject: x\n\nb\n", Some("DP"), labels(&[]), None),
             (

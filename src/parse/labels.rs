@@ -17,14 +17,22 @@ use std::path::Path;
 /// message (folded, encoded-words undecoded: mail-parser's raw value of a field it does not
 /// know). `X-Gmail-Labels`, `Keywords`, `X-Keywords`, `X-Label`: a comma-separated list, quoted
 /// labels and encoded-words as Gmail writes them (see above; mutt writes `X-Label` as the user
-/// typed it, one label unless it holds commas); `X-Mozilla-Keys`: space-separated.
-pub(crate) fn header_labels(name: &str, value: &str, out: &mut Vec<String>) {
+/// typed it, one label unless it holds commas); `X-Mozilla-Keys`: space-separated. `imap`: the
+/// header is one Dovecot or UW-IMAP keeps in an mbox ([`keeps_imap_state`]), whose `X-Keywords`
+/// are IMAP keywords, separated by spaces (`X-Keywords: $Forwarded Project`), commas taken too.
+pub(crate) fn header_labels(name: &str, value: &str, imap: bool, out: &mut Vec<String>) {
     let mut end = value.len().min(crate::limits::MAX_LABEL_FIELD);
     while !value.is_char_boundary(end) {
         end -= 1;
     }
     let value = &value[..end];
     match name.to_ascii_lowercase().as_str() {
+        "x-keywords" if imap => {
+            let value = super::words::decode_header_text(value);
+            out.extend(
+                value.split(|c: char| c.is_whitespace() || c == ',').filter(|k| !k.is_empty()).map(str::to_string),
+            );
+        }
         "x-gmail-labels" | "keywords" | "x-keywords" | "x-label" => {
             out.extend(split_list(&super::words::decode_header_text(value)));
         }
@@ -38,6 +46,13 @@ pub(crate) fn is_label_field(name: &str) -> bool {
     ["x-gmail-labels", "keywords", "x-keywords", "x-label", "x-mozilla-keys"]
         .iter()
         .any(|n| name.eq_ignore_ascii_case(n))
+}
+
+/// Whether a header field of this name marks a header Dovecot or UW-IMAP's c-client keeps an mbox
+/// message's IMAP state in (its `X-UID`, or the folder's `X-IMAPbase` on the first message): their
+/// `X-Keywords` are space-separated.
+pub(crate) fn keeps_imap_state(name: &str) -> bool {
+    name.eq_ignore_ascii_case("x-uid") || name.eq_ignore_ascii_case("x-imapbase")
 }
 
 /// Thunderbird's five built-in tags are stored by number.
@@ -166,9 +181,13 @@ mod tests {
         ];
         for (name, value, want) in cases {
             let mut out = Vec::new();
-            header_labels(name, value, &mut out);
+            header_labels(name, value, false, &mut out);
             assert_eq!(out, *want, "{name}: {value}");
         }
+        // As Dovecot writes them in an mbox (padded with spaces, to be rewritten in place).
+        let mut out = Vec::new();
+        header_labels("X-Keywords", "$Forwarded Project      ", true, &mut out);
+        assert_eq!(out, ["$Forwarded", "Project"]);
         let mut labels = vec!["Work".to_string(), "work".into(), "".into(), "a\u{7}b".into(), " / ".into()];
         tidy_labels(&mut labels);
         assert_eq!(labels, ["Work", "ab"]);
@@ -193,7 +212,7 @@ mod tests {
         ];
         for (value, want) in cases {
             let mut out = Vec::new();
-            header_labels("X-Gmail-Labels", value, &mut out);
+            header_labels("X-Gmail-Labels", value, false, &mut out);
             assert_eq!(out, *want, "{value}");
         }
     }

@@ -139,9 +139,14 @@ fn cut(mut s: String, max: usize) -> String {
 fn labels(msg: &mail_parser::Message<'_>) -> Vec<String> {
     let whole: &[u8] = &msg.raw_message;
     let mut out = Vec::new();
-    for h in msg.headers().iter().filter(|h| crate::parse::labels::is_label_field(h.name())) {
+    let mut fields = msg.headers().iter().filter(|h| crate::parse::labels::is_label_field(h.name())).peekable();
+    if fields.peek().is_none() {
+        return out;
+    }
+    let imap = msg.headers().iter().any(|h| crate::parse::labels::keeps_imap_state(h.name()));
+    for h in fields {
         let bytes = whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default();
-        crate::parse::labels::header_labels(h.name(), &String::from_utf8_lossy(bytes), &mut out);
+        crate::parse::labels::header_labels(h.name(), &String::from_utf8_lossy(bytes), imap, &mut out);
     }
     crate::parse::labels::tidy_labels(&mut out);
     out
