@@ -102,15 +102,8 @@ pub(crate) fn with_state<'a>(raw: &'a [u8], flags: Option<&str>, labels: &[Strin
         return Cow::Borrowed(raw);
     }
     let header = HeaderFields::of(raw);
-    let mut known: Vec<String> = Vec::new();
-    let names = || header.fields.iter().map(|f| std::str::from_utf8(f.name(raw)).unwrap_or(""));
-    let imap = names().any(crate::parse::labels::keeps_imap_state);
-    for (f, name) in header.fields.iter().zip(names()) {
-        if crate::parse::labels::is_label_field(name) {
-            let value = String::from_utf8_lossy(&raw[f.value.clone()]);
-            crate::parse::labels::header_labels(name, &value, imap, &mut known);
-        }
-    }
+    let fields = header.fields.iter().map(|f| (std::str::from_utf8(f.name(raw)).unwrap_or(""), &raw[f.value.clone()]));
+    let known = crate::parse::labels::fields_labels(fields);
     let known: std::collections::HashSet<String> = known.iter().map(|l| crate::parse::labels::key(l)).collect();
     let missing: Vec<&str> =
         labels.iter().filter(|l| !known.contains(&crate::parse::labels::key(l))).map(String::as_str).collect();

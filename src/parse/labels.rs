@@ -48,6 +48,22 @@ pub(crate) fn is_label_field(name: &str) -> bool {
         .any(|n| name.eq_ignore_ascii_case(n))
 }
 
+/// The labels of a header's fields, given as each field's name and its value's bytes as they stand
+/// (see [`header_labels`]), in order; `X-Keywords` read as IMAP keywords in a header
+/// [`keeps_imap_state`] marks. Not tidied.
+pub(crate) fn fields_labels<'f>(fields: impl Iterator<Item = (&'f str, &'f [u8])> + Clone) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut labelled = fields.clone().filter(|(name, _)| is_label_field(name)).peekable();
+    if labelled.peek().is_none() {
+        return out;
+    }
+    let imap = fields.clone().any(|(name, _)| keeps_imap_state(name));
+    for (name, value) in labelled {
+        header_labels(name, &String::from_utf8_lossy(value), imap, &mut out);
+    }
+    out
+}
+
 /// Whether a header field of this name marks a header Dovecot or UW-IMAP's c-client keeps an mbox
 /// message's IMAP state in (its `X-UID`, or the folder's `X-IMAPbase` on the first message): their
 /// `X-Keywords` are space-separated.

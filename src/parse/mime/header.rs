@@ -138,16 +138,11 @@ fn cut(mut s: String, max: usize) -> String {
 /// list it makes of `Keywords` has lost the quoting (and `as_text` keeps only its last item).
 fn labels(msg: &mail_parser::Message<'_>) -> Vec<String> {
     let whole: &[u8] = &msg.raw_message;
-    let mut out = Vec::new();
-    let mut fields = msg.headers().iter().filter(|h| crate::parse::labels::is_label_field(h.name())).peekable();
-    if fields.peek().is_none() {
-        return out;
-    }
-    let imap = msg.headers().iter().any(|h| crate::parse::labels::keeps_imap_state(h.name()));
-    for h in fields {
-        let bytes = whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default();
-        crate::parse::labels::header_labels(h.name(), &String::from_utf8_lossy(bytes), imap, &mut out);
-    }
+    let fields = msg
+        .headers()
+        .iter()
+        .map(|h| (h.name(), whole.get(h.offset_start as usize..h.offset_end as usize).unwrap_or_default()));
+    let mut out = crate::parse::labels::fields_labels(fields);
     crate::parse::labels::tidy_labels(&mut out);
     out
 }
